@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs Sift's build and run dependencies from Debian packages. Idempotent: it only calls apt
+# when a package is missing, so the README commands can run it every time.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libtorch-dev libopenblas0-openmp libjemalloc2
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev
+  libsqlitecpp-dev libsqlite3-dev sqlite3 libyaml-cpp-dev libcli11-dev zlib1g-dev
+  dataset-fashion-mnist
+)
+# Benchmark references (PyTorch eager, Optuna), only with --bench.
+BENCH_PACKAGES=(python3-torch python3-optuna python3-numpy)
+
+want=("${PACKAGES[@]}")
+[[ "${1:-}" == "--bench" ]] && want+=("${BENCH_PACKAGES[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "[sift] installing: ${missing[*]}" >&2
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

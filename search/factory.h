@@ -1,0 +1,32 @@
+// Builds searchers and schedulers by name from validated options: the one place the coordinator
+// and the config validator ask, so `sift validate` and a running study agree.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "search/options.h"
+#include "search/scheduler.h"
+#include "search/searcher.h"
+#include "search/space.h"
+
+namespace sift::search {
+
+struct SchedulerContext {
+  int64_t max_resource = 1;  // epochs per trial at most
+  bool maximize = true;
+};
+
+// Returns nullptr and appends "key: problem" messages to `errors` when the type or an option is
+// invalid. The space must already be valid.
+std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& options,
+                                       const SearchSpace& space, std::vector<std::string>* errors);
+std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options& options,
+                                         const SchedulerContext& context,
+                                         std::vector<std::string>* errors);
+
+std::vector<std::string> SearcherTypes();
+std::vector<std::string> SchedulerTypes();
+
+}  // namespace sift::search

@@ -1,0 +1,56 @@
+// Read-only views of a study's history: what every searcher and scheduler decides from.
+// The coordinator builds them from its Store, so a restarted coordinator sees the same history.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/param_value.h"
+#include "search/space.h"
+
+namespace sift::search {
+
+enum class TrialState { kPending, kRunning, kPaused, kCompleted, kStopped, kFailed };
+
+inline bool IsTerminal(TrialState s) {
+  return s == TrialState::kCompleted || s == TrialState::kStopped || s == TrialState::kFailed;
+}
+const char* ToString(TrialState s);
+
+struct Objective {
+  std::string metric = "val_accuracy";
+  bool maximize = true;
+};
+
+struct TrialView {
+  int64_t number = 0;  // 0-based, in order of creation within the study
+  Params params;
+  TrialState state = TrialState::kPending;
+  // Objective value reported at each resource level (epochs completed, starting at 1).
+  std::map<int64_t, double> values;
+  double cost_dollars = 0.0;  // measured so far; cost-aware searchers may use it
+  double train_seconds = 0.0;
+
+  // The last reported value (the trial's result when it ended), if any.
+  std::optional<double> LastValue() const {
+    if (values.empty()) return std::nullopt;
+    return values.rbegin()->second;
+  }
+  int64_t LastResource() const { return values.empty() ? 0 : values.rbegin()->first; }
+};
+
+struct StudyView {
+  const SearchSpace* space = nullptr;
+  Objective objective;
+  uint64_t seed = 0;
+  int64_t max_resource = 1;  // epochs a trial may train at most
+  std::vector<TrialView> trials;  // indexed by number
+
+  // Orients a value so that larger is always better.
+  double Score(double value) const { return objective.maximize ? value : -value; }
+};
+
+}  // namespace sift::search

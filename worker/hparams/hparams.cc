@@ -1,0 +1,128 @@
+#include "worker/hparams/hparams.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace sift::worker {
+namespace {
+
+using search::ParamValue;
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string GetInt(const std::string& name, const ParamValue& v, int64_t min, int64_t max,
+                   int64_t* out) {
+  double d;
+  if (!search::AsDouble(v, &d) || d != std::floor(d)) return name + ": must be an integer";
+  if (d < min || d > max) {
+    return name + ": " + search::ToString(v) + " is outside [" + std::to_string(min) + ", " +
+           std::to_string(max) + "]";
+  }
+  *out = static_cast<int64_t>(d);
+  return "";
+}
+
+std::string GetDouble(const std::string& name, const ParamValue& v, double min, double max,
+                      double* out) {
+  double d;
+  if (!search::AsDouble(v, &d) || !std::isfinite(d)) return name + ": must be a number";
+  if (d < min || d > max) {
+    return name + ": " + search::ToString(v) + " is outside [" + search::ToString(min) + ", " +
+           search::ToString(max) + "]";
+  }
+  *out = d;
+  return "";
+}
+
+std::string GetChoice(const std::string& name, const ParamValue& v,
+                      const std::vector<std::string>& allowed, std::string* out) {
+  const auto* s = std::get_if<std::string>(&v);
+  for (const auto& a : allowed) {
+    if (s && *s == a) {
+      *out = a;
+      return "";
+    }
+  }
+  return name + ": '" + search::ToString(v) + "' is not one of " + Join(allowed);
+}
+
+using Setter = std::function<std::string(const ParamValue&, HParams*)>;
+
+const std::map<std::string, Setter>& Setters() {
+  static const auto* setters = new std::map<std::string, Setter>{
+      {"model", [](auto& v, auto* h) { return GetChoice("model", v, {"mlp", "cnn"}, &h->model); }},
+      {"hidden", [](auto& v, auto* h) { return GetInt("hidden", v, 8, 8192, &h->hidden); }},
+      {"depth", [](auto& v, auto* h) { return GetInt("depth", v, 1, 8, &h->depth); }},
+      {"channels", [](auto& v, auto* h) { return GetInt("channels", v, 4, 512, &h->channels); }},
+      {"kernel_size",
+       [](auto& v, auto* h) {
+         std::string e = GetInt("kernel_size", v, 1, 7, &h->kernel_size);
+         if (e.empty() && h->kernel_size % 2 == 0) e = "kernel_size: must be odd";
+         return e;
+       }},
+      {"dropout", [](auto& v, auto* h) { return GetDouble("dropout", v, 0.0, 0.95, &h->dropout); }},
+      {"optimizer",
+       [](auto& v, auto* h) {
+         return GetChoice("optimizer", v, {"sgd", "adam", "adamw"}, &h->optimizer);
+       }},
+      {"lr", [](auto& v, auto* h) { return GetDouble("lr", v, 1e-7, 10.0, &h->lr); }},
+      {"momentum",
+       [](auto& v, auto* h) { return GetDouble("momentum", v, 0.0, 0.999, &h->momentum); }},
+      {"nesterov", [](auto& v, auto* h) { return GetInt("nesterov", v, 0, 1, &h->nesterov); }},
+      {"weight_decay",
+       [](auto& v, auto* h) { return GetDouble("weight_decay", v, 0.0, 1.0, &h->weight_decay); }},
+      {"lr_schedule",
+       [](auto& v, auto* h) {
+         return GetChoice("lr_schedule", v, {"constant", "cosine", "step"}, &h->lr_schedule);
+       }},
+      {"warmup_epochs",
+       [](auto& v, auto* h) { return GetInt("warmup_epochs", v, 0, 1000, &h->warmup_epochs); }},
+      {"step_epochs",
+       [](auto& v, auto* h) { return GetInt("step_epochs", v, 1, 1000, &h->step_epochs); }},
+      {"step_gamma",
+       [](auto& v, auto* h) { return GetDouble("step_gamma", v, 1e-4, 1.0, &h->step_gamma); }},
+      {"batch_size",
+       [](auto& v, auto* h) { return GetInt("batch_size", v, 1, 65536, &h->batch_size); }},
+      {"micro_batch",
+       [](auto& v, auto* h) { return GetInt("micro_batch", v, 0, 65536, &h->micro_batch); }},
+      {"precision",
+       [](auto& v, auto* h) {
+         return GetChoice("precision", v, {"fp32", "bf16", "fp16", "auto"}, &h->precision);
+       }},
+  };
+  return *setters;
+}
+
+}  // namespace
+
+const std::vector<std::string>& KnownHParamNames() {
+  static const auto* names = [] {
+    auto* v = new std::vector<std::string>;
+    for (const auto& [name, setter] : Setters()) v->push_back(name);
+    return v;
+  }();
+  return *names;
+}
+
+std::string ParseHParams(const search::Params& params, HParams* out) {
+  *out = HParams{};
+  for (const auto& [name, value] : params) {
+    auto it = Setters().find(name);
+    if (it == Setters().end()) {
+      return name + ": not a trainer hyperparameter (known: " + Join(KnownHParamNames()) + ")";
+    }
+    if (std::string e = it->second(value, out); !e.empty()) return e;
+  }
+  if (out->micro_batch > 0 && out->batch_size % out->micro_batch != 0) {
+    return "micro_batch: " + std::to_string(out->micro_batch) + " does not divide batch_size " +
+           std::to_string(out->batch_size);
+  }
+  return "";
+}
+
+}  // namespace sift::worker

@@ -1,0 +1,50 @@
+// The trainer's hyperparameters and data settings, parsed from a trial's flat parameter map.
+// Torch-free on purpose: the coordinator links it to reject unknown names when a config is
+// validated, long before any worker sees the trial.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "search/param_value.h"
+
+namespace sift::worker {
+
+struct HParams {
+  // Model.
+  std::string model = "mlp";  // mlp | cnn
+  int64_t hidden = 256;       // MLP: width of the first hidden layer (each next one halves, >= 32)
+  int64_t depth = 2;          // MLP: hidden layers; CNN: conv blocks
+  int64_t channels = 32;      // CNN: channels of the first block (doubles per block)
+  int64_t kernel_size = 3;    // CNN
+  double dropout = 0.0;
+  // Optimisation.
+  std::string optimizer = "adam";  // sgd | adam | adamw
+  double lr = 1e-3;
+  double momentum = 0.9;  // sgd only
+  int64_t nesterov = 0;   // sgd only; 0 or 1
+  double weight_decay = 0.0;
+  std::string lr_schedule = "constant";  // constant | cosine | step
+  int64_t warmup_epochs = 0;
+  int64_t step_epochs = 3;   // step schedule: decay every this many epochs
+  double step_gamma = 0.1;   // step schedule: multiply lr by this
+  // Batching and precision.
+  int64_t batch_size = 128;         // effective batch per optimizer step
+  int64_t micro_batch = 0;          // 0: the whole batch at once; else batch_size must divide by it
+  std::string precision = "fp32";   // fp32 | bf16 | fp16 | auto
+};
+
+// Names accepted as trial parameters (search space entries or fixed trainer settings).
+const std::vector<std::string>& KnownHParamNames();
+
+// Fills `out` from defaults overridden by `params`. Returns "" or the first problem, naming the
+// parameter ("optimizer: 'rmsprop' is not one of sgd, adam, adamw").
+std::string ParseHParams(const search::Params& params, HParams* out);
+
+// Micro-batches per optimizer step implied by batch_size and micro_batch.
+inline int64_t AccumulationSteps(const HParams& hp) {
+  return hp.micro_batch > 0 ? hp.batch_size / hp.micro_batch : 1;
+}
+
+}  // namespace sift::worker

@@ -1,0 +1,63 @@
+// Trains one trial: model and optimiser from HParams, one epoch at a time, with checkpoints.
+// No gRPC here: the worker's client loop and `sift-worker train` both drive this class.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "worker/hparams/hparams.h"
+#include "worker/trainer/data.h"
+
+namespace sift::worker {
+
+struct TrainerOptions {
+  HParams hp;
+  int64_t max_epochs = 10;
+  uint64_t seed = 0;
+  std::string device = "cpu";  // cpu | cuda | auto
+};
+
+struct EpochMetrics {
+  int64_t epoch = 0;            // epochs completed, 1-based
+  bool completed = true;        // false: interrupted by a stop request mid-epoch
+  double train_loss = 0.0;
+  double val_loss = 0.0;
+  double val_accuracy = 0.0;
+  double seconds = 0.0;          // wall time of the epoch (train + eval)
+  double samples_per_second = 0.0;
+  double data_wait_fraction = 0.0;  // share of train time spent waiting for batches
+  int64_t skipped_steps = 0;     // fp16: steps skipped on inf/NaN gradients
+};
+
+class Trainer {
+ public:
+  Trainer(const TrainerOptions& options, std::shared_ptr<const Datasets> data);
+  ~Trainer();
+
+  // Trains one epoch and evaluates on the validation split. When `stop` becomes true it returns
+  // after the current optimizer step with completed=false; a checkpoint then resumes mid-epoch.
+  EpochMetrics TrainEpoch(const std::atomic<bool>* stop = nullptr);
+
+  int64_t epoch() const;  // epochs completed
+  double TestAccuracy();
+
+  // Writes atomically (temp file, fsync, rename) with a checksum; throws on I/O failure.
+  void SaveCheckpoint(const std::string& path);
+  // Restores everything needed for a bitwise-identical continuation; throws CheckpointError.
+  void LoadCheckpoint(const std::string& path);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace sift::worker
