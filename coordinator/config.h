@@ -1,0 +1,66 @@
+// A study config (YAML or JSON) parsed into typed settings, with validation that names the field.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "search/options.h"
+#include "search/param_value.h"
+#include "search/space.h"
+#include "search/study_view.h"
+
+namespace sift::coordinator {
+
+struct AlgorithmConfig {
+  std::string type;
+  search::Options options;  // every other key of the section, nested maps flattened with dots
+};
+
+struct BudgetConfig {
+  int64_t max_trials = 16;   // trials created at most
+  int64_t max_epochs = 10;   // epochs per trial at most (the scheduler's max resource)
+  double max_dollars = 0.0;  // 0: no dollar limit
+  double max_hours = 0.0;    // wall-clock hours of the study; 0: no limit
+};
+
+struct DataConfig {
+  std::string dir = "/usr/share/datasets/fashion-mnist";
+  int64_t train_limit = 0;
+  int64_t val_size = 10000;
+  int64_t test_limit = 0;
+};
+
+struct WorkerConfig {
+  std::string instance_type = "local-cpu";  // a key of the price catalog
+  std::string market = "on-demand";         // on-demand | spot
+  double price_per_hour = 0.0;              // > 0 overrides the catalog
+  int64_t threads = 0;                      // per worker; 0: chosen by `sift run`
+};
+
+struct StudyConfig {
+  std::string name;
+  search::Objective objective;  // objective: {metric, direction: maximize|minimize}
+  search::SearchSpace space;    // search_space: name -> {type, low, high, scale, choices, condition}
+  search::Params fixed;         // trainer: settings every trial uses (model, precision, ...)
+  AlgorithmConfig searcher{"random", {}};
+  AlgorithmConfig scheduler{"fifo", {}};
+  BudgetConfig budget;
+  int64_t parallelism = 0;  // trials running at once at most; 0: as many as there are workers
+  uint64_t seed = 0;
+  DataConfig data;
+  WorkerConfig worker;
+};
+
+// Parses and validates `text` (YAML, or JSON, which YAML reads too). `origin` (a path) prefixes
+// syntax errors. Returns every problem as "field.path: what is wrong" (e.g.
+// "search_space.lr.low: must be > 0 for a log scale"); empty means `out` is valid and complete:
+// the search space, searcher and scheduler options, and the trainer parameters are all checked.
+std::vector<std::string> ParseStudyConfig(const std::string& text, const std::string& origin,
+                                          StudyConfig* out);
+
+// Reads the file and calls ParseStudyConfig; a missing file is one error naming the path.
+std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* out,
+                                         std::string* text = nullptr);
+
+}  // namespace sift::coordinator
