@@ -1,9 +1,14 @@
 #include "search/factory.h"
 
+#include <algorithm>
 #include <limits>
 
+#include "search/asha_scheduler.h"
+#include "search/composite_scheduler.h"
 #include "search/fifo_scheduler.h"
+#include "search/median_scheduler.h"
 #include "search/plateau_scheduler.h"
+#include "search/rungs.h"
 #include "search/random_searcher.h"
 
 namespace sift::search {
@@ -20,10 +25,47 @@ PlateauOptions ReadPlateau(OptionReader& r, const std::string& prefix) {
   return o;
 }
 
+MedianOptions ReadMedian(OptionReader& r, const std::string& prefix) {
+  MedianOptions o;
+  o.min_resource = r.Int(prefix + "min_resource", o.min_resource, 1, kMaxInt);
+  o.min_trials = r.Int(prefix + "min_trials", o.min_trials, 1, kMaxInt);
+  o.grace = r.Double(prefix + "grace", o.grace, 0.0, 1e300);
+  o.running_average = r.String(prefix + "compare", "best", {"best", "running_average"}) ==
+                      "running_average";
+  return o;
+}
+
+AshaOptions ReadAsha(OptionReader& r, const SchedulerContext& context, bool hyperband) {
+  AshaOptions o;
+  o.eta = r.Int("eta", 3, 2, 1000);
+  o.min_resource = r.Int("min_resource", 1, 1, kMaxInt);
+  o.max_resource = r.Int("max_resource", context.max_resource, 1,
+                         std::max<int64_t>(1, context.max_resource));
+  if (o.min_resource > o.max_resource) {
+    r.AddError("min_resource", "must be <= max_resource (" + std::to_string(o.max_resource) + ")");
+    o.min_resource = o.max_resource;
+  }
+  o.promotion = r.String("variant", "stopping", {"stopping", "promotion"}) == "promotion";
+  if (hyperband) {
+    const int64_t most = HyperbandBracketCount(o.min_resource, o.max_resource, o.eta);
+    o.brackets = r.Int("brackets", most, 1, most);
+  }
+  return o;
+}
+
+bool HasPrefix(const Options& options, const std::string& prefix) {
+  for (const auto& [key, value] : options) {
+    if (key.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> SearcherTypes() { return {"random"}; }
-std::vector<std::string> SchedulerTypes() { return {"fifo", "plateau"}; }
+std::vector<std::string> SchedulerTypes() {
+  return {"fifo", "plateau", "asha", "hyperband", "median"};
+}
 
 std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& options,
                                        const SearchSpace& space, std::vector<std::string>* errors) {
@@ -54,12 +96,25 @@ std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options&
     out = std::make_unique<FifoScheduler>();
   } else if (type == "plateau") {
     out = std::make_unique<PlateauScheduler>(ReadPlateau(r, ""));
+  } else if (type == "asha" || type == "hyperband") {
+    out = std::make_unique<AshaScheduler>(ReadAsha(r, context, type == "hyperband"));
+  } else if (type == "median") {
+    out = std::make_unique<MedianScheduler>(ReadMedian(r, ""));
   } else {
     std::string list;
     for (const auto& t : SchedulerTypes()) list += (list.empty() ? "" : ", ") + t;
     errors->push_back("type: unknown scheduler '" + type + "' (known: " + list + ")");
     return nullptr;
   }
+  // Extra stopping rules nested under the primary: {type: asha, plateau.patience: 3}.
+  std::vector<std::unique_ptr<Scheduler>> extra;
+  if (type != "plateau" && HasPrefix(options, "plateau.")) {
+    extra.push_back(std::make_unique<PlateauScheduler>(ReadPlateau(r, "plateau.")));
+  }
+  if (type != "median" && HasPrefix(options, "median.")) {
+    extra.push_back(std::make_unique<MedianScheduler>(ReadMedian(r, "median.")));
+  }
+  if (!extra.empty()) out = std::make_unique<CompositeScheduler>(std::move(out), std::move(extra));
   r.RejectUnknown();
   if (!r.errors().empty()) {
     errors->insert(errors->end(), r.errors().begin(), r.errors().end());

@@ -1,0 +1,98 @@
+#include "search/asha_scheduler.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace sift::search {
+
+AshaScheduler::AshaScheduler(AshaOptions options) : options_(options) {
+  for (int64_t b = 0; b < std::max<int64_t>(1, options_.brackets); ++b) {
+    levels_.push_back(
+        RungLevels(options_.min_resource, options_.max_resource, options_.eta, /*rate=*/b));
+    rungs_.emplace_back(levels_.back().size());
+  }
+}
+
+int AshaScheduler::BracketOf(int64_t trial_number) const {
+  return HyperbandBracket(trial_number, static_cast<int64_t>(levels_.size()), options_.eta);
+}
+
+std::string AshaScheduler::Prefix(int bracket) const {
+  if (levels_.size() == 1) return "asha: ";
+  return "hyperband bracket " + std::to_string(bracket) + ": ";
+}
+
+void AshaScheduler::Sync(const StudyView& study, const TrialView* reporting) {
+  cursor_.Sync(
+      study, reporting,
+      [&] {
+        for (auto& bracket : rungs_) {
+          for (auto& rung : bracket) rung = RungRecord();
+        }
+      },
+      [&](const TrialView& t, int64_t resource, double value) {
+        const int b = BracketOf(t.number);
+        const int k = RungIndex(levels_[b], resource);
+        if (k >= 0) rungs_[b][k].Add(t.number, study.Score(value));
+      });
+}
+
+Decision AshaScheduler::OnReport(const StudyView& study, const TrialView& trial) {
+  Sync(study, &trial);
+  const int b = BracketOf(trial.number);
+  const int64_t resource = trial.LastResource();
+  const int k = RungIndex(levels_[b], resource);
+  if (k < 0) return Decision::Continue();
+  const RungRecord& rung = rungs_[b][k];
+  const double score = study.Score(*trial.LastValue());
+  const int64_t rank = rung.RankOf(trial.number, score);
+  const int64_t n = rung.size();
+  const long long eta = options_.eta;
+  char reason[200];
+  if (!options_.promotion) {
+    const int64_t survivors = SurvivorCount(n, options_.eta);
+    if (rank >= 0 && rank < survivors) return Decision::Continue();
+    const double cutoff = study.Score(rung.at(survivors - 1).score);
+    std::snprintf(reason, sizeof(reason),
+                  "below rung %d (epoch %lld) cutoff %.6g (top 1/%lld of %lld trials)", k,
+                  static_cast<long long>(resource), cutoff, eta, static_cast<long long>(n));
+    return Decision::Stop(Prefix(b) + reason);
+  }
+  const int64_t promotable = PromotableCount(n, options_.eta);
+  if (rank >= 0 && rank < promotable) {
+    std::snprintf(reason, sizeof(reason),
+                  "promoted at rung %d (epoch %lld): rank %lld of %lld (top 1/%lld)", k,
+                  static_cast<long long>(resource), static_cast<long long>(rank + 1),
+                  static_cast<long long>(n), eta);
+    return Decision::Continue(Prefix(b) + reason);
+  }
+  std::snprintf(reason, sizeof(reason),
+                "paused at rung %d (epoch %lld): rank %lld of %lld, %lld promoted so far (top "
+                "1/%lld)",
+                k, static_cast<long long>(resource), static_cast<long long>(rank + 1),
+                static_cast<long long>(n), static_cast<long long>(promotable), eta);
+  return Decision::Pause(Prefix(b) + reason);
+}
+
+std::optional<int64_t> AshaScheduler::NextPromotion(const StudyView& study) {
+  if (!options_.promotion) return std::nullopt;
+  Sync(study, nullptr);
+  // Highest rung first (the paper's order), then the best unpromoted trial within the top 1/eta.
+  size_t max_rungs = 0;
+  for (const auto& levels : levels_) max_rungs = std::max(max_rungs, levels.size());
+  for (size_t k = max_rungs; k-- > 0;) {
+    for (size_t b = 0; b < levels_.size(); ++b) {
+      if (k >= levels_[b].size()) continue;
+      const RungRecord& rung = rungs_[b][k];
+      const int64_t level = levels_[b][k];
+      const int64_t promotable = PromotableCount(rung.size(), options_.eta);
+      for (int64_t r = 0; r < promotable; ++r) {
+        const TrialView& t = study.trials[static_cast<size_t>(rung.at(r).trial)];
+        if (t.state == TrialState::kPaused && t.LastResource() == level) return t.number;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace sift::search

@@ -1,0 +1,79 @@
+#include "search/rungs.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "search/rng.h"
+
+namespace sift::search {
+
+std::vector<int64_t> RungLevels(int64_t min_resource, int64_t max_resource, int64_t eta,
+                                int64_t early_stopping_rate) {
+  std::vector<int64_t> levels;
+  // Integer arithmetic: no rounding surprises on any platform.
+  int64_t r = std::max<int64_t>(1, min_resource);
+  for (int64_t i = 0; i < early_stopping_rate && r < max_resource; ++i) r *= eta;
+  for (; r < max_resource; r *= eta) levels.push_back(r);
+  return levels;
+}
+
+int RungIndex(const std::vector<int64_t>& levels, int64_t resource) {
+  auto it = std::lower_bound(levels.begin(), levels.end(), resource);
+  if (it == levels.end() || *it != resource) return -1;
+  return static_cast<int>(it - levels.begin());
+}
+
+int64_t PromotableCount(int64_t n, int64_t eta) { return n / eta; }
+
+int64_t SurvivorCount(int64_t n, int64_t eta) { return std::max<int64_t>(1, n / eta); }
+
+int64_t HyperbandBracketCount(int64_t min_resource, int64_t max_resource, int64_t eta) {
+  int64_t n = 1;
+  for (int64_t r = std::max<int64_t>(1, min_resource) * eta; r <= max_resource; r *= eta) ++n;
+  return n;
+}
+
+namespace {
+// Hyperband's allocation: bracket i (early-stopping rate i) gets ceil(B * eta^(B-1-i) / (B - i)).
+std::vector<uint64_t> BracketWeights(int64_t n_brackets, int64_t eta) {
+  std::vector<uint64_t> w;
+  for (int64_t i = 0; i < n_brackets; ++i) {
+    const int64_t s = n_brackets - 1 - i;
+    uint64_t p = 1;
+    for (int64_t k = 0; k < s && p < (uint64_t{1} << 40); ++k) p *= static_cast<uint64_t>(eta);
+    const uint64_t num = static_cast<uint64_t>(n_brackets) * p;
+    const uint64_t den = static_cast<uint64_t>(s + 1);
+    w.push_back((num + den - 1) / den);
+  }
+  return w;
+}
+}  // namespace
+
+int HyperbandBracket(int64_t trial_number, int64_t n_brackets, int64_t eta) {
+  if (n_brackets <= 1) return 0;
+  const std::vector<uint64_t> w = BracketWeights(n_brackets, eta);
+  uint64_t total = 0;
+  for (uint64_t x : w) total += x;
+  uint64_t h = Mix64(static_cast<uint64_t>(trial_number) ^ 0x485950455242414EULL) % total;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (h < w[i]) return static_cast<int>(i);
+    h -= w[i];
+  }
+  return 0;
+}
+
+void RungRecord::Add(int64_t trial, double score) {
+  const Entry e{score, trial};
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), e, Better);
+  if (it != entries_.end() && it->trial == trial) return;
+  entries_.insert(it, e);
+}
+
+int64_t RungRecord::RankOf(int64_t trial, double score) const {
+  const Entry e{score, trial};
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), e, Better);
+  if (it == entries_.end() || it->trial != trial) return -1;
+  return it - entries_.begin();
+}
+
+}  // namespace sift::search

@@ -1,0 +1,116 @@
+#include "search/asha_scheduler.h"
+
+#include <gtest/gtest.h>
+
+namespace sift::search {
+namespace {
+
+class AshaExample : public ::testing::Test {
+ protected:
+  // Reports `value` for a new or resumed trial at `epoch` and applies the decision.
+  Decision Report(AshaScheduler& s, int64_t trial, int64_t epoch, double value) {
+    while (static_cast<int64_t>(study.trials.size()) <= trial) {
+      TrialView t;
+      t.number = static_cast<int64_t>(study.trials.size());
+      study.trials.push_back(t);
+    }
+    TrialView& t = study.trials[trial];
+    t.state = TrialState::kRunning;
+    t.values[epoch] = value;
+    Decision d = s.OnReport(study, t);
+    if (d.action == Action::kPause) t.state = TrialState::kPaused;
+    if (d.action == Action::kStop) t.state = TrialState::kStopped;
+    return d;
+  }
+  StudyView study;
+};
+
+// eta = 3, rungs at epochs 1 and 3, max 9. Worked by the paper's rule (Algorithm 2: promote the
+// best unpromoted trial among the top floor(n/eta) of a rung, highest rung first).
+TEST_F(AshaExample, PromotionFollowsThePapersRule) {
+  study.max_resource = 9;
+  AshaScheduler s({/*eta=*/3, /*min_resource=*/1, /*max_resource=*/9, /*promotion=*/true});
+  EXPECT_EQ(Report(s, 0, 1, 0.5).action, Action::kPause);  // n=1: floor(1/3)=0 promotable
+  EXPECT_EQ(Report(s, 1, 1, 0.7).action, Action::kPause);  // n=2: 0
+  Decision d = Report(s, 2, 1, 0.6);                        // n=3: 1 promotable, t2 is 2nd
+  EXPECT_EQ(d.action, Action::kPause);
+  EXPECT_EQ(d.reason,
+            "asha: paused at rung 0 (epoch 1): rank 2 of 3, 1 promoted so far (top 1/3)");
+  EXPECT_EQ(s.NextPromotion(study), 1);  // the best of rung 0
+  study.trials[1].state = TrialState::kRunning;
+  EXPECT_EQ(s.NextPromotion(study), std::nullopt);  // t1 is now promoted (not PAUSED)
+  EXPECT_EQ(Report(s, 1, 2, 0.72).action, Action::kContinue);  // epoch 2 is no rung
+  EXPECT_EQ(Report(s, 1, 3, 0.75).action, Action::kPause);     // alone at rung 1
+  d = Report(s, 3, 1, 0.9);  // n=4: 1 promotable and t3 is the best: trains on at once
+  EXPECT_EQ(d.action, Action::kContinue);
+  EXPECT_EQ(d.reason, "asha: promoted at rung 0 (epoch 1): rank 1 of 4 (top 1/3)");
+  EXPECT_EQ(Report(s, 4, 1, 0.4).action, Action::kPause);     // n=5: 1
+  EXPECT_EQ(Report(s, 5, 1, 0.8).action, Action::kContinue);  // n=6: 2, t5 is 2nd
+  EXPECT_EQ(Report(s, 6, 1, 0.75).action, Action::kPause);    // n=7: 2, t6 is 3rd
+  EXPECT_EQ(s.NextPromotion(study), std::nullopt);
+  EXPECT_EQ(Report(s, 7, 1, 0.3).action, Action::kPause);  // n=8: 2
+  EXPECT_EQ(Report(s, 8, 1, 0.2).action, Action::kPause);  // n=9: 3 -> t6 enters the top 3
+  EXPECT_EQ(s.NextPromotion(study), 6);
+  // A fresh scheduler over the same history agrees (what a restarted coordinator does).
+  AshaScheduler fresh({3, 1, 9, true});
+  EXPECT_EQ(fresh.NextPromotion(study), 6);
+}
+
+TEST_F(AshaExample, PromotionPrefersTheHighestRung) {
+  study.max_resource = 27;
+  AshaScheduler s({3, 1, 27, true});
+  Report(s, 0, 1, 0.96);
+  Report(s, 1, 1, 0.97);
+  Report(s, 2, 1, 0.5);  // n=3: t1 is promotable at rung 0 but stays paused for now
+  const double at_rung1[] = {1.0, 0.9, 0.8};
+  for (int i = 3; i < 6; ++i) {  // t3..t5 reach rung 1 (epoch 3); only t3 is in its top 1/3
+    study.trials.resize(i + 1);
+    study.trials[i].number = i;
+    study.trials[i].values = {{1, 0.1}, {2, 0.1}};
+    EXPECT_EQ(Report(s, i, 3, at_rung1[i - 3]).action, Action::kPause);
+  }
+  EXPECT_EQ(s.NextPromotion(study), 3);  // rung 1 before rung 0's t1
+  study.trials[3].state = TrialState::kRunning;
+  EXPECT_EQ(s.NextPromotion(study), 1);
+}
+
+TEST_F(AshaExample, StoppingVariantStopsBelowTheCutoff) {
+  study.max_resource = 9;
+  AshaScheduler s({3, 1, 9, false});
+  EXPECT_EQ(Report(s, 0, 1, 0.5).action, Action::kContinue);  // alone: the best so far
+  EXPECT_EQ(Report(s, 1, 1, 0.7).action, Action::kContinue);
+  Decision d = Report(s, 2, 1, 0.6);
+  EXPECT_EQ(d.action, Action::kStop);
+  EXPECT_EQ(d.reason, "asha: below rung 0 (epoch 1) cutoff 0.7 (top 1/3 of 3 trials)");
+  EXPECT_EQ(s.NextPromotion(study), std::nullopt);  // the stopping variant never pauses
+}
+
+TEST_F(AshaExample, MinimizeUsesTheLowestValues) {
+  study.max_resource = 9;
+  study.objective.maximize = false;
+  AshaScheduler s({3, 1, 9, false});
+  Report(s, 0, 1, 0.5);
+  Report(s, 1, 1, 0.3);
+  EXPECT_EQ(Report(s, 2, 1, 0.4).action, Action::kStop);
+  EXPECT_EQ(Report(s, 3, 1, 0.1).action, Action::kContinue);
+}
+
+TEST(Hyperband, BracketsHaveTheirOwnRungs) {
+  AshaScheduler s({/*eta=*/3, /*min_resource=*/1, /*max_resource=*/27, false, /*brackets=*/3});
+  EXPECT_EQ(s.Levels(0), (std::vector<int64_t>{1, 3, 9}));
+  EXPECT_EQ(s.Levels(1), (std::vector<int64_t>{3, 9}));
+  EXPECT_EQ(s.Levels(2), (std::vector<int64_t>{9}));
+  // A trial in bracket 2 is never judged at epochs 1 and 3.
+  int64_t n = 0;
+  while (s.BracketOf(n) != 2) ++n;
+  StudyView study;
+  study.max_resource = 27;
+  study.trials.resize(n + 1);
+  for (int64_t i = 0; i <= n; ++i) study.trials[i].number = i;
+  TrialView& t = study.trials[n];
+  t.values = {{1, 0.0}};
+  EXPECT_EQ(s.OnReport(study, t).action, Action::kContinue);
+}
+
+}  // namespace
+}  // namespace sift::search

@@ -1,0 +1,86 @@
+// A small deterministic simulation of the coordinator's loop for scheduler tests: a few workers,
+// trials with noisy learning curves, promotions asked before new trials, decisions applied.
+#pragma once
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "search/rng.h"
+#include "search/scheduler.h"
+
+namespace sift::search::testing {
+
+struct SimEvent {
+  int64_t trial;
+  int64_t resource;
+  Decision decision;
+};
+
+struct SimResult {
+  StudyView study;
+  std::vector<SimEvent> events;
+  std::vector<int64_t> promotions;
+};
+
+// Curve of trial n at epoch e: quality q_n (seeded) times a saturating curve, plus noise.
+inline double SimValue(uint64_t seed, int64_t trial, int64_t epoch) {
+  Rng q(DeriveSeed(seed, {static_cast<uint64_t>(trial)}));
+  const double quality = q.Uniform(0.5, 1.0);
+  Rng noise(DeriveSeed(seed, {static_cast<uint64_t>(trial), static_cast<uint64_t>(epoch)}));
+  return quality * (1.0 - std::exp(-static_cast<double>(epoch) / 3.0)) + 0.01 * noise.Normal();
+}
+
+// Runs `n_trials` trials with `workers` parallel slots. `check` (optional) is called with the
+// view and trial at every report, before the decision is applied.
+inline SimResult Simulate(
+    Scheduler& scheduler, int n_trials, int workers, int64_t max_resource, bool maximize,
+    uint64_t seed = 7,
+    const std::function<void(const StudyView&, const TrialView&, const Decision&)>& check = {}) {
+  SimResult r;
+  r.study.objective.maximize = maximize;
+  r.study.max_resource = max_resource;
+  std::vector<int64_t> running;
+  for (int guard = 0; guard < 100000; ++guard) {
+    while (static_cast<int>(running.size()) < workers) {
+      if (auto p = scheduler.NextPromotion(r.study)) {
+        r.study.trials[*p].state = TrialState::kRunning;
+        r.promotions.push_back(*p);
+        running.push_back(*p);
+      } else if (static_cast<int>(r.study.trials.size()) < n_trials) {
+        TrialView t;
+        t.number = static_cast<int64_t>(r.study.trials.size());
+        t.state = TrialState::kRunning;
+        r.study.trials.push_back(t);
+        running.push_back(t.number);
+      } else {
+        break;
+      }
+    }
+    if (running.empty()) break;
+    std::vector<int64_t> still;
+    for (int64_t n : running) {
+      TrialView& t = r.study.trials[n];
+      const int64_t e = t.LastResource() + 1;
+      const double v = SimValue(seed, n, e);
+      t.values[e] = maximize ? v : -v;
+      Decision d = scheduler.OnReport(r.study, t);
+      if (check) check(r.study, t, d);
+      r.events.push_back({n, e, d});
+      if (d.action == Action::kStop) {
+        t.state = TrialState::kStopped;
+      } else if (d.action == Action::kPause) {
+        t.state = TrialState::kPaused;
+      } else if (e >= max_resource) {
+        t.state = TrialState::kCompleted;
+      } else {
+        still.push_back(n);
+      }
+    }
+    running = still;
+  }
+  return r;
+}
+
+}  // namespace sift::search::testing
