@@ -6,9 +6,12 @@
 #include "search/asha_scheduler.h"
 #include "search/composite_scheduler.h"
 #include "search/fifo_scheduler.h"
+#include "search/grid_searcher.h"
 #include "search/median_scheduler.h"
 #include "search/plateau_scheduler.h"
 #include "search/rungs.h"
+#include "search/sobol_searcher.h"
+#include "search/tpe/tpe_searcher.h"
 #include "search/random_searcher.h"
 
 namespace sift::search {
@@ -53,6 +56,21 @@ AshaOptions ReadAsha(OptionReader& r, const SchedulerContext& context, bool hype
   return o;
 }
 
+TpeOptions ReadTpe(OptionReader& r) {
+  TpeOptions o;
+  o.n_startup = r.Int("n_startup", o.n_startup, 0, kMaxInt);
+  o.n_ei_candidates = r.Int("n_ei_candidates", o.n_ei_candidates, 1, 100000);
+  o.gamma = r.Double("gamma", o.gamma, 1e-6, 1.0);
+  o.gamma_max = r.Int("gamma_max", o.gamma_max, 1, kMaxInt);
+  o.constant_liar = r.Bool("constant_liar", o.constant_liar);
+  o.kernel.multivariate = r.Bool("multivariate", o.kernel.multivariate);
+  o.kernel.consider_prior = r.Bool("consider_prior", o.kernel.consider_prior);
+  o.kernel.prior_weight = r.Double("prior_weight", o.kernel.prior_weight, 1e-6, 1e6);
+  o.kernel.consider_magic_clip = r.Bool("consider_magic_clip", o.kernel.consider_magic_clip);
+  o.kernel.consider_endpoints = r.Bool("consider_endpoints", o.kernel.consider_endpoints);
+  return o;
+}
+
 bool HasPrefix(const Options& options, const std::string& prefix) {
   for (const auto& [key, value] : options) {
     if (key.rfind(prefix, 0) == 0) return true;
@@ -62,7 +80,7 @@ bool HasPrefix(const Options& options, const std::string& prefix) {
 
 }  // namespace
 
-std::vector<std::string> SearcherTypes() { return {"random"}; }
+std::vector<std::string> SearcherTypes() { return {"random", "sobol", "grid", "tpe"}; }
 std::vector<std::string> SchedulerTypes() {
   return {"fifo", "plateau", "asha", "hyperband", "median"};
 }
@@ -73,6 +91,18 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
   std::unique_ptr<Searcher> out;
   if (type == "random") {
     out = std::make_unique<RandomSearcher>();
+  } else if (type == "sobol") {
+    out = std::make_unique<SobolSearcher>();
+  } else if (type == "grid") {
+    GridOptions o;
+    o.points_per_float = r.Int("points_per_float", o.points_per_float, 1, 10000);
+    o.points_per_int = r.Int("points_per_int", o.points_per_int, 1, 10000);
+    o.shuffle = r.Bool("shuffle", o.shuffle);
+    auto grid = std::make_unique<GridSearcher>(space, o);
+    if (!grid->error().empty()) r.AddError("type", grid->error());
+    out = std::move(grid);
+  } else if (type == "tpe") {
+    out = std::make_unique<TpeSearcher>(ReadTpe(r));
   } else {
     std::string list;
     for (const auto& t : SearcherTypes()) list += (list.empty() ? "" : ", ") + t;

@@ -1,0 +1,176 @@
+#include "search/tpe/parzen_estimator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace sift::search {
+namespace {
+
+double NormalCdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+}  // namespace
+
+ParzenEstimator::ParzenEstimator(std::vector<int> choices)
+    : choices_(std::move(choices)),
+      mu_(choices_.size()),
+      sigma_(choices_.size()),
+      inv_sigma_(choices_.size()),
+      log_prob_(choices_.size()) {}
+
+void ParzenEstimator::Add(double weight, const std::vector<double>& mu,
+                          const std::vector<double>& sigma,
+                          const std::vector<std::vector<double>>& probs) {
+  weight_.push_back(weight);
+  total_weight_ += weight;
+  double c = std::log(weight);
+  for (size_t d = 0; d < choices_.size(); ++d) {
+    if (choices_[d] == 0) {
+      const double s = sigma[d];
+      const double z = NormalCdf((1.0 - mu[d]) / s) - NormalCdf((0.0 - mu[d]) / s);
+      mu_[d].push_back(mu[d]);
+      sigma_[d].push_back(s);
+      inv_sigma_[d].push_back(1.0 / s);
+      c -= std::log(s * std::sqrt(2.0 * M_PI) * std::max(z, 1e-300));
+    } else {
+      for (double p : probs[d]) log_prob_[d].push_back(std::log(std::max(p, 1e-300)));
+    }
+  }
+  log_const_.push_back(c);
+}
+
+std::vector<double> ParzenEstimator::Sample(Rng& rng) const {
+  // Pick a component by weight, then draw each dimension from it.
+  double u = rng.Uniform() * total_weight_;
+  size_t k = 0;
+  while (k + 1 < weight_.size() && u >= weight_[k]) u -= weight_[k++];
+  std::vector<double> x(choices_.size());
+  for (size_t d = 0; d < choices_.size(); ++d) {
+    if (choices_[d] == 0) {
+      // Rejection from the untruncated normal: the mass inside [0, 1] is at least 34% for
+      // mu in [0, 1] and sigma <= 1, so this ends quickly; clamp as a last resort.
+      double v = mu_[d][k];
+      for (int tries = 0; tries < 200; ++tries) {
+        v = mu_[d][k] + sigma_[d][k] * rng.Normal();
+        if (v >= 0.0 && v <= 1.0) break;
+      }
+      x[d] = std::clamp(v, 0.0, 1.0);
+    } else {
+      const int n = choices_[d];
+      const double* lp = log_prob_[d].data() + k * n;
+      double r = rng.Uniform();
+      int c = 0;
+      for (; c + 1 < n; ++c) {
+        r -= std::exp(lp[c]);
+        if (r < 0) break;
+      }
+      x[d] = c;
+    }
+  }
+  return x;
+}
+
+double ParzenEstimator::LogPdf(const double* x) const {
+  const size_t n = weight_.size();
+  scratch_.assign(log_const_.begin(), log_const_.end());
+  double* a = scratch_.data();
+  for (size_t d = 0; d < choices_.size(); ++d) {
+    if (choices_[d] == 0) {
+      const double xd = x[d];
+      const double* mu = mu_[d].data();
+      const double* is = inv_sigma_[d].data();
+      for (size_t k = 0; k < n; ++k) {
+        const double z = (xd - mu[k]) * is[k];
+        a[k] -= 0.5 * z * z;
+      }
+    } else {
+      const size_t c = static_cast<size_t>(x[d]);
+      const size_t stride = static_cast<size_t>(choices_[d]);
+      const double* lp = log_prob_[d].data();
+      for (size_t k = 0; k < n; ++k) a[k] += lp[k * stride + c];
+    }
+  }
+  const double top = *std::max_element(a, a + n);
+  double sum = 0;
+  // Terms below e^-40 of the largest change nothing at double precision; skipping their exp is
+  // what keeps a 5,000-component density cheap.
+  for (size_t k = 0; k < n; ++k) {
+    if (a[k] > top - 40.0) sum += std::exp(a[k] - top);
+  }
+  return top + std::log(sum) - std::log(total_weight_);
+}
+
+std::vector<double> TpeDefaultWeights(size_t n) {
+  std::vector<double> w(n, 1.0);
+  if (n >= 25) {
+    const size_t ramp = n - 25;  // numpy.linspace(1/n, 1, n - 25)
+    for (size_t i = 0; i < ramp; ++i) {
+      const double lo = 1.0 / static_cast<double>(n);
+      w[i] = ramp == 1 ? lo : lo + (1.0 - lo) * static_cast<double>(i) / (ramp - 1);
+    }
+  }
+  return w;
+}
+
+ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
+                                  const std::vector<double>& observations,
+                                  const std::vector<double>& weights,
+                                  const TpeKernelOptions& o) {
+  const size_t dims = choices.size();
+  const size_t n = dims == 0 ? 0 : observations.size() / dims;
+  auto obs = [&](size_t i, size_t d) { return observations[i * dims + d]; };
+  const size_t kernels = n + (o.consider_prior || n == 0 ? 1 : 0);
+  const bool with_prior = kernels > n;
+  // Sigmas per dimension for the observations (the prior's are fixed).
+  std::vector<std::vector<double>> sigma(dims, std::vector<double>(n, 1.0));
+  for (size_t d = 0; d < dims; ++d) {
+    if (choices[d] != 0 || n == 0) continue;
+    if (o.multivariate) {
+      const double s = 0.2 * std::pow(static_cast<double>(std::max<size_t>(n, 1)),
+                                      -1.0 / (static_cast<double>(dims) + 4.0));
+      std::fill(sigma[d].begin(), sigma[d].end(), s);
+    } else {
+      // Neighbour gaps among the observations and the prior's centre, bounded by the ends.
+      std::vector<std::pair<double, size_t>> sorted;
+      for (size_t i = 0; i < n; ++i) sorted.push_back({obs(i, d), i});
+      if (with_prior) sorted.push_back({0.5, n});
+      std::sort(sorted.begin(), sorted.end());
+      const size_t m = sorted.size();
+      auto at = [&](size_t j) { return j == 0 ? 0.0 : j == m + 1 ? 1.0 : sorted[j - 1].first; };
+      for (size_t j = 1; j <= m; ++j) {
+        double s = std::max(at(j) - at(j - 1), at(j + 1) - at(j));
+        if (!o.consider_endpoints && m >= 2) {
+          if (j == 1) s = at(2) - at(1);
+          if (j == m) s = at(m) - at(m - 1);
+        }
+        if (sorted[j - 1].second < n) sigma[d][sorted[j - 1].second] = s;
+      }
+    }
+    const double min_sigma =
+        o.consider_magic_clip ? 1.0 / std::min(100.0, 1.0 + static_cast<double>(kernels)) : 1e-12;
+    for (double& s : sigma[d]) s = std::clamp(s, min_sigma, 1.0);
+  }
+  ParzenEstimator est(choices);
+  std::vector<double> mu(dims), sig(dims);
+  std::vector<std::vector<double>> probs(dims);
+  for (size_t i = 0; i < kernels; ++i) {
+    const bool prior = i == n;
+    for (size_t d = 0; d < dims; ++d) {
+      if (choices[d] == 0) {
+        mu[d] = prior ? 0.5 : obs(i, d);
+        sig[d] = prior ? 1.0 : sigma[d][i];
+      } else {
+        // Optuna: every choice gets prior_weight / kernels, the observed one 1 more.
+        const double base = o.prior_weight / static_cast<double>(kernels);
+        probs[d].assign(static_cast<size_t>(choices[d]), base);
+        if (!prior) probs[d][static_cast<size_t>(obs(i, d))] += 1.0;
+        const double total = std::accumulate(probs[d].begin(), probs[d].end(), 0.0);
+        for (double& p : probs[d]) p /= total;
+      }
+    }
+    est.Add(prior ? (n == 0 ? 1.0 : o.prior_weight) : weights[i], mu, sig, probs);
+  }
+  return est;
+}
+
+}  // namespace sift::search

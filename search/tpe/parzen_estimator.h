@@ -1,0 +1,62 @@
+// A Parzen (kernel density) estimator over a few dimensions of the unit cube: a weighted mixture
+// of product kernels, each a Gaussian truncated to [0, 1] for numeric dimensions and a categorical
+// distribution for categorical ones. TPE and BOHB differ only in how they pick bandwidths, so the
+// estimator takes them ready-made and the rules live in the builders.
+#pragma once
+
+#include <vector>
+
+#include "search/rng.h"
+
+namespace sift::search {
+
+class ParzenEstimator {
+ public:
+  // choices[d] = 0 for a numeric dimension (values in [0, 1]), k for a categorical one with k
+  // choices (values are the index as a double).
+  explicit ParzenEstimator(std::vector<int> choices);
+
+  // Adds a component. mu/sigma are read for numeric dimensions; probs[d] (k values summing to 1)
+  // for categorical ones. Weights need not be normalised.
+  void Add(double weight, const std::vector<double>& mu, const std::vector<double>& sigma,
+           const std::vector<std::vector<double>>& probs);
+
+  size_t dims() const { return choices_.size(); }
+  size_t components() const { return weight_.size(); }
+
+  // A draw from the mixture (categoricals as index values).
+  std::vector<double> Sample(Rng& rng) const;
+  // log density at x (numeric dims: density w.r.t. Lebesgue measure on [0, 1]; categorical: pmf).
+  double LogPdf(const double* x) const;
+
+ private:
+  std::vector<int> choices_;
+  std::vector<double> weight_;
+  double total_weight_ = 0;
+  // Per dimension, per component (structure of arrays so the density loop vectorises).
+  std::vector<std::vector<double>> mu_, sigma_, inv_sigma_;
+  std::vector<std::vector<double>> log_prob_;  // categorical: component-major, k per component
+  std::vector<double> log_const_;              // log weight + log kernel normalisers
+  mutable std::vector<double> scratch_;
+};
+
+// Optuna 3.1's TPE bandwidths ("_ParzenEstimator"): prior component at the centre with sigma 1,
+// univariate sigmas from neighbour gaps (clipped by the "magic clip"), multivariate ones by
+// Scott-like 0.2 * n^(-1/(d+4)). Observations are n rows (row-major, choices.size() columns) of
+// unit values / category indices, in trial order, with one weight each.
+struct TpeKernelOptions {
+  bool consider_prior = true;
+  double prior_weight = 1.0;
+  bool consider_magic_clip = true;
+  bool consider_endpoints = false;
+  bool multivariate = false;
+};
+ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
+                                  const std::vector<double>& observations,
+                                  const std::vector<double>& weights,
+                                  const TpeKernelOptions& options);
+
+// Optuna's default weights: flat for the 25 most recent observations, a linear ramp before them.
+std::vector<double> TpeDefaultWeights(size_t n);
+
+}  // namespace sift::search

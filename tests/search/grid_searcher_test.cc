@@ -1,0 +1,49 @@
+#include "search/grid_searcher.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "search/factory.h"
+#include "tests/search/searcher_sim.h"
+
+namespace sift::search {
+namespace {
+
+TEST(GridSearcher, EnumeratesConditionalGridOnceThenStops) {
+  // optimizer {sgd, adam, rmsprop} x layers 1..4; momentum (5 floats) only under sgd; warmup
+  // (0..5, 6 ints) only under adam: 4 * (5 + 6 + 1) = 48 points, and lr adds 5 more each.
+  const SearchSpace space = testing::MixedSpace();
+  GridSearcher grid(space, {});
+  ASSERT_EQ(grid.size(), 5u * 4u * 12u);
+  std::set<Params> seen;
+  StudyView study = testing::RunStudy(grid, space, 1000, 3, [&](const StudyView&, const Params& p) {
+    EXPECT_EQ(space.Check(p), "");
+    EXPECT_TRUE(seen.insert(p).second) << "repeated " << ToString(p);
+  });
+  EXPECT_EQ(study.trials.size(), 240u);
+  EXPECT_TRUE(grid.Suggest(study, 1).empty());
+}
+
+TEST(GridSearcher, FloatsIncludeTheBoundsAndLogPointsAreGeometric) {
+  const SearchSpace space({testing::FloatParam("lr", 1e-4, 1e-0, Scale::kLog)});
+  GridSearcher grid(space, {/*points_per_float=*/5, 10, /*shuffle=*/false});
+  StudyView study;
+  study.space = &space;
+  auto all = grid.Suggest(study, 10);
+  ASSERT_EQ(all.size(), 5u);
+  const double expect[] = {1e-4, 1e-3, 1e-2, 1e-1, 1.0};
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(std::get<double>(all[i].at("lr")), expect[i], 1e-12);
+}
+
+TEST(GridSearcher, TooLargeIsAnError) {
+  std::vector<ParamSpec> params;
+  for (int i = 0; i < 8; ++i) params.push_back(testing::FloatParam("x" + std::to_string(i), 0, 1));
+  std::vector<std::string> errors;
+  EXPECT_EQ(MakeSearcher("grid", {}, SearchSpace(params), &errors), nullptr);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("type: grid has more than 100000 points", 0), 0u);
+}
+
+}  // namespace
+}  // namespace sift::search

@@ -1,0 +1,129 @@
+// The contract every searcher passes, built through the factory as the coordinator does.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "search/factory.h"
+#include "tests/search/searcher_sim.h"
+
+namespace sift::search {
+namespace {
+
+using testing::RunStudy;
+
+struct SearcherCase {
+  std::string label;
+  std::string type;
+  Options options;
+};
+void PrintTo(const SearcherCase& c, std::ostream* os) { *os << c.label; }
+
+std::unique_ptr<Searcher> Make(const SearcherCase& c, const SearchSpace& space) {
+  std::vector<std::string> errors;
+  auto s = MakeSearcher(c.type, c.options, space, &errors);
+  EXPECT_TRUE(errors.empty()) << errors[0];
+  return s;
+}
+
+constexpr int kTrials = 24;
+
+class SearcherContract : public ::testing::TestWithParam<SearcherCase> {};
+
+TEST_P(SearcherContract, ValidSuggestionsOnEverySpace) {
+  for (const SearchSpace& space :
+       {testing::MixedSpace(), testing::CategoricalSpace(), testing::OneDimSpace()}) {
+    auto s = Make(GetParam(), space);
+    int asked = 0;
+    RunStudy(*s, space, kTrials, 1, [&](const StudyView&, const Params& p) {
+      EXPECT_EQ(space.Check(p), "") << ToString(p);
+      ++asked;
+    });
+    // Only grid may run out: 6 points on the categorical space, 5 on the 1-d one.
+    EXPECT_GE(asked, GetParam().type != "grid" ? kTrials : space.size() == 2 ? 6 : 5);
+  }
+}
+
+TEST_P(SearcherContract, DeterministicForASeedAndRestartSafe) {
+  const SearchSpace space = testing::MixedSpace();
+  auto a = Make(GetParam(), space);
+  std::vector<Params> first;
+  RunStudy(*a, space, kTrials, 5, [&](const StudyView& study, const Params& p) {
+    first.push_back(p);
+    // A searcher built fresh from the history (a restarted coordinator) suggests the same.
+    if (study.trials.size() % 4 == 3) {
+      EXPECT_EQ(Make(GetParam(), space)->Suggest(study, 1)[0], p);
+    }
+  });
+  auto b = Make(GetParam(), space);
+  size_t i = 0;
+  RunStudy(*b, space, kTrials, 5, [&](const StudyView&, const Params& p) {
+    EXPECT_EQ(p, first[i++]);
+  });
+  // Another seed gives another sequence (the same instance, reused, must not leak state).
+  std::set<Params> other;
+  RunStudy(*a, space, kTrials, 6, [&](const StudyView&, const Params& p) { other.insert(p); });
+  int same = 0;
+  for (const auto& p : first) same += other.count(p) ? 1 : 0;
+  EXPECT_LT(same, kTrials / 2);
+}
+
+TEST_P(SearcherContract, BatchesWithRunningTrialsAreValidAndDiverse) {
+  const SearchSpace space = testing::MixedSpace();
+  auto s = Make(GetParam(), space);
+  StudyView study = RunStudy(*s, space, 14, 3, [](const StudyView&, const Params&) {});
+  // Two trials still running (no values), as the coordinator's view has them.
+  for (int i = 0; i < 2; ++i) {
+    TrialView t;
+    t.number = static_cast<int64_t>(study.trials.size());
+    t.params = s->Suggest(study, 1)[0];
+    t.state = i == 0 ? TrialState::kRunning : TrialState::kPending;
+    study.trials.push_back(t);
+  }
+  auto batch = s->Suggest(study, 4);
+  ASSERT_EQ(batch.size(), 4u);
+  std::set<Params> distinct(batch.begin(), batch.end());
+  EXPECT_GE(distinct.size(), 3u);
+  for (const auto& p : batch) EXPECT_EQ(space.Check(p), "");
+  EXPECT_EQ(s->Suggest(study, 4), batch);  // asking again changes nothing
+}
+
+TEST_P(SearcherContract, EmptyAndFailedOnlyHistories) {
+  const SearchSpace space = testing::MixedSpace();
+  auto s = Make(GetParam(), space);
+  StudyView study;
+  study.space = &space;
+  study.seed = 9;
+  auto first = s->Suggest(study, 2);
+  ASSERT_EQ(first.size(), 2u);
+  for (int i = 0; i < 20; ++i) {
+    TrialView t;
+    t.number = i;
+    t.params = s->Suggest(study, 1)[0];
+    t.state = TrialState::kFailed;
+    if (i % 2) t.values[1] = NAN;  // a failed trial may carry garbage
+    study.trials.push_back(t);
+  }
+  for (const auto& p : s->Suggest(study, 3)) EXPECT_EQ(space.Check(p), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, SearcherContract,
+    ::testing::Values(SearcherCase{"random", "random", {}}, SearcherCase{"sobol", "sobol", {}},
+                      SearcherCase{"grid", "grid", {}},
+                      SearcherCase{"tpe", "tpe", {{"n_startup", int64_t{5}}}},
+                      SearcherCase{"tpe_multivariate", "tpe",
+                                   {{"n_startup", int64_t{5}}, {"multivariate", true},
+                                    {"constant_liar", true}}}),
+    [](const ::testing::TestParamInfo<SearcherCase>& info) { return info.param.label; });
+
+TEST(SearcherFactory, OptionErrorsNameTheKey) {
+  const SearchSpace space = testing::MixedSpace();
+  std::vector<std::string> errors;
+  EXPECT_EQ(MakeSearcher("tpe", {{"n_startup", 2.5}, {"gama", 0.2}}, space, &errors), nullptr);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].rfind("n_startup: must be an integer", 0), 0u);
+  EXPECT_EQ(errors[1], "gama: unknown option");
+}
+
+}  // namespace
+}  // namespace sift::search

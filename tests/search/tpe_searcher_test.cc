@@ -1,0 +1,94 @@
+#include "search/tpe/tpe_searcher.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "search/random_searcher.h"
+#include "search/tpe/parzen_estimator.h"
+#include "tests/search/searcher_sim.h"
+
+namespace sift::search {
+namespace {
+
+TEST(ParzenEstimator, DensityIntegratesToOneAndMatchesTheFormula) {
+  ParzenEstimator est({0});
+  est.Add(1.0, {0.2}, {0.1}, {});
+  est.Add(3.0, {0.7}, {0.3}, {});
+  // Numeric integral over [0, 1] by the midpoint rule.
+  double total = 0;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    const double x = (i + 0.5) / n;
+    total += std::exp(est.LogPdf(&x)) / n;
+  }
+  EXPECT_NEAR(total, 1.0, 1e-6);
+  // By hand at x = 0.5: truncated normals renormalised by their mass in [0, 1].
+  auto phi = [](double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI); };
+  auto cdf = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
+  const double p1 = phi((0.5 - 0.2) / 0.1) / 0.1 / (cdf(8.0) - cdf(-2.0));
+  const double p2 = phi((0.5 - 0.7) / 0.3) / 0.3 / (cdf(1.0) - cdf(-0.7 / 0.3));
+  const double x = 0.5;
+  EXPECT_NEAR(std::exp(est.LogPdf(&x)), 0.25 * p1 + 0.75 * p2, 1e-12);
+}
+
+TEST(ParzenEstimator, OptunaSigmasFromNeighbourGaps) {
+  // Observations 0.1, 0.4 plus the prior at 0.5: sorted 0.1, 0.4, 0.5 with ends 0 and 1.
+  // Without endpoints: sigma(0.1) = 0.4 - 0.1 = 0.3; sigma(0.4) = max(0.3, 0.1) = 0.3;
+  // the prior keeps sigma 1. Magic clip: min sigma 1/min(100, 1 + 3) = 0.25.
+  ParzenEstimator est = BuildTpeEstimator({0}, {0.1, 0.4}, {1.0, 1.0}, TpeKernelOptions{});
+  ParzenEstimator ref({0});
+  ref.Add(1.0, {0.1}, {0.3}, {});
+  ref.Add(1.0, {0.4}, {0.3}, {});
+  ref.Add(1.0, {0.5}, {1.0}, {});
+  for (double x : {0.0, 0.33, 0.9}) EXPECT_NEAR(est.LogPdf(&x), ref.LogPdf(&x), 1e-12);
+}
+
+TEST(TpeDefaultWeights, FlatForRecentRampBefore) {
+  EXPECT_EQ(TpeDefaultWeights(3), (std::vector<double>{1, 1, 1}));
+  auto w = TpeDefaultWeights(30);
+  EXPECT_DOUBLE_EQ(w[0], 1.0 / 30);
+  EXPECT_DOUBLE_EQ(w[4], 1.0);
+  EXPECT_DOUBLE_EQ(w[29], 1.0);
+}
+
+TEST(TpeSearcher, ConcentratesNearTheOptimumOfA1dQuadratic) {
+  // Maximise -(x - 1)^2 on [-2, 3] (unit optimum 0.6). After 60 trials, TPE's last 30 should sit
+  // much closer to x = 1 than random search's. Tolerance: random search's median distance is
+  // 1.25; we ask TPE's median distance over the last 30 to be below 0.6 in each of 5 seeds
+  // (measured: 0.35-0.47 over 20 seeds; Optuna 3.1 gets 0.24-0.33 on the same test).
+  const SearchSpace space({testing::FloatParam("x", -2.0, 3.0)});
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    TpeSearcher tpe({});
+    StudyView study;
+    study.space = &space;
+    study.seed = seed;
+    std::vector<double> dist;
+    for (int i = 0; i < 60; ++i) {
+      TrialView t;
+      t.number = i;
+      t.params = tpe.Suggest(study, 1)[0];
+      const double x = std::get<double>(t.params.at("x"));
+      t.state = TrialState::kCompleted;
+      t.values[1] = -(x - 1) * (x - 1);
+      study.trials.push_back(t);
+      if (i >= 30) dist.push_back(std::abs(x - 1));
+    }
+    std::nth_element(dist.begin(), dist.begin() + 15, dist.end());
+    EXPECT_LT(dist[15], 0.6) << "seed " << seed;
+  }
+}
+
+TEST(TpeSearcher, StartupTrialsAreRandom) {
+  const SearchSpace space = testing::MixedSpace();
+  TpeSearcher tpe({});
+  StudyView study;
+  study.space = &space;
+  auto a = tpe.Suggest(study, 3);
+  EXPECT_EQ(a.size(), 3u);
+  EXPECT_NE(a[0], a[1]);
+}
+
+}  // namespace
+}  // namespace sift::search
