@@ -1,0 +1,522 @@
+#include "coordinator/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+
+#include "coordinator/config_yaml.h"
+#include "search/factory.h"
+#include "worker/hparams/hparams.h"
+
+namespace sift::coordinator {
+namespace {
+
+using search::Params;
+using search::ParamSpec;
+using search::ParamType;
+using search::ParamValue;
+using yamlcfg::Diagnostics;
+using yamlcfg::MapReader;
+
+std::string Num(double v) { return search::ToString(ParamValue(v)); }
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Bound checks shared by every section: "budget.max_trials: must be >= 1, got 0".
+void AtLeast(Diagnostics* d, const std::string& path, int64_t value, int64_t min) {
+  if (value < min) {
+    d->Error(path, "must be >= " + std::to_string(min) + ", got " + std::to_string(value));
+  }
+}
+void AtLeast(Diagnostics* d, const std::string& path, double value, double min) {
+  if (value < min) d->Error(path, "must be >= " + Num(min) + ", got " + Num(value));
+}
+
+bool ValidStudyName(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
+  });
+}
+
+std::string NotAnHParam(const std::string& name) {
+  std::string problem = "not a trainer hyperparameter";
+  const std::string s = yamlcfg::Suggest(name, worker::KnownHParamNames());
+  if (!s.empty()) problem += "; did you mean '" + s + "'?";
+  return problem + " (known: " + JoinNames(worker::KnownHParamNames()) + ")";
+}
+
+bool IsKnownHParam(const std::string& name) {
+  const auto& known = worker::KnownHParamNames();
+  return std::find(known.begin(), known.end(), name) != known.end();
+}
+
+// ---- name, objective -------------------------------------------------------------------------
+
+void ParseName(MapReader& top, Diagnostics* d, std::string* out) {
+  if (!top.Has("name")) {
+    top.Get("name");
+    d->Error("name", "missing; give the study a name matching [A-Za-z0-9_.-]{1,64}");
+    return;
+  }
+  std::string name;
+  if (!top.String("name", &name)) return;
+  if (!ValidStudyName(name)) {
+    d->Error("name", "must match [A-Za-z0-9_.-]{1,64}, got '" + name + "'");
+    return;
+  }
+  *out = name;
+}
+
+void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out) {
+  MapReader r(top.Get("objective"), "objective", d);
+  const bool metric_given = r.Has("metric");
+  const bool metric_ok = r.Enum("metric", {"val_accuracy", "val_loss", "train_loss"}, &out->metric);
+  // A loss is minimised unless said otherwise; maximising one is always a mistake.
+  const bool is_loss = out->metric != "val_accuracy";
+  out->maximize = !is_loss;
+  std::string direction;
+  if (r.Enum("direction", {"maximize", "minimize"}, &direction)) {
+    out->maximize = direction == "maximize";
+    if ((metric_ok || !metric_given) && out->maximize == is_loss) {
+      d->Error("objective.direction", "must be " + std::string(is_loss ? "minimize" : "maximize") +
+                                          " for " + out->metric + ", got '" + direction + "'");
+    }
+  }
+  r.RejectUnknown();
+}
+
+// ---- search_space ------------------------------------------------------------------------------
+
+// A list of scalars (or, when `allow_scalar`, one scalar) as typed values.
+void ReadValues(const YAML::Node& node, const std::string& path, bool allow_scalar, Diagnostics* d,
+                std::vector<ParamValue>* out) {
+  if (allow_scalar && node.IsScalar()) {
+    out->push_back(yamlcfg::InferParamValue(node));
+    return;
+  }
+  if (!node.IsSequence()) {
+    d->Error(path, "must be a list of values, got " + yamlcfg::Describe(node));
+    return;
+  }
+  for (const auto& item : node) {
+    if (!item.IsScalar()) {
+      d->Error(path, "each entry must be a single value, got " + yamlcfg::Describe(item));
+      continue;
+    }
+    out->push_back(yamlcfg::InferParamValue(item));
+  }
+}
+
+// condition: {parent: [values]} (or {parent: value}): active only when parent takes one of them.
+void ParseCondition(const YAML::Node& node, const std::string& path, Diagnostics* d,
+                    ParamSpec* spec) {
+  MapReader r(node, path, d);
+  if (!r.ok()) return;
+  const auto entries = r.Entries();
+  if (entries.size() != 1) {
+    d->Error(path, "must name exactly one parent, as {parent: [values]}; got " +
+                       std::to_string(entries.size()) + " entries");
+    return;
+  }
+  search::Condition c;
+  c.parent = entries[0].first;
+  ReadValues(entries[0].second, path + "." + c.parent, /*allow_scalar=*/true, d, &c.values);
+  if (c.values.empty() && entries[0].second.IsSequence()) {
+    d->Error(path + "." + c.parent, "must list at least one value");
+  }
+  spec->condition = std::move(c);
+}
+
+// One parameter; `*broken` when its own fields had errors (later checks then skip it).
+ParamSpec ParseParam(const std::string& name, const YAML::Node& node, Diagnostics* d,
+                     bool* broken) {
+  const size_t errors_before = d->count();
+  const std::string path = "search_space." + name;
+  ParamSpec p;
+  p.name = name;
+  MapReader r(node, path, d);
+  if (!r.ok()) {
+    *broken = true;
+    return p;
+  }
+  std::string type;
+  if (!r.Enum("type", {"float", "int", "categorical"}, &type) && !r.Has("type")) {
+    d->Error(path + ".type", "missing; one of float, int, categorical");
+  }
+  const auto reject = [&](const std::string& key, const std::string& problem) {
+    if (!r.Has(key)) return;
+    r.Get(key);
+    d->Error(path + "." + key, problem);
+  };
+  if (type == "categorical") {
+    p.type = ParamType::kCategorical;
+    const YAML::Node choices = r.Get("choices");
+    if (!choices.IsDefined()) {
+      d->Error(path + ".choices", "missing; a categorical parameter lists its choices");
+    } else {
+      ReadValues(choices, path + ".choices", /*allow_scalar=*/false, d, &p.choices);
+    }
+    for (const char* key : {"low", "high", "scale"}) {
+      reject(key, "only for float and int parameters");
+    }
+  } else if (type == "float" || type == "int") {
+    p.type = type == "int" ? ParamType::kInt : ParamType::kFloat;
+    for (const auto& [key, bound] : {std::pair{"low", &p.low}, std::pair{"high", &p.high}}) {
+      if (!r.Double(key, bound) && !r.Has(key)) {
+        d->Error(path + "." + key, "missing; a " + type + " parameter needs low and high");
+      }
+    }
+    std::string scale;
+    if (r.Enum("scale", {"linear", "log"}, &scale)) {
+      p.scale = scale == "log" ? search::Scale::kLog : search::Scale::kLinear;
+    }
+    reject("choices", "only for categorical parameters");
+  } else {
+    // Unknown type: the other fields cannot be judged, but they are not unknown keys.
+    for (const char* key : {"low", "high", "scale", "choices"}) r.Get(key);
+  }
+  if (const YAML::Node c = r.Get("condition"); c.IsDefined()) {
+    ParseCondition(c, path + ".condition", d, &p);
+  }
+  r.RejectUnknown();
+  *broken = d->count() > errors_before;
+  return p;
+}
+
+// Drops conditions on unknown parents and breaks cycles (each reported), then orders parents
+// before their children, otherwise keeping document order.
+std::vector<ParamSpec> OrderByCondition(std::vector<ParamSpec> params, Diagnostics* d) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < params.size(); ++i) index[params[i].name] = i;
+  for (auto& p : params) {
+    if (p.condition && !index.count(p.condition->parent)) {
+      d->Error("search_space." + p.name + ".condition." + p.condition->parent,
+               "'" + p.condition->parent + "' is not a parameter of the search space");
+      p.condition.reset();
+    }
+  }
+  const auto parent_of = [&](size_t i) -> long {
+    return params[i].condition ? static_cast<long>(index[params[i].condition->parent]) : -1;
+  };
+  // Each parameter has at most one parent, so walking parent links finds every cycle.
+  enum { kNew, kOnPath, kDone };
+  std::vector<int> state(params.size(), kNew);
+  for (size_t start = 0; start < params.size(); ++start) {
+    std::vector<size_t> walk;
+    long i = static_cast<long>(start);
+    while (i >= 0 && state[i] == kNew) {
+      state[i] = kOnPath;
+      walk.push_back(static_cast<size_t>(i));
+      i = parent_of(static_cast<size_t>(i));
+    }
+    if (i >= 0 && state[i] == kOnPath) {
+      const auto first = std::find(walk.begin(), walk.end(), static_cast<size_t>(i));
+      std::string chain;
+      for (auto it = first; it != walk.end(); ++it) chain += params[*it].name + " -> ";
+      chain += params[*first].name;
+      d->Error("search_space." + params[*first].name + ".condition",
+               "conditions form a cycle: " + chain + " (each depends on the next)");
+      for (auto it = first; it != walk.end(); ++it) params[*it].condition.reset();
+    }
+    for (size_t j : walk) state[j] = kDone;
+  }
+  std::vector<ParamSpec> ordered;
+  std::vector<bool> emitted(params.size(), false);
+  const auto emit = [&](size_t i, const auto& self) -> void {
+    if (emitted[i]) return;
+    emitted[i] = true;
+    if (const long parent = parent_of(i); parent >= 0) self(static_cast<size_t>(parent), self);
+    ordered.push_back(params[i]);
+  };
+  for (size_t i = 0; i < params.size(); ++i) emit(i, emit);
+  return ordered;
+}
+
+// Parses search_space into `out`. `broken` collects the parameters found faulty, whose values are
+// then not checked against the trainer.
+void ParseSearchSpace(MapReader& top, Diagnostics* d, search::SearchSpace* out,
+                      std::set<std::string>* broken) {
+  const YAML::Node node = top.Get("search_space");
+  if (!node.IsDefined()) {
+    d->Error("search_space", "missing; a map of parameter name -> {type, low, high, ...}");
+    return;
+  }
+  MapReader r(node, "search_space", d);
+  if (!r.ok()) return;
+  std::vector<ParamSpec> params;
+  for (const auto& [name, value] : r.Entries()) {
+    bool is_broken = false;
+    params.push_back(ParseParam(name, value, d, &is_broken));
+    if (is_broken) broken->insert(name);
+  }
+  *out = search::SearchSpace(OrderByCondition(std::move(params), d));
+  // What Validate says of a field that did not parse, or of a condition on a parameter that did
+  // not, is noise: the cause already has its error.
+  std::set<std::string> noise;
+  for (const auto& p : out->params()) {
+    if (broken->count(p.name)) {
+      noise.insert(p.name + ".");
+      noise.insert(p.name + ":");
+    } else if (p.condition && broken->count(p.condition->parent)) {
+      noise.insert(p.name + ".condition:");
+    }
+  }
+  std::set<std::string> invalid;
+  for (const auto& e : out->Validate()) {
+    const auto starts = [&](const std::string& prefix) { return e.rfind(prefix, 0) == 0; };
+    if (std::any_of(noise.begin(), noise.end(), starts)) continue;
+    d->ErrorUnder("search_space", e);
+    for (const auto& p : out->params()) {
+      if (starts(p.name + ".") || starts(p.name + ":")) invalid.insert(p.name);
+    }
+  }
+  broken->insert(invalid.begin(), invalid.end());
+}
+
+// ---- trainer -----------------------------------------------------------------------------------
+
+// Fixed trainer settings. Every bad one is reported: the trainer names the first problem, so
+// each round drops the setting it named and asks again. Returns the settings that passed.
+Params ParseTrainer(MapReader& top, Diagnostics* d, Params* all) {
+  Params valid;
+  MapReader r(top.Get("trainer"), "trainer", d);
+  for (const auto& [name, value] : r.Entries()) {
+    const std::string path = "trainer." + name;
+    if (!value.IsScalar()) {
+      d->Error(path, "must be a single value, got " + yamlcfg::Describe(value));
+    } else if (!IsKnownHParam(name)) {
+      d->Error(path, NotAnHParam(name));
+    } else {
+      valid[name] = yamlcfg::InferParamValue(value);
+    }
+  }
+  *all = valid;
+  while (!valid.empty()) {
+    worker::HParams hp;
+    const std::string e = worker::ParseHParams(valid, &hp);
+    if (e.empty()) break;
+    d->ErrorUnder("trainer", e);
+    const std::string named = e.substr(0, e.find(':'));
+    if (valid.erase(named) == 0) {
+      valid.clear();  // a problem with no setting to blame: trust none of them
+    }
+  }
+  return valid;
+}
+
+// What the trainer says of `base` with `name` set to `value`, without the leading "name: ".
+std::string TrainerProblem(const Params& base, const std::string& name, const ParamValue& value) {
+  Params params = base;
+  params[name] = value;
+  worker::HParams hp;
+  std::string e = worker::ParseHParams(params, &hp);
+  if (e.rfind(name + ": ", 0) == 0) e.erase(0, name.size() + 2);
+  return e;
+}
+
+// Every searched name must be a trainer hyperparameter that is not also fixed, and every value
+// the space can produce (bounds, choices) must be one the trainer accepts.
+void CheckSpaceAgainstTrainer(const search::SearchSpace& space, const std::set<std::string>& broken,
+                              const Params& fixed, const Params& base, Diagnostics* d) {
+  for (const auto& p : space.params()) {
+    const std::string path = "search_space." + p.name;
+    if (!IsKnownHParam(p.name)) {
+      d->Error(path, NotAnHParam(p.name));
+      continue;
+    }
+    if (fixed.count(p.name)) {
+      d->Error(path, "also fixed under trainer; set it in one place");
+      continue;
+    }
+    if (broken.count(p.name)) continue;
+    const auto report = [&](const std::string& field, const std::string& problem) {
+      if (!problem.empty()) d->Error(path + "." + field, problem);
+    };
+    if (p.type == ParamType::kCategorical) {
+      for (const auto& choice : p.choices) report("choices", TrainerProblem(base, p.name, choice));
+      continue;
+    }
+    bool bounds_ok = true;
+    for (const auto& [field, bound] : {std::pair{"low", p.low}, std::pair{"high", p.high}}) {
+      if (!std::isfinite(bound) || (p.type == ParamType::kInt && bound != std::floor(bound))) {
+        bounds_ok = false;  // SearchSpace::Validate reported it
+        continue;
+      }
+      const ParamValue v =
+          p.type == ParamType::kInt ? ParamValue(static_cast<int64_t>(bound)) : ParamValue(bound);
+      const std::string problem = TrainerProblem(base, p.name, v);
+      report(field, problem);
+      bounds_ok = bounds_ok && problem.empty();
+    }
+    // A float parameter for an integer setting passes at whole-number bounds, so probe between.
+    if (bounds_ok && p.type == ParamType::kFloat && p.high > p.low) {
+      const double between = std::nextafter(p.low, p.high);
+      if (between != std::floor(between) && !TrainerProblem(base, p.name, between).empty()) {
+        report("type", "the trainer takes whole numbers for '" + p.name + "'; use type: int");
+      }
+    }
+  }
+}
+
+// ---- searcher, scheduler -----------------------------------------------------------------------
+
+// Nested maps flatten with dots: {tpe: {gamma: 0.2}} -> "tpe.gamma".
+void FlattenOption(const YAML::Node& node, const std::string& section, const std::string& key,
+                   Diagnostics* d, search::Options* out) {
+  const std::string path = section + "." + key;
+  if (node.IsMap()) {
+    MapReader r(node, path, d);
+    for (const auto& [sub, value] : r.Entries()) {
+      FlattenOption(value, section, key + "." + sub, d, out);
+    }
+  } else if (node.IsScalar()) {
+    (*out)[key] = yamlcfg::InferOptionValue(node);
+  } else {
+    d->Error(path, "must be a single value or a map, got " + yamlcfg::Describe(node));
+  }
+}
+
+// searcher: {type: random, ...options} or just `searcher: random`.
+void ParseAlgorithm(MapReader& top, const std::string& section, Diagnostics* d,
+                    AlgorithmConfig* out) {
+  const YAML::Node node = top.Get(section);
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (node.IsScalar()) {
+    out->type = node.Scalar();
+    return;
+  }
+  MapReader r(node, section, d);
+  for (const auto& [key, value] : r.Entries()) {
+    if (key != "type") {
+      FlattenOption(value, section, key, d, &out->options);
+    } else if (value.IsScalar()) {
+      out->type = value.Scalar();
+    } else {
+      d->Error(section + ".type", "must be a name, got " + yamlcfg::Describe(value));
+    }
+  }
+}
+
+// ---- budget, data, worker and the rest ---------------------------------------------------------
+
+void ParseBudget(MapReader& top, Diagnostics* d, BudgetConfig* b) {
+  MapReader r(top.Get("budget"), "budget", d);
+  if (r.Int("max_trials", &b->max_trials)) AtLeast(d, "budget.max_trials", b->max_trials, 1);
+  if (r.Int("max_epochs", &b->max_epochs)) AtLeast(d, "budget.max_epochs", b->max_epochs, 1);
+  if (r.Double("max_dollars", &b->max_dollars)) {
+    AtLeast(d, "budget.max_dollars", b->max_dollars, 0.0);
+  }
+  if (r.Double("max_hours", &b->max_hours)) AtLeast(d, "budget.max_hours", b->max_hours, 0.0);
+  r.RejectUnknown();
+}
+
+void ParseData(MapReader& top, Diagnostics* d, DataConfig* data) {
+  MapReader r(top.Get("data"), "data", d);
+  if (r.String("dir", &data->dir) && data->dir.empty()) d->Error("data.dir", "must not be empty");
+  if (r.Int("train_limit", &data->train_limit)) {
+    AtLeast(d, "data.train_limit", data->train_limit, 0);
+  }
+  if (r.Int("val_size", &data->val_size)) AtLeast(d, "data.val_size", data->val_size, 1);
+  if (r.Int("test_limit", &data->test_limit)) AtLeast(d, "data.test_limit", data->test_limit, 0);
+  r.RejectUnknown();
+}
+
+void ParseWorker(MapReader& top, Diagnostics* d, WorkerConfig* w) {
+  MapReader r(top.Get("worker"), "worker", d);
+  if (r.String("instance_type", &w->instance_type) && w->instance_type.empty()) {
+    d->Error("worker.instance_type", "must not be empty");
+  }
+  r.Enum("market", {"on-demand", "spot"}, &w->market);
+  if (r.Double("price_per_hour", &w->price_per_hour)) {
+    AtLeast(d, "worker.price_per_hour", w->price_per_hour, 0.0);
+  }
+  if (r.Int("threads", &w->threads)) AtLeast(d, "worker.threads", w->threads, 0);
+  r.RejectUnknown();
+}
+
+std::string SyntaxError(const std::string& origin, const YAML::Mark& mark,
+                        const std::string& message) {
+  std::string out = origin.empty() ? "config" : origin;
+  if (mark.line >= 0) {
+    out += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  }
+  return out + ": " + message;
+}
+
+}  // namespace
+
+std::vector<std::string> ParseStudyConfig(const std::string& text, const std::string& origin,
+                                          StudyConfig* out) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return {SyntaxError(origin, e.mark, e.msg)};
+  }
+  Diagnostics d;
+  StudyConfig cfg;
+  MapReader top(root, "", &d);
+  if (!top.ok()) return d.Format();
+
+  ParseName(top, &d, &cfg.name);
+  ParseObjective(top, &d, &cfg.objective);
+  const Params valid_fixed = ParseTrainer(top, &d, &cfg.fixed);
+  std::set<std::string> broken;
+  const size_t errors_before_space = d.count();
+  ParseSearchSpace(top, &d, &cfg.space, &broken);
+  if (cfg.space.size() > 0) CheckSpaceAgainstTrainer(cfg.space, broken, cfg.fixed, valid_fixed, &d);
+  // Any error under search_space, the trainer check's included, makes the space unusable.
+  const bool space_ok = d.count() == errors_before_space;
+  ParseAlgorithm(top, "searcher", &d, &cfg.searcher);
+  ParseAlgorithm(top, "scheduler", &d, &cfg.scheduler);
+  ParseBudget(top, &d, &cfg.budget);
+  if (top.Int("parallelism", &cfg.parallelism)) AtLeast(&d, "parallelism", cfg.parallelism, 0);
+  top.UInt64("seed", &cfg.seed);
+  ParseData(top, &d, &cfg.data);
+  ParseWorker(top, &d, &cfg.worker);
+  top.RejectUnknown();
+
+  // The factories are the judges of algorithm options, so `sift validate` and a running study
+  // agree, and new searchers and schedulers need nothing here.
+  std::vector<std::string> errors;
+  if (space_ok) {
+    search::MakeSearcher(cfg.searcher.type, cfg.searcher.options, cfg.space, &errors);
+    for (const auto& e : errors) d.ErrorUnder("searcher", e);
+  }
+  errors.clear();
+  const search::SchedulerContext context{cfg.budget.max_epochs, cfg.objective.maximize};
+  search::MakeScheduler(cfg.scheduler.type, cfg.scheduler.options, context, &errors);
+  for (const auto& e : errors) d.ErrorUnder("scheduler", e);
+
+  *out = std::move(cfg);
+  return d.Format();
+}
+
+std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* out,
+                                         std::string* text) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return {path + ": cannot read (is a directory)"};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {path + ": cannot read (" + std::strerror(errno) + ")"};
+  std::string contents{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) return {path + ": cannot read (" + std::strerror(errno) + ")"};
+  std::vector<std::string> errors = ParseStudyConfig(contents, path, out);
+  if (text != nullptr) *text = std::move(contents);
+  return errors;
+}
+
+}  // namespace sift::coordinator
