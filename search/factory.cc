@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "search/asha_scheduler.h"
+#include "search/bo/gp_searcher.h"
 #include "search/composite_scheduler.h"
 #include "search/fifo_scheduler.h"
 #include "search/grid_searcher.h"
@@ -80,7 +81,9 @@ bool HasPrefix(const Options& options, const std::string& prefix) {
 
 }  // namespace
 
-std::vector<std::string> SearcherTypes() { return {"random", "sobol", "grid", "tpe"}; }
+std::vector<std::string> SearcherTypes() {
+  return {"random", "sobol", "grid", "tpe", "gp"};
+}
 std::vector<std::string> SchedulerTypes() {
   return {"fifo", "plateau", "asha", "hyperband", "median"};
 }
@@ -103,6 +106,13 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
     out = std::move(grid);
   } else if (type == "tpe") {
     out = std::make_unique<TpeSearcher>(ReadTpe(r));
+  } else if (type == "gp") {
+    GpOptions o;
+    o.n_startup = r.Int("n_startup", o.n_startup, 0, kMaxInt);
+    o.cost_aware = r.Bool("cost_aware", o.cost_aware);
+    o.max_candidates = r.Int("max_candidates", o.max_candidates, 16, 1 << 20);
+    o.fit_window = r.Int("fit_window", o.fit_window, 10, 5000);
+    out = std::make_unique<GpSearcher>(space, o);
   } else {
     std::string list;
     for (const auto& t : SearcherTypes()) list += (list.empty() ? "" : ", ") + t;

@@ -113,7 +113,9 @@ INSTANTIATE_TEST_SUITE_P(
                       SearcherCase{"tpe", "tpe", {{"n_startup", int64_t{5}}}},
                       SearcherCase{"tpe_multivariate", "tpe",
                                    {{"n_startup", int64_t{5}}, {"multivariate", true},
-                                    {"constant_liar", true}}}),
+                                    {"constant_liar", true}}},
+                      SearcherCase{"gp", "gp", {}},
+                      SearcherCase{"gp_cost_aware", "gp", {{"cost_aware", true}}}),
     [](const ::testing::TestParamInfo<SearcherCase>& info) { return info.param.label; });
 
 TEST(SearcherFactory, OptionErrorsNameTheKey) {

@@ -1,0 +1,263 @@
+#include "search/bo/gp_searcher.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "search/bo/acquisition.h"
+#include "search/sobol.h"
+#include "search/sobol_searcher.h"
+
+namespace sift::search {
+namespace {
+
+constexpr uint64_t kGpStream = 0x47504230;  // "GPB0"
+constexpr int kMaxExact = 64;               // exact variances per suggestion, at most
+constexpr int kTopTrials = 5;               // trials whose neighbourhoods are searched
+constexpr int kPerturbations = 16;
+
+size_t FeatureCount(const SearchSpace& space) {
+  size_t f = 0;
+  for (const auto& spec : space.params()) f += spec.numeric() ? 1 : spec.choices.size();
+  return f;
+}
+
+void Encode(const SearchSpace& space, const Params& p, double* out) {
+  for (const auto& spec : space.params()) {
+    auto it = p.find(spec.name);
+    if (spec.numeric()) {
+      *out++ = it == p.end() ? 0.5 : space.ToUnit(spec, it->second);
+    } else {
+      const int idx = it == p.end() ? -1 : space.ChoiceIndex(spec, it->second);
+      for (int c = 0; c < static_cast<int>(spec.choices.size()); ++c) *out++ = c == idx ? 1 : 0;
+    }
+  }
+}
+
+Params FromUnitVector(const SearchSpace& space, const double* u) {
+  Params out;
+  for (size_t i = 0; i < space.size(); ++i) {
+    const ParamSpec& spec = space.params()[i];
+    if (space.IsActive(spec, out)) out[spec.name] = space.FromUnit(spec, u[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool GpRefitsAt(int64_t n) {
+  if (n <= 25) return true;
+  if (n <= 100) return n % 5 == 0;
+  if (n <= 500) return n % 25 == 0;
+  return n % 100 == 0;
+}
+
+int64_t GpRefitPoint(int64_t n) {
+  while (n > 1 && !GpRefitsAt(n)) --n;
+  return n;
+}
+
+struct GpSearcher::Model {
+  explicit Model(size_t features) : gp(features), features(features) {}
+
+  // Standardises y, refits hyperparameters if the refit set changed, and updates the factor.
+  void Prepare(const std::vector<double>& x, const std::vector<double>& y,
+               const std::vector<int64_t>& numbers, int64_t window) {
+    const size_t n = y.size();
+    Standardize(y, &mean, &sd);
+    const size_t m = static_cast<size_t>(GpRefitPoint(static_cast<int64_t>(n)));
+    const size_t start = m > static_cast<size_t>(window) ? m - window : 0;
+    std::vector<int64_t> fit_n(numbers.begin() + start, numbers.begin() + m);
+    std::vector<double> fit_raw(y.begin() + start, y.begin() + m);
+    if (fit_n != fit_numbers || fit_raw != fit_y) {
+      double fm, fs;
+      Standardize(fit_raw, &fm, &fs);
+      std::vector<double> ys(fit_raw.size());
+      for (size_t i = 0; i < ys.size(); ++i) ys[i] = (fit_raw[i] - fm) / fs;
+      std::vector<double> xs(x.begin() + start * features, x.begin() + m * features);
+      hyper = FitHyperparameters(xs, ys, features);
+      fit_numbers = std::move(fit_n);
+      fit_y = std::move(fit_raw);
+    }
+    gp.SetHyper(hyper);
+    gp.SetPoints(x, n);
+    std::vector<double> ys(n);
+    for (size_t i = 0; i < n; ++i) ys[i] = (y[i] - mean) / sd;
+    gp.SetTargets(ys);
+    best = *std::max_element(ys.begin(), ys.end());
+  }
+
+  static void Standardize(const std::vector<double>& y, double* mean, double* sd) {
+    double m = 0, s = 0;
+    for (double v : y) m += v;
+    m /= static_cast<double>(y.size());
+    for (double v : y) s += (v - m) * (v - m);
+    s = std::sqrt(s / static_cast<double>(y.size()));
+    *mean = m;
+    *sd = s > 1e-12 ? s : 1.0;
+  }
+
+  GaussianProcess gp;
+  size_t features;
+  GpHyper hyper;
+  std::vector<int64_t> fit_numbers;
+  std::vector<double> fit_y;
+  double mean = 0, sd = 1, best = 0;
+};
+
+GpSearcher::GpSearcher(const SearchSpace& space, GpOptions options)
+    : options_(options),
+      features_(FeatureCount(space)),
+      objective_(std::make_unique<Model>(features_)),
+      cost_(std::make_unique<Model>(features_)) {}
+
+GpSearcher::~GpSearcher() = default;
+
+std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
+  const SearchSpace& space = *study.space;
+  const size_t dims = space.size();
+  const std::vector<Observation> obs = CollectObservations(study);
+  const int64_t n_startup = options_.n_startup > 0
+                                ? options_.n_startup
+                                : std::max<int64_t>(5, static_cast<int64_t>(dims) + 1);
+  std::vector<Params> out;
+  if (static_cast<int64_t>(obs.size()) < n_startup) {
+    for (int i = 0; i < count; ++i) out.push_back(SobolSearcher::PointFor(study, study.trials.size() + i));
+    return out;
+  }
+  const size_t n = obs.size();
+  std::vector<double> x(n * features_), y(n), cx, cy;
+  std::vector<int64_t> numbers(n), cnumbers;
+  for (size_t i = 0; i < n; ++i) {
+    const TrialView& t = study.trials[static_cast<size_t>(obs[i].number)];
+    Encode(space, t.params, &x[i * features_]);
+    y[i] = obs[i].score;
+    numbers[i] = obs[i].number;
+    if (options_.cost_aware && t.cost_dollars > 0) {
+      cx.insert(cx.end(), x.begin() + i * features_, x.begin() + (i + 1) * features_);
+      cy.push_back(std::log(t.cost_dollars));
+      cnumbers.push_back(t.number);
+    }
+  }
+  Model& f = *objective_;
+  f.Prepare(x, y, numbers, options_.fit_window);
+  const bool use_cost = options_.cost_aware && cy.size() >= 2;
+  if (use_cost) cost_->Prepare(cx, cy, cnumbers, options_.fit_window);
+
+  // Kriging believers for trials in flight.
+  std::vector<double> feat(features_);
+  for (const auto& t : study.trials) {
+    if ((t.state == TrialState::kRunning || t.state == TrialState::kPending) && !t.params.empty()) {
+      Encode(space, t.params, feat.data());
+      f.gp.AddPoint(feat.data());
+    }
+  }
+
+  std::vector<double> k, kc;
+  // The acquisition at unit point u; `exact` false gives the nearest-point upper bound.
+  auto acquisition = [&](const double* u, bool exact) {
+    Encode(space, FromUnitVector(space, u), feat.data());
+    k.resize(f.gp.size());
+    f.gp.KernelVector(feat.data(), k.data());
+    const double mean = f.gp.Mean(k.data());
+    double var;
+    if (exact) {
+      var = f.gp.Variance(k.data());
+    } else {
+      double kmax = 0;
+      for (double v : k) kmax = std::max(kmax, v);
+      var = std::max(f.gp.signal() - kmax * kmax / (f.gp.signal() + f.gp.noise()), 1e-12);
+    }
+    double a = LogExpectedImprovement(mean, std::sqrt(var), f.best);
+    if (use_cost) {
+      kc.resize(cost_->gp.size());
+      cost_->gp.KernelVector(feat.data(), kc.data());
+      a -= cost_->gp.Mean(kc.data()) * cost_->sd + cost_->mean;  // EI per expected dollar
+    }
+    return a;
+  };
+
+  // Trials ranked by score, for local candidates around the best.
+  std::vector<size_t> ranked(n);
+  for (size_t i = 0; i < n; ++i) ranked[i] = i;
+  std::sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+    return y[a] > y[b] || (y[a] == y[b] && numbers[a] < numbers[b]);
+  });
+
+  for (int s = 0; s < count; ++s) {
+    const uint64_t number = study.trials.size() + s;
+    Rng rng(DeriveSeed(study.seed, {number, kGpStream}));
+    const int64_t n_sobol = std::clamp<int64_t>(256000 / static_cast<int64_t>(n + 1), 128,
+                                                std::max<int64_t>(128, options_.max_candidates));
+    std::vector<double> cand;
+    cand.reserve((n_sobol + kTopTrials * kPerturbations) * dims);
+    const uint64_t sobol_seed = DeriveSeed(study.seed, {number, kGpStream, 1});
+    for (int64_t j = 0; j < n_sobol; ++j) {
+      const std::vector<double> p = SobolPoint(sobol_seed, static_cast<uint64_t>(j), static_cast<int>(dims));
+      cand.insert(cand.end(), p.begin(), p.end());
+    }
+    for (size_t r = 0; r < std::min<size_t>(kTopTrials, n); ++r) {
+      const Params& p = study.trials[static_cast<size_t>(numbers[ranked[r]])].params;
+      std::vector<double> base(dims);
+      for (size_t d = 0; d < dims; ++d) {
+        const ParamSpec& spec = space.params()[d];
+        auto it = p.find(spec.name);
+        base[d] = it == p.end() ? rng.Uniform() : space.ToUnit(spec, it->second);
+      }
+      for (int j = 0; j < kPerturbations; ++j) {
+        for (size_t d = 0; d < dims; ++d) {
+          const bool numeric = space.params()[d].numeric();
+          double u = base[d];
+          if (numeric) {
+            u = std::clamp(u + 0.05 * rng.Normal(), 0.0, 1.0);
+          } else if (rng.Uniform() < 0.15) {
+            u = rng.Uniform();
+          }
+          cand.push_back(u);
+        }
+      }
+    }
+    const size_t n_cand = cand.size() / dims;
+    std::vector<std::pair<double, size_t>> bound(n_cand);
+    for (size_t c = 0; c < n_cand; ++c) bound[c] = {acquisition(&cand[c * dims], false), c};
+    std::sort(bound.begin(), bound.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    // Exact values in order of the bound until no remaining bound can win.
+    size_t best_c = bound[0].second;
+    double best_a = -INFINITY;
+    for (int e = 0; e < kMaxExact && e < static_cast<int>(n_cand); ++e) {
+      if (bound[e].first <= best_a) break;
+      const double a = acquisition(&cand[bound[e].second * dims], true);
+      if (a > best_a) {
+        best_a = a;
+        best_c = bound[e].second;
+      }
+    }
+    // Pattern search on the numeric coordinates around the winner.
+    std::vector<double> u(cand.begin() + best_c * dims, cand.begin() + (best_c + 1) * dims);
+    for (double step = 0.04; step > 0.004; step *= 0.5) {
+      for (size_t d = 0; d < dims; ++d) {
+        if (!space.params()[d].numeric()) continue;
+        for (double sign : {1.0, -1.0}) {
+          const double old = u[d];
+          u[d] = std::clamp(old + sign * step, 0.0, 1.0);
+          if (u[d] == old) continue;
+          const double a = acquisition(u.data(), true);
+          if (a > best_a) {
+            best_a = a;
+            break;
+          }
+          u[d] = old;
+        }
+      }
+    }
+    Params chosen = FromUnitVector(space, u.data());
+    Encode(space, chosen, feat.data());
+    f.gp.AddPoint(feat.data());  // the next suggestion of the batch sees this one as pending
+    out.push_back(std::move(chosen));
+  }
+  f.gp.Truncate(n);
+  return out;
+}
+
+}  // namespace sift::search

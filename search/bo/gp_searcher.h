@@ -1,0 +1,54 @@
+// GP-BO (Snoek et al., NeurIPS 2012): a Matern-5/2 ARD Gaussian process on the unit cube (log
+// parameters already log-mapped, categoricals one-hot, integers rounded before the model sees a
+// candidate), log-EI (Ament et al. 2023) maximised over Sobol candidates plus perturbations of the
+// best trials, then refined by a small pattern search. Pending and running trials enter as kriging
+// believers (their believed value is the posterior mean: the mean is unchanged, the variance around
+// them collapses), so parallel workers get different suggestions.
+//
+// Cost: hyperparameters are refitted only at fixed observation counts (every one up to 25, every
+// 5th to 100, every 25th to 500, every 100th beyond) on at most the 200 most recent observations,
+// so refits are rare and each is bounded. The Cholesky factor grows by one row per observation.
+// The candidate count shrinks as n grows, and exact variances (O(n^2) each) are computed only for
+// candidates whose EI upper bound (variance conditioned on the nearest point alone, which can only
+// be larger) beats the best exact value found so far: the argmax is exact over the candidate set.
+//
+// Observations: COMPLETED, STOPPED and PAUSED trials with their last value (see observations.h);
+// inactive conditional parameters are encoded at the centre of their range (one-hots all zero).
+// With cost_aware, a second GP models log(cost_dollars) and the acquisition is log-EI minus the
+// predicted log cost: expected improvement per expected dollar (Snoek et al. 2012, Sec. 3.2).
+#pragma once
+
+#include <memory>
+
+#include "search/bo/gaussian_process.h"
+#include "search/observations.h"
+#include "search/searcher.h"
+
+namespace sift::search {
+
+struct GpOptions {
+  int64_t n_startup = 0;          // 0: max(5, params + 1) Sobol trials first
+  bool cost_aware = false;
+  int64_t max_candidates = 1024;  // Sobol candidates at small n (fewer as n grows)
+  int64_t fit_window = 200;       // observations used to refit hyperparameters
+};
+
+// Whether the hyperparameters are refitted when the n-th observation arrives, and the last refit
+// point at or before n.
+bool GpRefitsAt(int64_t n);
+int64_t GpRefitPoint(int64_t n);
+
+class GpSearcher : public Searcher {
+ public:
+  GpSearcher(const SearchSpace& space, GpOptions options);
+  ~GpSearcher() override;
+  std::vector<Params> Suggest(const StudyView& study, int count) override;
+
+ private:
+  struct Model;  // one GP with its hyperparameter cache (objective, or log cost)
+  GpOptions options_;
+  size_t features_;
+  std::unique_ptr<Model> objective_, cost_;
+};
+
+}  // namespace sift::search
