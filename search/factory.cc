@@ -5,6 +5,7 @@
 
 #include "search/asha_scheduler.h"
 #include "search/bo/gp_searcher.h"
+#include "search/bohb_searcher.h"
 #include "search/composite_scheduler.h"
 #include "search/fifo_scheduler.h"
 #include "search/grid_searcher.h"
@@ -82,7 +83,7 @@ bool HasPrefix(const Options& options, const std::string& prefix) {
 }  // namespace
 
 std::vector<std::string> SearcherTypes() {
-  return {"random", "sobol", "grid", "tpe", "gp"};
+  return {"random", "sobol", "grid", "tpe", "gp", "bohb"};
 }
 std::vector<std::string> SchedulerTypes() {
   return {"fifo", "plateau", "asha", "hyperband", "median"};
@@ -113,6 +114,15 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
     o.max_candidates = r.Int("max_candidates", o.max_candidates, 16, 1 << 20);
     o.fit_window = r.Int("fit_window", o.fit_window, 10, 5000);
     out = std::make_unique<GpSearcher>(space, o);
+  } else if (type == "bohb") {
+    BohbOptions o;
+    o.min_points = r.Int("min_points", o.min_points, 0, kMaxInt);
+    o.random_fraction = r.Double("random_fraction", o.random_fraction, 0.0, 1.0);
+    o.top_n_percent = r.Double("top_n_percent", o.top_n_percent, 1.0, 99.0);
+    o.num_samples = r.Int("num_samples", o.num_samples, 1, 100000);
+    o.bandwidth_factor = r.Double("bandwidth_factor", o.bandwidth_factor, 1e-3, 1e3);
+    o.min_bandwidth = r.Double("min_bandwidth", o.min_bandwidth, 1e-9, 1.0);
+    out = std::make_unique<BohbSearcher>(o);
   } else {
     std::string list;
     for (const auto& t : SearcherTypes()) list += (list.empty() ? "" : ", ") + t;

@@ -115,7 +115,8 @@ INSTANTIATE_TEST_SUITE_P(
                                    {{"n_startup", int64_t{5}}, {"multivariate", true},
                                     {"constant_liar", true}}},
                       SearcherCase{"gp", "gp", {}},
-                      SearcherCase{"gp_cost_aware", "gp", {{"cost_aware", true}}}),
+                      SearcherCase{"gp_cost_aware", "gp", {{"cost_aware", true}}},
+                      SearcherCase{"bohb", "bohb", {{"min_points", int64_t{4}}}}),
     [](const ::testing::TestParamInfo<SearcherCase>& info) { return info.param.label; });
 
 TEST(SearcherFactory, OptionErrorsNameTheKey) {

@@ -1,0 +1,37 @@
+// BOHB's model-based sampler (Falkner et al., ICML 2018), meant to feed the hyperband scheduler.
+// A fraction of trials (random_fraction) is drawn at random. The others come from a pair of
+// multivariate KDEs, good and bad, fitted on the largest resource level (epoch) at which at least
+// min_points trials have reported: bandwidths by the normal reference rule (1.06 sd n^(-1/(4+d)),
+// at least min_bandwidth; Aitchison-Aitken for categoricals), num_samples candidates drawn from the
+// good KDE widened by bandwidth_factor, the one maximising l(x)/g(x) kept. Inactive conditional
+// parameters are imputed at the centre of their range for the model and dropped from suggestions.
+#pragma once
+
+#include "search/observations.h"
+#include "search/searcher.h"
+
+namespace sift::search {
+
+struct BohbOptions {
+  int64_t min_points = 0;  // 0: number of parameters + 2
+  double random_fraction = 1.0 / 3.0;
+  double top_n_percent = 15.0;
+  int64_t num_samples = 64;
+  double bandwidth_factor = 3.0;
+  double min_bandwidth = 1e-3;
+};
+
+class BohbSearcher : public Searcher {
+ public:
+  explicit BohbSearcher(BohbOptions options) : options_(options) {}
+  std::vector<Params> Suggest(const StudyView& study, int count) override;
+
+  // The resource level the model is fitted on, or 0 when no level has enough reports.
+  int64_t ModelLevel(const StudyView& study) const;
+
+ private:
+  BohbOptions options_;
+  UnitCache units_;
+};
+
+}  // namespace sift::search
