@@ -1,0 +1,67 @@
+#include "coordinator/client.h"
+
+#include <chrono>
+
+#include "coordinator/proto_convert.h"
+
+namespace sift::coordinator {
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+  return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+}
+
+std::unique_ptr<grpc::ClientContext> MakeContext(const std::string& token, double timeout_s) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+  return ctx;
+}
+
+StudySummary FromProto(const v1::Study& s) {
+  StudySummary out;
+  out.record.id = s.id();
+  out.record.name = s.name();
+  out.record.state = s.state() == v1::STUDY_RUNNING     ? StudyState::kRunning
+                     : s.state() == v1::STUDY_COMPLETED ? StudyState::kCompleted
+                                                        : StudyState::kCancelled;
+  out.record.end_reason = s.end_reason();
+  out.metric = s.objective_metric();
+  out.maximize = s.maximize();
+  out.max_trials = s.max_trials();
+  out.total = s.trials_total();
+  out.finished = s.trials_finished();
+  out.running = s.trials_running();
+  if (s.has_best()) out.best_trial = s.best_trial_number();
+  out.best_value = s.best_objective();
+  out.dollars = s.cost_dollars();
+  return out;
+}
+
+TrialSummary FromProto(const v1::Trial& t) {
+  TrialSummary out;
+  out.record.study_id = t.study_id();
+  out.record.number = t.number();
+  const search::TrialState states[] = {
+      search::TrialState::kPending, search::TrialState::kPending, search::TrialState::kRunning,
+      search::TrialState::kPaused,  search::TrialState::kCompleted, search::TrialState::kStopped,
+      search::TrialState::kFailed};
+  out.record.state = states[std::clamp(static_cast<int>(t.state()), 0, 6)];
+  out.record.params = FromProto(t.params());
+  out.record.end_reason = t.end_reason();
+  out.record.final_metrics = {t.final_metrics().begin(), t.final_metrics().end()};
+  out.dollars = t.cost_dollars();
+  out.seconds = t.wall_seconds();
+  if (t.has_objective()) out.objective = t.objective();
+  out.epochs = t.epochs();
+  for (const auto& r : t.reports()) {
+    ReportRecord rec;
+    rec.epoch = r.epoch();
+    rec.metrics = {r.metrics().begin(), r.metrics().end()};
+    out.reports.push_back(rec);
+    out.epochs = std::max(out.epochs, r.epoch());
+  }
+  return out;
+}
+
+}  // namespace sift::coordinator

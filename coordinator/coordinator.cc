@@ -1,0 +1,614 @@
+#include "coordinator/coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "search/rng.h"
+
+namespace sift::coordinator {
+
+using search::TrialState;
+
+namespace {
+
+double SystemNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string RandomId(const char* prefix) {
+  static std::mt19937_64 gen{std::random_device{}()};
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%s%016llx", prefix, static_cast<unsigned long long>(gen()));
+  return buf;
+}
+
+// Keeps, for each epoch of each trial, the newest report that is still part of its curve.
+std::map<std::pair<int64_t, int64_t>, ReportRecord> CurrentReports(
+    const std::vector<ReportRecord>& reports) {
+  std::map<std::pair<int64_t, int64_t>, ReportRecord> out;
+  for (const auto& r : reports) out[{r.number, r.epoch}] = r;
+  return out;
+}
+
+}  // namespace
+
+Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
+    : store_(std::move(store)), options_(std::move(options)) {
+  if (!options_.clock) options_.clock = SystemNow;
+  const double now = Now();
+  for (const auto& w : store_->ListWorkers()) workers_[w.id] = Worker{w, now};
+  for (const auto& s : store_->ListStudies()) {
+    StudyConfig config;
+    auto errors = ParseStudyConfig(s.config_text, "study " + std::to_string(s.id), &config);
+    if (!errors.empty()) {
+      spdlog::error("study {} ({}) cannot be restored: {}", s.id, s.name, errors.front());
+      continue;
+    }
+    auto runner = std::make_unique<StudyRunner>(s.id, std::move(config), s.created_at);
+    auto trials = store_->ListTrials(s.id);
+    auto segments = store_->ListSegments(s.id);
+    runner->Restore(trials, store_->ListReports(s.id), segments, now);
+    if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
+    double& closed = closed_dollars_[s.id];
+    for (const auto& seg : segments) {
+      if (seg.end) {
+        closed += seg.Dollars(now);
+        continue;
+      }
+      // A lease held when the coordinator stopped: its worker gets one lease timeout to resume
+      // heartbeats and reports before the trial is requeued.
+      leases_[seg.lease_id] = Lease{seg.lease_id, seg.worker_id, s.id,  seg.number,
+                                    seg.start,    now,           seg.price_per_hour, seg.market};
+    }
+    spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
+                 ToString(s.state), trials.size(), leases_.size());
+    studies_[s.id] = std::move(runner);
+  }
+}
+
+StudyRunner* Coordinator::FindStudy(int64_t id) {
+  auto it = studies_.find(id);
+  return it == studies_.end() ? nullptr : it->second.get();
+}
+
+double Coordinator::StudyDollars(int64_t study_id, double now) const {
+  double total = 0;
+  if (auto it = closed_dollars_.find(study_id); it != closed_dollars_.end()) total = it->second;
+  for (const auto& [id, lease] : leases_) {
+    if (lease.study_id == study_id) total += (now - lease.start) * lease.price_per_hour / 3600.0;
+  }
+  return total;
+}
+
+Status Coordinator::StorageError(const std::exception& e, const std::string& what) {
+  const std::string msg = e.what();
+  spdlog::error("storage error while {}: {}", what, msg);
+  const bool full = msg.find("full") != std::string::npos;
+  return Status::Error(full ? Status::Code::kResourceExhausted : Status::Code::kUnavailable,
+                       "could not record " + what + ": " + msg + "; nothing was changed");
+}
+
+Status Coordinator::CreateStudy(const std::string& config_text, const std::string& origin,
+                                int64_t* id, std::vector<std::string>* errors) {
+  StudyConfig config;
+  *errors = ParseStudyConfig(config_text, origin, &config);
+  if (!errors->empty()) {
+    std::string msg = "invalid study config:";
+    for (const auto& e : *errors) msg += "\n  " + e;
+    return Status::Error(Status::Code::kInvalidArgument, msg);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const double now = Now();
+  StudyRecord record;
+  record.name = config.name;
+  record.config_text = config_text;
+  record.created_at = now;
+  try {
+    *id = store_->CreateStudy(record);
+  } catch (const std::exception& e) {
+    return StorageError(e, "the study");
+  }
+  spdlog::info("study {} '{}' created: searcher {}, scheduler {}, {} trials x {} epochs", *id,
+               config.name, config.searcher.type, config.scheduler.type,
+               config.budget.max_trials, config.budget.max_epochs);
+  studies_[*id] = std::make_unique<StudyRunner>(*id, std::move(config), now);
+  return Status::Ok();
+}
+
+Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  StudyRunner* runner = FindStudy(id);
+  if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  const double now = Now();
+  auto record = store_->GetStudy(id);
+  out->record = record ? *record : StudyRecord{};
+  out->record.state = runner->state();
+  out->record.end_reason = runner->end_reason();
+  out->metric = runner->config().objective.metric;
+  out->maximize = runner->config().objective.maximize;
+  out->max_trials = runner->config().budget.max_trials;
+  const auto& view = runner->view();
+  out->total = static_cast<int64_t>(view.trials.size());
+  out->finished = out->running = 0;
+  out->best_trial.reset();
+  for (const auto& t : view.trials) {
+    out->finished += search::IsTerminal(t.state);
+    out->running += t.state == TrialState::kRunning;
+    auto v = t.LastValue();
+    if (v && t.state != TrialState::kFailed &&
+        (!out->best_trial || view.Score(*v) > view.Score(out->best_value))) {
+      out->best_trial = t.number;
+      out->best_value = *v;
+    }
+  }
+  out->dollars = StudyDollars(id, now);
+  return Status::Ok();
+}
+
+std::vector<StudySummary> Coordinator::ListStudies() {
+  std::vector<int64_t> ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, runner] : studies_) ids.push_back(id);
+  }
+  std::vector<StudySummary> out;
+  for (int64_t id : ids) {
+    StudySummary s;
+    if (GetStudy(id, &s).ok()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+TrialSummary Coordinator::Summarize(const StudyRunner& runner, const TrialRecord& t,
+                                    const std::vector<ReportRecord>& reports,
+                                    const std::vector<SegmentRecord>& segments,
+                                    double now) const {
+  TrialSummary s;
+  s.record = t;
+  for (const auto& r : reports) {
+    if (r.number == t.number) s.reports.push_back(r);
+  }
+  for (const auto& seg : segments) {
+    if (seg.number != t.number) continue;
+    s.dollars += seg.Dollars(now);
+    s.seconds += seg.Seconds(now);
+  }
+  const auto& view_trial = runner.view().trials.at(t.number);
+  s.objective = view_trial.LastValue();
+  s.epochs = view_trial.LastResource();
+  return s;
+}
+
+Status Coordinator::ListTrials(int64_t study_id, std::vector<TrialSummary>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  StudyRunner* runner = FindStudy(study_id);
+  if (!runner) {
+    return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(study_id));
+  }
+  const double now = Now();
+  auto current = CurrentReports(store_->ListReports(study_id));
+  std::vector<ReportRecord> reports;
+  for (auto& [key, r] : current) reports.push_back(std::move(r));
+  auto segments = store_->ListSegments(study_id);
+  out->clear();
+  for (const auto& t : store_->ListTrials(study_id)) {
+    out->push_back(Summarize(*runner, t, reports, segments, now));
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::CancelStudy(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  StudyRunner* runner = FindStudy(id);
+  if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  if (runner->state() != StudyState::kRunning) return Status::Ok();
+  const double now = Now();
+  try {
+    store_->Atomically([&] {
+      store_->UpdateStudy(id, StudyState::kCancelled, "cancelled by user", now);
+      for (const auto& t : runner->view().trials) {
+        if (t.state == TrialState::kPending || t.state == TrialState::kPaused) {
+          store_->UpdateTrialState(id, t.number, TrialState::kStopped, "study cancelled", now);
+        }
+      }
+    });
+  } catch (const std::exception& e) {
+    return StorageError(e, "the cancellation");
+  }
+  for (const auto& t : runner->view().trials) {
+    if (t.state == TrialState::kPending || t.state == TrialState::kPaused) {
+      runner->ApplyState(t.number, TrialState::kStopped);
+    }
+  }
+  runner->ApplyStudyState(StudyState::kCancelled, "cancelled by user");
+  spdlog::info("study {} cancelled; running trials stop at their next report", id);
+  return Status::Ok();
+}
+
+Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
+  if (request.market != "spot" && request.market != "on-demand") {
+    return Status::Error(Status::Code::kInvalidArgument,
+                         "market: '" + request.market + "' is not one of on-demand, spot");
+  }
+  if (request.price_per_hour < 0 || !std::isfinite(request.price_per_hour)) {
+    return Status::Error(Status::Code::kInvalidArgument, "price_per_hour: must be >= 0");
+  }
+  if (request.price_per_hour == 0) {
+    std::string problem =
+        options_.catalog.Lookup(request.instance_type, request.market, &request.price_per_hour);
+    if (!problem.empty()) {
+      return Status::Error(Status::Code::kInvalidArgument,
+                           problem + " (pass --price-per-hour or add it to the price catalog)");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const double now = Now();
+  request.id = RandomId("w-");
+  request.registered_at = now;
+  try {
+    store_->UpsertWorker(request);
+  } catch (const std::exception& e) {
+    return StorageError(e, "the worker");
+  }
+  workers_[request.id] = Worker{request, now};
+  spdlog::info("worker {} registered: {} {} {} at ${:.4f}/h, {} threads", request.id,
+               request.name, request.instance_type, request.market, request.price_per_hour,
+               request.threads);
+  *out = request;
+  return Status::Ok();
+}
+
+Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* result,
+                                 Assignment* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double now = Now();
+  Worker* w = nullptr;
+  if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+  for (auto& [study_id, runner] : studies_) {
+    std::string why_none;
+    auto next = runner->PickNext(now, StudyDollars(study_id, now), &why_none);
+    if (!next) continue;
+    Lease lease{RandomId("L-"), worker_id, study_id, next->number, now, now,
+                w->record.price_per_hour, w->record.market};
+    try {
+      store_->Atomically([&] {
+        if (next->is_new) {
+          TrialRecord t;
+          t.study_id = study_id;
+          t.number = next->number;
+          t.params = next->params;
+          t.state = TrialState::kRunning;
+          t.created_at = now;
+          store_->InsertTrial(t);
+        } else {
+          store_->UpdateTrialState(study_id, next->number, TrialState::kRunning, "", 0);
+        }
+        SegmentRecord seg;
+        seg.lease_id = lease.id;
+        seg.worker_id = worker_id;
+        seg.study_id = study_id;
+        seg.number = next->number;
+        seg.start = now;
+        seg.price_per_hour = lease.price_per_hour;
+        seg.market = lease.market;
+        seg.start_epoch = next->start_epoch;
+        store_->OpenSegment(seg);
+      });
+    } catch (const std::exception& e) {
+      return StorageError(e, "the new lease");
+    }
+    if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
+    runner->ApplyState(next->number, TrialState::kRunning);
+    leases_[lease.id] = lease;
+
+    const StudyConfig& config = runner->config();
+    out->study_id = study_id;
+    out->number = next->number;
+    out->lease_id = lease.id;
+    out->params = config.fixed;
+    for (const auto& [k, v] : next->params) out->params[k] = v;
+    out->max_epochs = config.budget.max_epochs;
+    out->start_epoch = next->start_epoch;
+    out->seed = search::DeriveSeed(config.seed, {static_cast<uint64_t>(next->number)});
+    out->data = config.data;
+    out->metric = config.objective.metric;
+    if (!options_.checkpoint_dir.empty()) {
+      out->checkpoint_dir = options_.checkpoint_dir + "/study-" + std::to_string(study_id);
+    }
+    *result = AcquireResult::kAssigned;
+    spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
+                 next->is_new ? "starts" : "resumes at epoch " +
+                                               std::to_string(next->start_epoch),
+                 worker_id, search::ToString(next->params));
+    return Status::Ok();
+  }
+  bool all_finished = true;
+  for (auto& [id, runner] : studies_) {
+    MaybeFinishStudy(*runner, now);
+    all_finished &= runner->state() != StudyState::kRunning;
+  }
+  *result = options_.shutdown_when_idle && all_finished ? AcquireResult::kShutdown
+                                                        : AcquireResult::kNoWork;
+  return Status::Ok();
+}
+
+Status Coordinator::TouchWorker(const std::string& worker_id, double now, Worker** out) {
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) {
+    return Status::Error(Status::Code::kNotFound,
+                         "unknown worker '" + worker_id + "': register first");
+  }
+  it->second.last_seen = now;
+  *out = &it->second;
+  return Status::Ok();
+}
+
+Status Coordinator::CheckLease(const std::string& worker_id, const std::string& lease_id,
+                               Lease** out) {
+  Worker* w = nullptr;
+  if (Status s = TouchWorker(worker_id, Now(), &w); !s.ok()) return s;
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) {
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         "lease '" + lease_id + "' is not held (expired, ended or never granted)");
+  }
+  if (it->second.worker_id != worker_id) {
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         "lease '" + lease_id + "' belongs to another worker");
+  }
+  *out = &it->second;
+  return Status::Ok();
+}
+
+Status Coordinator::ReportProgress(const std::string& worker_id, const std::string& lease_id,
+                                   int64_t seq, int64_t epoch,
+                                   const std::map<std::string, double>& metrics,
+                                   search::Decision* decision) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A retried report (same lease and seq) gets the answer it got the first time, even when
+  // that answer ended the lease.
+  try {
+    if (auto prior = store_->FindReport(lease_id, seq)) {
+      decision->action = prior->decision == "STOP"    ? search::Action::kStop
+                         : prior->decision == "PAUSE" ? search::Action::kPause
+                                                      : search::Action::kContinue;
+      decision->reason = prior->reason;
+      return Status::Ok();
+    }
+  } catch (const std::exception& e) {
+    return StorageError(e, "the report lookup");
+  }
+  Lease* lease = nullptr;
+  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  StudyRunner* runner = FindStudy(lease->study_id);
+  const auto& trial = runner->view().trials.at(lease->number);
+  const std::string& metric = runner->config().objective.metric;
+  auto m = metrics.find(metric);
+  if (m == metrics.end() || !std::isfinite(m->second)) {
+    return Status::Error(Status::Code::kInvalidArgument,
+                         "report for trial " + std::to_string(lease->number) +
+                             " lacks a finite objective metric '" + metric + "'");
+  }
+  if (trial.state != TrialState::kRunning) {
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         "trial " + std::to_string(lease->number) + " is " +
+                             search::ToString(trial.state) + ", not running");
+  }
+  if (epoch != trial.LastResource() + 1 || epoch > runner->config().budget.max_epochs) {
+    return Status::Error(Status::Code::kInvalidArgument,
+                         "trial " + std::to_string(lease->number) + ": epoch " +
+                             std::to_string(epoch) + " reported, expected " +
+                             std::to_string(trial.LastResource() + 1));
+  }
+  const double now = Now();
+  lease->last_seen = now;
+  *decision = runner->Decide(lease->number, epoch, m->second, now,
+                             StudyDollars(lease->study_id, now));
+  ReportRecord r;
+  r.study_id = lease->study_id;
+  r.number = lease->number;
+  r.epoch = epoch;
+  r.metrics = metrics;
+  r.lease_id = lease_id;
+  r.seq = seq;
+  r.decision = search::ToString(decision->action);
+  r.reason = decision->reason;
+  r.created_at = now;
+  const TrialState next_state = decision->action == search::Action::kStop    ? TrialState::kStopped
+                                : decision->action == search::Action::kPause ? TrialState::kPaused
+                                                                              : trial.state;
+  try {
+    store_->Atomically([&] {
+      store_->InsertReport(r);
+      if (next_state != trial.state) {
+        store_->UpdateTrialState(r.study_id, r.number, next_state, decision->reason,
+                                 next_state == TrialState::kStopped ? now : 0);
+      }
+    });
+  } catch (const std::exception& e) {
+    return StorageError(e, "the report");
+  }
+  runner->ApplyReport(r.number, epoch, m->second);
+  runner->ApplyState(r.number, next_state);
+  std::string shown;
+  for (const auto& [k, v] : metrics) {
+    if (k == metric || k == "train_loss") shown += fmt::format(" {}={:.4f}", k, v);
+  }
+  spdlog::info("[study {}] trial {} epoch {}/{}:{} -> {}{}", r.study_id, r.number, epoch,
+               runner->config().budget.max_epochs, shown, r.decision,
+               decision->reason.empty() ? "" : " (" + decision->reason + ")");
+  return Status::Ok();
+}
+
+void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double now) {
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return;
+  const Lease& lease = it->second;
+  const double seconds = now - lease.start;
+  const double dollars = seconds * lease.price_per_hour / 3600.0;
+  closed_dollars_[lease.study_id] += dollars;
+  if (StudyRunner* runner = FindStudy(lease.study_id)) {
+    runner->ApplyCost(lease.number, dollars, seconds);
+  }
+  leases_.erase(it);
+}
+
+Status Coordinator::CompleteTrial(const std::string& worker_id, const std::string& lease_id,
+                                  const std::map<std::string, double>& final_metrics) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Lease* lease = nullptr;
+  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  StudyRunner* runner = FindStudy(lease->study_id);
+  const auto& trial = runner->view().trials.at(lease->number);
+  const double now = Now();
+  // A running trial that ends here trained to its last epoch; stopped or paused ones were
+  // decided at their last report and keep that state and reason.
+  const bool completes = trial.state == TrialState::kRunning;
+  const std::string reason =
+      "completed " + std::to_string(trial.LastResource()) + " epochs";
+  const char* segment_reason = completes ? "completed"
+                               : trial.state == TrialState::kPaused ? "paused"
+                                                                     : "stopped";
+  try {
+    store_->Atomically([&] {
+      if (completes) {
+        store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kCompleted, reason,
+                                 now);
+      }
+      if (!final_metrics.empty()) {
+        store_->SetFinalMetrics(lease->study_id, lease->number, final_metrics);
+      }
+      store_->CloseSegment(lease_id, now, segment_reason);
+    });
+  } catch (const std::exception& e) {
+    return StorageError(e, "the completion");
+  }
+  const int64_t study_id = lease->study_id;
+  const int64_t number = lease->number;
+  if (completes) runner->ApplyState(number, TrialState::kCompleted);
+  ApplyLeaseEnd(lease_id, now);
+  spdlog::info("[study {}] trial {} {}", study_id, number,
+               completes ? reason : std::string("released (") + segment_reason + ")");
+  MaybeFinishStudy(*runner, now);
+  return Status::Ok();
+}
+
+Status Coordinator::FailTrial(const std::string& worker_id, const std::string& lease_id,
+                              const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Lease* lease = nullptr;
+  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  StudyRunner* runner = FindStudy(lease->study_id);
+  const double now = Now();
+  const std::string reason = "failed: " + error;
+  try {
+    store_->Atomically([&] {
+      store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kFailed, reason, now);
+      store_->CloseSegment(lease_id, now, "failed");
+    });
+  } catch (const std::exception& e) {
+    return StorageError(e, "the failure");
+  }
+  const int64_t study_id = lease->study_id;
+  const int64_t number = lease->number;
+  runner->ApplyState(number, TrialState::kFailed);
+  ApplyLeaseEnd(lease_id, now);
+  spdlog::warn("[study {}] trial {} {}", study_id, number, reason);
+  MaybeFinishStudy(*runner, now);
+  return Status::Ok();
+}
+
+Status Coordinator::Heartbeat(const std::string& worker_id,
+                              const std::vector<std::string>& lease_ids,
+                              std::vector<std::string>* revoked) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double now = Now();
+  Worker* w = nullptr;
+  if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+  for (const auto& id : lease_ids) {
+    auto it = leases_.find(id);
+    if (it == leases_.end() || it->second.worker_id != worker_id) {
+      revoked->push_back(id);
+    } else {
+      it->second.last_seen = now;
+    }
+  }
+  return Status::Ok();
+}
+
+void Coordinator::Tick() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double now = Now();
+  std::vector<std::string> expired;
+  for (const auto& [id, lease] : leases_) {
+    if (now - lease.last_seen > options_.lease_timeout_s) expired.push_back(id);
+  }
+  for (const auto& id : expired) {
+    const Lease lease = leases_.at(id);
+    StudyRunner* runner = FindStudy(lease.study_id);
+    const bool requeue =
+        runner && runner->view().trials.at(lease.number).state == TrialState::kRunning;
+    try {
+      store_->Atomically([&] {
+        store_->CloseSegment(id, now, "expired");
+        if (requeue) {
+          store_->UpdateTrialState(lease.study_id, lease.number, TrialState::kPending,
+                                   "requeued: lease expired", 0);
+        }
+      });
+    } catch (const std::exception& e) {
+      StorageError(e, "a lease expiry");
+      continue;
+    }
+    if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
+    ApplyLeaseEnd(id, now);
+    spdlog::warn("[study {}] trial {}: lease {} of worker {} expired (no heartbeat for {:.0f} s){}",
+                 lease.study_id, lease.number, id, lease.worker_id, now - lease.last_seen,
+                 requeue ? "; requeued" : "");
+  }
+  for (auto& [id, runner] : studies_) MaybeFinishStudy(*runner, now);
+}
+
+void Coordinator::MaybeFinishStudy(StudyRunner& runner, double now) {
+  if (runner.state() != StudyState::kRunning) return;
+  for (const auto& [id, lease] : leases_) {
+    if (lease.study_id == runner.id()) return;  // a worker still owes a completion
+  }
+  std::string reason;
+  if (!runner.Finished(now, StudyDollars(runner.id(), now), &reason)) return;
+  std::vector<int64_t> parked;
+  for (const auto& t : runner.view().trials) {
+    if (t.state == TrialState::kPaused) parked.push_back(t.number);
+  }
+  try {
+    store_->Atomically([&] {
+      for (int64_t n : parked) {
+        store_->UpdateTrialState(runner.id(), n, TrialState::kStopped,
+                                 "paused at a rung and never promoted", now);
+      }
+      store_->UpdateStudy(runner.id(), StudyState::kCompleted, reason, now);
+    });
+  } catch (const std::exception& e) {
+    StorageError(e, "the study's end");
+    return;
+  }
+  for (int64_t n : parked) runner.ApplyState(n, TrialState::kStopped);
+  runner.ApplyStudyState(StudyState::kCompleted, reason);
+  spdlog::info("[study {}] finished: {}; ${:.4f} spent", runner.id(), reason,
+               StudyDollars(runner.id(), now));
+}
+
+bool Coordinator::AllStudiesFinished() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, runner] : studies_) {
+    if (runner->state() == StudyState::kRunning) return false;
+  }
+  return true;
+}
+
+}  // namespace sift::coordinator

@@ -1,0 +1,133 @@
+// Coordinator: owns the Store, one StudyRunner per study, the workers, their leases and the
+// ledger. Locks at the edge: every public method takes the one mutex; everything below it
+// (StudyRunner, search/) is single-threaded. The gRPC services are thin adapters over this.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coordinator/config.h"
+#include "coordinator/price_catalog.h"
+#include "coordinator/records.h"
+#include "coordinator/status.h"
+#include "coordinator/store.h"
+#include "coordinator/study_runner.h"
+#include "search/decision.h"
+
+namespace sift::coordinator {
+
+struct CoordinatorOptions {
+  double lease_timeout_s = 30.0;      // a lease without heartbeat for this long is lost
+  double heartbeat_interval_s = 5.0;  // what workers are told to use
+  PriceCatalog catalog;
+  bool shutdown_when_idle = false;    // embedded run: tell workers to exit once all is done
+  std::string checkpoint_dir;         // shared-path checkpoint store; "" disables resumes
+  std::function<double()> clock;      // unix seconds; defaults to the system clock
+};
+
+struct StudySummary {
+  StudyRecord record;
+  std::string metric;
+  bool maximize = true;
+  int64_t max_trials = 0;
+  int64_t total = 0, finished = 0, running = 0;
+  std::optional<int64_t> best_trial;
+  double best_value = 0;
+  double dollars = 0;
+};
+
+struct TrialSummary {
+  TrialRecord record;
+  std::vector<ReportRecord> reports;  // current curve, in epoch order
+  double dollars = 0, seconds = 0;
+  std::optional<double> objective;    // last reported objective value
+  int64_t epochs = 0;
+};
+
+struct Assignment {
+  int64_t study_id = 0;
+  int64_t number = 0;
+  std::string lease_id;
+  search::Params params;  // searched and fixed trainer parameters together
+  int64_t max_epochs = 0;
+  int64_t start_epoch = 0;
+  uint64_t seed = 0;
+  DataConfig data;
+  std::string metric;
+  std::string checkpoint_dir;
+};
+
+enum class AcquireResult { kAssigned, kNoWork, kShutdown };
+
+class Coordinator {
+ public:
+  // Rebuilds every study from `store`; throws if the database cannot be read.
+  Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options);
+
+  // Studies.
+  Status CreateStudy(const std::string& config_text, const std::string& origin, int64_t* id,
+                     std::vector<std::string>* errors);
+  Status GetStudy(int64_t id, StudySummary* out);
+  std::vector<StudySummary> ListStudies();
+  Status ListTrials(int64_t study_id, std::vector<TrialSummary>* out);
+  Status CancelStudy(int64_t id);
+
+  // Workers.
+  Status RegisterWorker(WorkerRecord request, WorkerRecord* out);
+  Status AcquireTrial(const std::string& worker_id, AcquireResult* result, Assignment* out);
+  Status ReportProgress(const std::string& worker_id, const std::string& lease_id, int64_t seq,
+                        int64_t epoch, const std::map<std::string, double>& metrics,
+                        search::Decision* decision);
+  Status CompleteTrial(const std::string& worker_id, const std::string& lease_id,
+                       const std::map<std::string, double>& final_metrics);
+  Status FailTrial(const std::string& worker_id, const std::string& lease_id,
+                   const std::string& error);
+  Status Heartbeat(const std::string& worker_id, const std::vector<std::string>& lease_ids,
+                   std::vector<std::string>* revoked);
+
+  // Expires silent leases and closes finished studies; called periodically by the server.
+  void Tick();
+  bool AllStudiesFinished();
+  const CoordinatorOptions& options() const { return options_; }
+
+ private:
+  struct Worker {
+    WorkerRecord record;
+    double last_seen = 0;
+  };
+  struct Lease {
+    std::string id, worker_id;
+    int64_t study_id = 0, number = 0;
+    double start = 0, last_seen = 0, price_per_hour = 0;
+    std::string market;
+  };
+
+  double Now() const { return options_.clock(); }
+  StudyRunner* FindStudy(int64_t id);
+  // Finds a registered worker and notes that it is alive.
+  Status TouchWorker(const std::string& worker_id, double now, Worker** out);
+  Status CheckLease(const std::string& worker_id, const std::string& lease_id, Lease** out);
+  double StudyDollars(int64_t study_id, double now) const;
+  // Ends a lease: closes its segment and charges the trial. The Store write is the caller's.
+  void ApplyLeaseEnd(const std::string& lease_id, double now);
+  void MaybeFinishStudy(StudyRunner& runner, double now);
+  Status StorageError(const std::exception& e, const std::string& what);
+  TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,
+                         const std::vector<ReportRecord>& reports,
+                         const std::vector<SegmentRecord>& segments, double now) const;
+
+  std::mutex mu_;
+  std::unique_ptr<Store> store_;
+  CoordinatorOptions options_;
+  std::map<int64_t, std::unique_ptr<StudyRunner>> studies_;
+  std::map<std::string, Worker> workers_;
+  std::map<std::string, Lease> leases_;
+  std::map<int64_t, double> closed_dollars_;  // per study, over closed segments
+};
+
+}  // namespace sift::coordinator

@@ -1,0 +1,209 @@
+#include "coordinator/embedded_run.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "coordinator/coordinator.h"
+#include "coordinator/local_workers.h"
+#include "coordinator/report.h"
+#include "coordinator/server.h"
+
+namespace sift::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<int> g_interrupts{0};
+
+void OnInterrupt(int) { g_interrupts.fetch_add(1); }
+
+std::string Timestamp() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+std::string ExeDir() {
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : exe.parent_path().string();
+}
+
+std::string DefaultPrices(const std::string& config_path) {
+  for (const fs::path& p : {fs::path(config_path).parent_path() / "prices.json",
+                            fs::path(SIFT_SOURCE_DIR) / "examples" / "prices.json"}) {
+    if (fs::exists(p)) return p.string();
+  }
+  return "";
+}
+
+std::string CacheDir() {
+  if (const char* x = getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/sift";
+  if (const char* h = getenv("HOME"); h && *h) return std::string(h) + "/.cache/sift";
+  return "/tmp/sift-cache";
+}
+
+StudyReport Collect(Coordinator& c, int64_t id, std::optional<double> target) {
+  StudyReport r;
+  c.GetStudy(id, &r.study);
+  c.ListTrials(id, &r.trials);
+  r.target = target;
+  return r;
+}
+
+}  // namespace
+
+int RunEmbedded(const RunOptions& o) {
+  StudyConfig config;
+  std::string text;
+  auto errors = LoadStudyConfig(o.config_path, &config, &text);
+  if (!errors.empty()) {
+    std::cerr << o.config_path << ": invalid config:\n";
+    for (const auto& e : errors) std::cerr << "  " << e << "\n";
+    return 2;
+  }
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  const int threads = o.threads_per_worker > 0 ? o.threads_per_worker
+                      : config.worker.threads > 0 ? static_cast<int>(config.worker.threads)
+                                                  : 1;
+  int workers = o.workers > 0 ? o.workers : std::max(1, cores / threads);
+  if (config.parallelism > 0) workers = std::min<int>(workers, config.parallelism);
+
+  const std::string out_dir =
+      o.out_dir.empty() ? "runs/" + config.name + "-" + Timestamp() : o.out_dir;
+  std::error_code ec;
+  fs::create_directories(out_dir + "/workers", ec);
+  if (ec) {
+    std::cerr << out_dir << ": cannot create the run directory: " << ec.message() << "\n";
+    return 1;
+  }
+
+  CoordinatorOptions copts;
+  copts.lease_timeout_s = o.lease_timeout_s;
+  copts.heartbeat_interval_s = std::max(0.2, o.lease_timeout_s / 6);
+  copts.shutdown_when_idle = true;
+  copts.checkpoint_dir = fs::absolute(out_dir + "/checkpoints").string();
+  const std::string prices = o.prices_path.empty() ? DefaultPrices(o.config_path) : o.prices_path;
+  if (config.worker.price_per_hour <= 0) {
+    std::string problem = prices.empty() ? "no price catalog found (pass --prices FILE)"
+                                         : copts.catalog.Load(prices);
+    if (!problem.empty()) {
+      std::cerr << problem << "\n";
+      return 2;
+    }
+    double price = 0;
+    if (std::string p = copts.catalog.Lookup(config.worker.instance_type, config.worker.market,
+                                             &price);
+        !p.empty()) {
+      std::cerr << o.config_path << ": worker.instance_type: " << p << "\n";
+      return 2;
+    }
+  }
+
+  std::unique_ptr<Coordinator> coordinator;
+  std::unique_ptr<Server> server;
+  int64_t study_id = 0;
+  try {
+    coordinator = std::make_unique<Coordinator>(OpenSqliteStore(out_dir + "/sift.db"), copts);
+    server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", "");
+    if (Status s = coordinator->CreateStudy(text, o.config_path, &study_id, &errors); !s.ok()) {
+      std::cerr << s.message << "\n";
+      return s.code == Status::Code::kInvalidArgument ? 2 : 1;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "cannot start the coordinator: " << e.what() << "\n";
+    return 1;
+  }
+  const std::string address = "127.0.0.1:" + std::to_string(server->port());
+  spdlog::info("run directory {}; coordinator on {}; {} workers x {} threads on {} cores", out_dir,
+               address, workers, threads, cores);
+
+  const std::string worker_bin =
+      o.worker_binary.empty() ? ExeDir() + "/sift-worker" : o.worker_binary;
+  LocalWorkers local;
+  try {
+    for (int i = 0; i < workers; ++i) {
+      std::vector<std::string> argv = {worker_bin,
+                                       "--coordinator", address,
+                                       "--name", "local-" + std::to_string(i),
+                                       "--instance-type", config.worker.instance_type,
+                                       "--market", config.worker.market,
+                                       "--threads", std::to_string(threads),
+                                       "--cache-dir", CacheDir(),
+                                       "--exit-when-idle"};
+      if (config.worker.price_per_hour > 0) {
+        argv.push_back("--price-per-hour");
+        argv.push_back(std::to_string(config.worker.price_per_hour));
+      }
+      std::istringstream extra(o.extra_worker_args);
+      for (std::string a; extra >> a;) argv.push_back(a);
+      local.Spawn(argv, WorkerEnvironment(threads),
+                  out_dir + "/workers/worker-" + std::to_string(i) + ".log");
+    }
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";
+    local.StopAll(0);
+    return 1;
+  }
+
+  signal(SIGINT, OnInterrupt);
+  signal(SIGTERM, OnInterrupt);
+  const auto started = std::chrono::steady_clock::now();
+  auto last_progress = started;
+  bool cancelled = false, workers_lost = false;
+  while (!coordinator->AllStudiesFinished()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (g_interrupts > 0 && !cancelled) {
+      spdlog::warn("interrupted: cancelling the study (Ctrl-C again to stop at once)");
+      coordinator->CancelStudy(study_id);
+      cancelled = true;
+    }
+    if (g_interrupts > 1) break;
+    if (local.Poll() == 0) {
+      workers_lost = true;
+      break;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_progress >= std::chrono::seconds(15)) {
+      last_progress = now;
+      StudySummary s;
+      coordinator->GetStudy(study_id, &s);
+      spdlog::info("progress: {}/{} trials finished, {} running, best {} {}, ${:.4f} spent, {:.0f} s",
+                   s.finished, s.max_trials, s.running, s.metric,
+                   s.best_trial ? fmt::format("{:.4f} (trial {})", s.best_value, *s.best_trial)
+                                : "-",
+                   s.dollars, std::chrono::duration<double>(now - started).count());
+    }
+  }
+  local.StopAll(/*grace_s=*/g_interrupts > 1 ? 0 : 15);
+  server->Shutdown();
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+
+  StudyReport report = Collect(*coordinator, study_id, o.target);
+  std::cout << "\n" << FormatTable(report) << "\n" << FormatSummary(report);
+  if (std::string problem = WriteReportFiles(report, out_dir); !problem.empty()) {
+    std::cerr << problem << "\n";
+    return 1;
+  }
+  std::cout << "results: " << out_dir << "/results.csv, " << out_dir << "/results.json, database "
+            << out_dir << "/sift.db\n";
+  if (workers_lost) {
+    std::cerr << "all workers exited before the study finished; see " << out_dir
+              << "/workers/*.log\n";
+    return 1;
+  }
+  return report.study.record.state == StudyState::kCompleted ? 0 : 1;
+}
+
+}  // namespace sift::coordinator

@@ -1,0 +1,26 @@
+// `sift run`: the embedded default. One process runs the coordinator on 127.0.0.1 with a SQLite
+// database in the run directory, starts local sift-worker processes, shows progress, and writes
+// the report when the study ends.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace sift::coordinator {
+
+struct RunOptions {
+  std::string config_path;
+  std::string out_dir;          // "" -> runs/<study name>-<timestamp>
+  int workers = 0;              // 0 -> cores / threads per worker
+  int threads_per_worker = 0;   // 0 -> config worker.threads, else 1
+  std::string prices_path;      // "" -> the bundled examples/prices.json
+  std::string worker_binary;    // "" -> sift-worker next to this executable
+  double lease_timeout_s = 30;
+  std::optional<double> target;
+  std::string extra_worker_args;  // appended to every worker's command line (space-separated)
+};
+
+// Returns the process exit code: 0 done, 1 failed, 2 invalid config.
+int RunEmbedded(const RunOptions& options);
+
+}  // namespace sift::coordinator

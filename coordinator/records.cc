@@ -1,0 +1,32 @@
+#include "coordinator/records.h"
+
+#include <stdexcept>
+
+namespace sift::coordinator {
+
+const char* ToString(StudyState s) {
+  switch (s) {
+    case StudyState::kRunning: return "RUNNING";
+    case StudyState::kCompleted: return "COMPLETED";
+    case StudyState::kCancelled: return "CANCELLED";
+  }
+  return "UNKNOWN";
+}
+
+StudyState StudyStateFromString(const std::string& s) {
+  if (s == "RUNNING") return StudyState::kRunning;
+  if (s == "COMPLETED") return StudyState::kCompleted;
+  if (s == "CANCELLED") return StudyState::kCancelled;
+  throw std::runtime_error("unknown study state '" + s + "' in the database");
+}
+
+search::TrialState TrialStateFromString(const std::string& s) {
+  using search::TrialState;
+  for (TrialState t : {TrialState::kPending, TrialState::kRunning, TrialState::kPaused,
+                       TrialState::kCompleted, TrialState::kStopped, TrialState::kFailed}) {
+    if (s == search::ToString(t)) return t;
+  }
+  throw std::runtime_error("unknown trial state '" + s + "' in the database");
+}
+
+}  // namespace sift::coordinator

@@ -1,0 +1,80 @@
+// Plain records of what the Store holds. No behaviour here; the Store is the source of truth.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "search/param_value.h"
+#include "search/study_view.h"
+
+namespace sift::coordinator {
+
+enum class StudyState { kRunning, kCompleted, kCancelled };
+const char* ToString(StudyState s);
+StudyState StudyStateFromString(const std::string& s);
+search::TrialState TrialStateFromString(const std::string& s);
+
+struct StudyRecord {
+  int64_t id = 0;
+  std::string name;
+  std::string config_text;
+  StudyState state = StudyState::kRunning;
+  std::string end_reason;
+  double created_at = 0;  // unix seconds
+  double ended_at = 0;
+};
+
+struct TrialRecord {
+  int64_t study_id = 0;
+  int64_t number = 0;
+  search::Params params;  // searched parameters only; fixed ones come from the config
+  search::TrialState state = search::TrialState::kPending;
+  std::string end_reason;
+  double created_at = 0;
+  double ended_at = 0;
+  std::map<std::string, double> final_metrics;
+};
+
+struct ReportRecord {
+  int64_t study_id = 0;
+  int64_t number = 0;
+  int64_t epoch = 0;
+  std::map<std::string, double> metrics;
+  std::string lease_id;
+  int64_t seq = 0;
+  std::string decision;  // CONTINUE | STOP | PAUSE
+  std::string reason;
+  double created_at = 0;
+};
+
+struct WorkerRecord {
+  std::string id;
+  std::string name;
+  std::string instance_type;
+  std::string market;  // on-demand | spot
+  double price_per_hour = 0;
+  std::string device;
+  int64_t threads = 0;
+  double registered_at = 0;
+};
+
+// A lease is one stretch of one worker on one trial: the unit the ledger charges.
+struct SegmentRecord {
+  std::string lease_id;
+  std::string worker_id;
+  int64_t study_id = 0;
+  int64_t number = 0;
+  double start = 0;  // unix seconds, coordinator clock
+  std::optional<double> end;  // open while the lease is held
+  double price_per_hour = 0;
+  std::string market;
+  std::string end_reason;  // completed, stopped, paused, failed, expired, preempted
+  int64_t start_epoch = 0;
+
+  double Seconds(double now) const { return (end ? *end : now) - start; }
+  double Dollars(double now) const { return Seconds(now) * price_per_hour / 3600.0; }
+};
+
+}  // namespace sift::coordinator

@@ -1,0 +1,220 @@
+#include "coordinator/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace sift::coordinator {
+namespace {
+
+using json = nlohmann::json;
+
+bool Better(const StudyReport& r, double a, double b) {
+  return r.study.maximize ? a > b : a < b;
+}
+
+std::string Params(const search::Params& params) {
+  std::string out;
+  for (const auto& [k, v] : params) out += (out.empty() ? "" : " ") + k + "=" + search::ToString(v);
+  return out;
+}
+
+std::string Csv(std::string s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+double PerDollar(const TrialSummary& t) {
+  return t.objective && t.dollars > 0 ? *t.objective / t.dollars : 0.0;
+}
+
+}  // namespace
+
+std::vector<int64_t> ParetoFrontier(const StudyReport& report) {
+  std::vector<const TrialSummary*> scored;
+  for (const auto& t : report.trials) {
+    if (t.objective && t.record.state != search::TrialState::kFailed) scored.push_back(&t);
+  }
+  std::sort(scored.begin(), scored.end(), [&](const auto* a, const auto* b) {
+    if (a->dollars != b->dollars) return a->dollars < b->dollars;
+    return Better(report, *a->objective, *b->objective);
+  });
+  std::vector<int64_t> out;
+  std::optional<double> best;
+  for (const auto* t : scored) {
+    if (!best || Better(report, *t->objective, *best)) {
+      best = t->objective;
+      out.push_back(t->record.number);
+    }
+  }
+  return out;
+}
+
+std::vector<BestSoFar> BestSoFarCurve(const StudyReport& report) {
+  std::vector<const TrialSummary*> ended;
+  for (const auto& t : report.trials) {
+    if (search::IsTerminal(t.record.state)) ended.push_back(&t);
+  }
+  std::sort(ended.begin(), ended.end(), [](const auto* a, const auto* b) {
+    return a->record.ended_at < b->record.ended_at;
+  });
+  std::vector<BestSoFar> out;
+  double dollars = 0;
+  std::optional<double> best;
+  for (const auto* t : ended) {
+    dollars += t->dollars;
+    if (t->objective && t->record.state != search::TrialState::kFailed &&
+        (!best || Better(report, *t->objective, *best))) {
+      best = t->objective;
+      out.push_back({dollars, *best, t->record.number});
+    }
+  }
+  return out;
+}
+
+std::string FormatTable(const StudyReport& report) {
+  const std::string& metric = report.study.metric;
+  std::string out = fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8}  {:>9}  {:>10}  {}\n", "trial",
+                                "state", "epochs", metric, "wall_s", "dollars",
+                                report.study.maximize ? "obj_per_$" : "", "params / why it ended");
+  for (const auto& t : report.trials) {
+    out += fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8.1f}  {:>9.5f}  {:>10}  {}\n",
+                       t.record.number, search::ToString(t.record.state), t.epochs,
+                       t.objective ? fmt::format("{:.4f}", *t.objective) : "-", t.seconds,
+                       t.dollars,
+                       report.study.maximize && t.objective ? fmt::format("{:.1f}", PerDollar(t))
+                                                            : "",
+                       Params(t.record.params));
+    if (!t.record.end_reason.empty()) {
+      out += fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8}  {:>9}  {:>10}  -> {}\n", "", "", "",
+                         "", "", "", "", t.record.end_reason);
+    }
+  }
+  return out;
+}
+
+std::string FormatSummary(const StudyReport& report) {
+  const auto& s = report.study;
+  std::string out;
+  double total_seconds = 0;
+  for (const auto& t : report.trials) total_seconds += t.seconds;
+  out += fmt::format("study {} '{}': {} ({}); {} trials, ${:.4f} over {:.0f} worker-seconds\n",
+                     s.record.id, s.record.name, ToString(s.record.state), s.record.end_reason,
+                     s.total, s.dollars, total_seconds);
+  if (!s.best_trial) return out + "no trial reported a result\n";
+  const TrialSummary& best = report.trials.at(*s.best_trial);
+  out += fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.5f}; {}\n", best.record.number,
+                     s.metric, s.best_value, best.epochs, best.dollars, Params(best.record.params));
+  if (auto it = best.record.final_metrics.find("test_accuracy");
+      it != best.record.final_metrics.end()) {
+    out += fmt::format("best trial's test accuracy: {:.4f}\n", it->second);
+  }
+  auto frontier = ParetoFrontier(report);
+  std::string f;
+  for (auto n : frontier) {
+    f += fmt::format("{}#{} (${:.5f}, {:.4f})", f.empty() ? "" : ", ", n,
+                     report.trials[n].dollars, *report.trials[n].objective);
+  }
+  out += "cost/" + s.metric + " Pareto frontier: " + f + "\n";
+  if (report.target) {
+    std::optional<BestSoFar> hit;
+    for (const auto& b : BestSoFarCurve(report)) {
+      if (!Better(report, *report.target, b.value)) {
+        hit = b;
+        break;
+      }
+    }
+    out += hit ? fmt::format("reached {} {:.4f} after ${:.5f} (trial {})\n", s.metric,
+                             *report.target, hit->dollars, hit->trial)
+               : fmt::format("never reached {} {:.4f}\n", s.metric, *report.target);
+  }
+  return out;
+}
+
+std::string ToCsv(const StudyReport& report) {
+  std::vector<std::string> names;
+  for (const auto& t : report.trials) {
+    for (const auto& [k, v] : t.record.params) {
+      if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  std::string out = "trial,state,epochs," + report.study.metric +
+                    ",test_accuracy,wall_seconds,dollars,objective_per_dollar";
+  for (const auto& n : names) out += "," + Csv(n);
+  out += ",end_reason\n";
+  for (const auto& t : report.trials) {
+    auto test = t.record.final_metrics.find("test_accuracy");
+    out += fmt::format("{},{},{},{},{},{:.3f},{:.8f},{}", t.record.number,
+                       search::ToString(t.record.state), t.epochs,
+                       t.objective ? fmt::format("{:.6f}", *t.objective) : "",
+                       test != t.record.final_metrics.end() ? fmt::format("{:.6f}", test->second)
+                                                            : "",
+                       t.seconds, t.dollars,
+                       t.objective && t.dollars > 0 ? fmt::format("{:.3f}", PerDollar(t)) : "");
+    for (const auto& n : names) {
+      auto it = t.record.params.find(n);
+      out += "," + (it == t.record.params.end() ? "" : Csv(search::ToString(it->second)));
+    }
+    out += "," + Csv(t.record.end_reason) + "\n";
+  }
+  return out;
+}
+
+std::string ToJson(const StudyReport& report) {
+  const auto& s = report.study;
+  json j;
+  j["study"] = {{"id", s.record.id},       {"name", s.record.name},
+                {"state", ToString(s.record.state)}, {"end_reason", s.record.end_reason},
+                {"objective", s.metric},  {"maximize", s.maximize},
+                {"dollars", s.dollars},   {"trials", s.total}};
+  if (s.best_trial) j["study"]["best_trial"] = *s.best_trial;
+  json trials = json::array();
+  for (const auto& t : report.trials) {
+    json params = json::object();
+    for (const auto& [k, v] : t.record.params) std::visit([&](auto x) { params[k] = x; }, v);
+    json curve = json::array();
+    for (const auto& r : t.reports) curve.push_back({{"epoch", r.epoch}, {"metrics", r.metrics}});
+    json jt = {{"number", t.record.number},
+               {"state", search::ToString(t.record.state)},
+               {"params", params},
+               {"epochs", t.epochs},
+               {"wall_seconds", t.seconds},
+               {"dollars", t.dollars},
+               {"end_reason", t.record.end_reason},
+               {"final_metrics", t.record.final_metrics},
+               {"curve", curve}};
+    if (t.objective) {
+      jt["objective"] = *t.objective;
+      if (t.dollars > 0) jt["objective_per_dollar"] = PerDollar(t);
+    }
+    trials.push_back(jt);
+  }
+  j["trials"] = trials;
+  j["pareto_frontier"] = ParetoFrontier(report);
+  json curve = json::array();
+  for (const auto& b : BestSoFarCurve(report)) {
+    curve.push_back({{"dollars", b.dollars}, {"best", b.value}, {"trial", b.trial}});
+  }
+  j["best_so_far_by_dollars"] = curve;
+  return j.dump(2) + "\n";
+}
+
+std::string WriteReportFiles(const StudyReport& report, const std::string& dir) {
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"results.csv",
+                                                                       ToCsv(report)},
+                                   {"results.json", ToJson(report)}}) {
+    const std::string path = dir + "/" + name;
+    std::ofstream f(path, std::ios::trunc);
+    f << text;
+    f.flush();
+    if (!f) return path + ": cannot write (disk full or no permission?)";
+  }
+  return "";
+}
+
+}  // namespace sift::coordinator

@@ -1,0 +1,39 @@
+// Turns a study's records into what users read: the per-trial table, results.csv, results.json
+// (with curves, the cost/accuracy Pareto frontier and dollars to each best-so-far).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coordinator/coordinator.h"
+
+namespace sift::coordinator {
+
+struct StudyReport {
+  StudySummary study;
+  std::vector<TrialSummary> trials;
+  std::optional<double> target;  // objective value to reach (e.g. 0.85); dollars to it reported
+};
+
+// Trial numbers on the Pareto frontier of (dollars low, objective good), cheapest first.
+std::vector<int64_t> ParetoFrontier(const StudyReport& report);
+
+// (cumulative dollars, best objective so far, trial number) each time the best improved, in
+// order of trial end.
+struct BestSoFar {
+  double dollars;
+  double value;
+  int64_t trial;
+};
+std::vector<BestSoFar> BestSoFarCurve(const StudyReport& report);
+
+std::string FormatTable(const StudyReport& report);
+std::string FormatSummary(const StudyReport& report);  // best trial, test accuracy, totals
+std::string ToCsv(const StudyReport& report);
+std::string ToJson(const StudyReport& report);
+
+// Writes results.csv and results.json into `dir`; returns "" or the problem.
+std::string WriteReportFiles(const StudyReport& report, const std::string& dir);
+
+}  // namespace sift::coordinator

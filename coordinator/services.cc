@@ -1,0 +1,241 @@
+#include "coordinator/services.h"
+
+#include "coordinator/proto_convert.h"
+
+namespace sift::coordinator {
+namespace {
+
+grpc::Status ToGrpc(const Status& s) {
+  using C = Status::Code;
+  switch (s.code) {
+    case C::kOk: return grpc::Status::OK;
+    case C::kInvalidArgument: return {grpc::StatusCode::INVALID_ARGUMENT, s.message};
+    case C::kNotFound: return {grpc::StatusCode::NOT_FOUND, s.message};
+    case C::kFailedPrecondition: return {grpc::StatusCode::FAILED_PRECONDITION, s.message};
+    case C::kUnauthenticated: return {grpc::StatusCode::UNAUTHENTICATED, s.message};
+    case C::kResourceExhausted: return {grpc::StatusCode::RESOURCE_EXHAUSTED, s.message};
+    case C::kUnavailable: return {grpc::StatusCode::UNAVAILABLE, s.message};
+    case C::kInternal: return {grpc::StatusCode::INTERNAL, s.message};
+  }
+  return {grpc::StatusCode::UNKNOWN, s.message};
+}
+
+// Bearer token in the "authorization" metadata; an empty configured token disables the check.
+grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token) {
+  if (token.empty()) return grpc::Status::OK;
+  auto it = ctx->client_metadata().find("authorization");
+  if (it == ctx->client_metadata().end()) {
+    return {grpc::StatusCode::UNAUTHENTICATED, "missing 'authorization: Bearer <token>' metadata"};
+  }
+  if (std::string(it->second.data(), it->second.size()) != "Bearer " + token) {
+    return {grpc::StatusCode::UNAUTHENTICATED, "invalid token"};
+  }
+  return grpc::Status::OK;
+}
+
+v1::TrialState ToProto(search::TrialState s) {
+  switch (s) {
+    case search::TrialState::kPending: return v1::TRIAL_PENDING;
+    case search::TrialState::kRunning: return v1::TRIAL_RUNNING;
+    case search::TrialState::kPaused: return v1::TRIAL_PAUSED;
+    case search::TrialState::kCompleted: return v1::TRIAL_COMPLETED;
+    case search::TrialState::kStopped: return v1::TRIAL_STOPPED;
+    case search::TrialState::kFailed: return v1::TRIAL_FAILED;
+  }
+  return v1::TRIAL_STATE_UNSPECIFIED;
+}
+
+std::map<std::string, double> ToMap(const google::protobuf::Map<std::string, double>& m) {
+  return {m.begin(), m.end()};
+}
+
+}  // namespace
+
+void ToProto(const StudySummary& s, v1::Study* out) {
+  out->set_id(s.record.id);
+  out->set_name(s.record.name);
+  out->set_state(s.record.state == StudyState::kRunning     ? v1::STUDY_RUNNING
+                 : s.record.state == StudyState::kCompleted ? v1::STUDY_COMPLETED
+                                                            : v1::STUDY_CANCELLED);
+  out->set_objective_metric(s.metric);
+  out->set_maximize(s.maximize);
+  out->set_trials_total(s.total);
+  out->set_trials_finished(s.finished);
+  out->set_trials_running(s.running);
+  out->set_has_best(s.best_trial.has_value());
+  out->set_best_trial_number(s.best_trial.value_or(0));
+  out->set_best_objective(s.best_value);
+  out->set_cost_dollars(s.dollars);
+  out->set_end_reason(s.record.end_reason);
+  out->set_max_trials(s.max_trials);
+}
+
+void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
+  out->set_study_id(t.record.study_id);
+  out->set_number(t.record.number);
+  out->set_state(ToProto(t.record.state));
+  ToProto(t.record.params, out->mutable_params());
+  out->set_end_reason(t.record.end_reason);
+  out->set_cost_dollars(t.dollars);
+  out->set_wall_seconds(t.seconds);
+  out->set_has_objective(t.objective.has_value());
+  out->set_objective(t.objective.value_or(0));
+  out->set_epochs(t.epochs);
+  for (const auto& [k, v] : t.record.final_metrics) (*out->mutable_final_metrics())[k] = v;
+  if (!include_reports) return;
+  for (const auto& r : t.reports) {
+    auto* rep = out->add_reports();
+    rep->set_epoch(r.epoch);
+    for (const auto& [k, v] : r.metrics) (*rep->mutable_metrics())[k] = v;
+  }
+}
+
+grpc::Status StudiesService::CreateStudy(grpc::ServerContext* ctx,
+                                         const v1::CreateStudyRequest* req,
+                                         v1::CreateStudyResponse* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  int64_t id = 0;
+  std::vector<std::string> errors;
+  const std::string origin = req->config_path().empty() ? "config" : req->config_path();
+  Status s = coordinator_->CreateStudy(req->config(), origin, &id, &errors);
+  if (!s.ok()) return ToGrpc(s);
+  StudySummary summary;
+  coordinator_->GetStudy(id, &summary);
+  ToProto(summary, resp->mutable_study());
+  return grpc::Status::OK;
+}
+
+grpc::Status StudiesService::GetStudy(grpc::ServerContext* ctx, const v1::GetStudyRequest* req,
+                                      v1::Study* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  StudySummary summary;
+  if (Status s = coordinator_->GetStudy(req->study_id(), &summary); !s.ok()) return ToGrpc(s);
+  ToProto(summary, resp);
+  return grpc::Status::OK;
+}
+
+grpc::Status StudiesService::ListStudies(grpc::ServerContext* ctx, const v1::ListStudiesRequest*,
+                                         v1::ListStudiesResponse* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  for (const auto& summary : coordinator_->ListStudies()) ToProto(summary, resp->add_studies());
+  return grpc::Status::OK;
+}
+
+grpc::Status StudiesService::ListTrials(grpc::ServerContext* ctx,
+                                        const v1::ListTrialsRequest* req,
+                                        v1::ListTrialsResponse* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  std::vector<TrialSummary> trials;
+  if (Status s = coordinator_->ListTrials(req->study_id(), &trials); !s.ok()) return ToGrpc(s);
+  for (const auto& t : trials) ToProto(t, req->include_reports(), resp->add_trials());
+  return grpc::Status::OK;
+}
+
+grpc::Status StudiesService::CancelStudy(grpc::ServerContext* ctx,
+                                         const v1::CancelStudyRequest* req, v1::Study* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (Status s = coordinator_->CancelStudy(req->study_id()); !s.ok()) return ToGrpc(s);
+  StudySummary summary;
+  coordinator_->GetStudy(req->study_id(), &summary);
+  ToProto(summary, resp);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkersService::RegisterWorker(grpc::ServerContext* ctx,
+                                            const v1::RegisterWorkerRequest* req,
+                                            v1::RegisterWorkerResponse* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  WorkerRecord in, out;
+  in.name = req->name();
+  in.instance_type = req->instance_type();
+  in.market = req->market() == v1::MARKET_SPOT ? "spot" : "on-demand";
+  in.price_per_hour = req->price_per_hour();
+  in.device = req->device();
+  in.threads = req->threads();
+  if (Status s = coordinator_->RegisterWorker(in, &out); !s.ok()) return ToGrpc(s);
+  resp->set_worker_id(out.id);
+  resp->set_price_per_hour(out.price_per_hour);
+  resp->set_heartbeat_interval_ms(
+      static_cast<int32_t>(coordinator_->options().heartbeat_interval_s * 1000));
+  resp->set_lease_timeout_ms(static_cast<int32_t>(coordinator_->options().lease_timeout_s * 1000));
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
+                                          const v1::AcquireTrialRequest* req,
+                                          v1::AcquireTrialResponse* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  AcquireResult result;
+  Assignment a;
+  if (Status s = coordinator_->AcquireTrial(req->worker_id(), &result, &a); !s.ok()) {
+    return ToGrpc(s);
+  }
+  if (result == AcquireResult::kShutdown) {
+    resp->set_status(v1::AcquireTrialResponse::SHUTDOWN);
+    return grpc::Status::OK;
+  }
+  if (result == AcquireResult::kNoWork) {
+    resp->set_status(v1::AcquireTrialResponse::NO_WORK);
+    resp->set_retry_after_ms(500);
+    return grpc::Status::OK;
+  }
+  resp->set_status(v1::AcquireTrialResponse::ASSIGNED);
+  auto* out = resp->mutable_assignment();
+  out->set_study_id(a.study_id);
+  out->set_trial_number(a.number);
+  out->set_lease_id(a.lease_id);
+  ToProto(a.params, out->mutable_params());
+  out->set_max_epochs(a.max_epochs);
+  out->set_start_epoch(a.start_epoch);
+  out->set_seed(a.seed);
+  out->set_objective_metric(a.metric);
+  out->set_checkpoint_dir(a.checkpoint_dir);
+  auto* data = out->mutable_data();
+  data->set_dir(a.data.dir);
+  data->set_train_limit(a.data.train_limit);
+  data->set_val_size(a.data.val_size);
+  data->set_test_limit(a.data.test_limit);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkersService::ReportProgress(grpc::ServerContext* ctx,
+                                            const v1::ReportProgressRequest* req,
+                                            v1::ReportProgressResponse* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  search::Decision d;
+  Status s = coordinator_->ReportProgress(req->worker_id(), req->lease_id(), req->seq(),
+                                          req->epoch(), ToMap(req->metrics()), &d);
+  if (!s.ok()) return ToGrpc(s);
+  resp->set_decision(d.action == search::Action::kStop    ? v1::DECISION_STOP
+                     : d.action == search::Action::kPause ? v1::DECISION_PAUSE
+                                                          : v1::DECISION_CONTINUE);
+  resp->set_reason(d.reason);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkersService::CompleteTrial(grpc::ServerContext* ctx,
+                                           const v1::CompleteTrialRequest* req,
+                                           v1::CompleteTrialResponse*) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  return ToGrpc(coordinator_->CompleteTrial(req->worker_id(), req->lease_id(),
+                                            ToMap(req->final_metrics())));
+}
+
+grpc::Status WorkersService::FailTrial(grpc::ServerContext* ctx, const v1::FailTrialRequest* req,
+                                       v1::FailTrialResponse*) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  return ToGrpc(coordinator_->FailTrial(req->worker_id(), req->lease_id(), req->error()));
+}
+
+grpc::Status WorkersService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
+                                       v1::HeartbeatResponse* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  std::vector<std::string> leases(req->lease_ids().begin(), req->lease_ids().end()), revoked;
+  if (Status s = coordinator_->Heartbeat(req->worker_id(), leases, &revoked); !s.ok()) {
+    return ToGrpc(s);
+  }
+  for (const auto& id : revoked) resp->add_revoked_lease_ids(id);
+  return grpc::Status::OK;
+}
+
+}  // namespace sift::coordinator

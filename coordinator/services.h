@@ -1,0 +1,62 @@
+// gRPC adapters: each handler checks the token, converts the request, calls the Coordinator and
+// converts the answer. No logic of their own.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "coordinator/coordinator.h"
+#include "sift/v1/studies_service.grpc.pb.h"
+#include "sift/v1/workers_service.grpc.pb.h"
+
+namespace sift::coordinator {
+
+class StudiesService final : public v1::Studies::Service {
+ public:
+  StudiesService(Coordinator* coordinator, std::string token)
+      : coordinator_(coordinator), token_(std::move(token)) {}
+
+  grpc::Status CreateStudy(grpc::ServerContext* ctx, const v1::CreateStudyRequest* req,
+                           v1::CreateStudyResponse* resp) override;
+  grpc::Status GetStudy(grpc::ServerContext* ctx, const v1::GetStudyRequest* req,
+                        v1::Study* resp) override;
+  grpc::Status ListStudies(grpc::ServerContext* ctx, const v1::ListStudiesRequest* req,
+                           v1::ListStudiesResponse* resp) override;
+  grpc::Status ListTrials(grpc::ServerContext* ctx, const v1::ListTrialsRequest* req,
+                          v1::ListTrialsResponse* resp) override;
+  grpc::Status CancelStudy(grpc::ServerContext* ctx, const v1::CancelStudyRequest* req,
+                           v1::Study* resp) override;
+
+ private:
+  Coordinator* coordinator_;
+  std::string token_;
+};
+
+class WorkersService final : public v1::Workers::Service {
+ public:
+  WorkersService(Coordinator* coordinator, std::string token)
+      : coordinator_(coordinator), token_(std::move(token)) {}
+
+  grpc::Status RegisterWorker(grpc::ServerContext* ctx, const v1::RegisterWorkerRequest* req,
+                              v1::RegisterWorkerResponse* resp) override;
+  grpc::Status AcquireTrial(grpc::ServerContext* ctx, const v1::AcquireTrialRequest* req,
+                            v1::AcquireTrialResponse* resp) override;
+  grpc::Status ReportProgress(grpc::ServerContext* ctx, const v1::ReportProgressRequest* req,
+                              v1::ReportProgressResponse* resp) override;
+  grpc::Status CompleteTrial(grpc::ServerContext* ctx, const v1::CompleteTrialRequest* req,
+                             v1::CompleteTrialResponse* resp) override;
+  grpc::Status FailTrial(grpc::ServerContext* ctx, const v1::FailTrialRequest* req,
+                         v1::FailTrialResponse* resp) override;
+  grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
+                         v1::HeartbeatResponse* resp) override;
+
+ private:
+  Coordinator* coordinator_;
+  std::string token_;
+};
+
+// Converts a domain summary to the wire form (shared with the embedded run's report).
+void ToProto(const StudySummary& s, v1::Study* out);
+void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out);
+
+}  // namespace sift::coordinator

@@ -1,0 +1,381 @@
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/store.h"
+
+namespace sift::coordinator {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kSchemaVersion = 1;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS studies(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  config TEXT NOT NULL,
+  state TEXT NOT NULL,
+  end_reason TEXT NOT NULL DEFAULT '',
+  created_at REAL NOT NULL,
+  ended_at REAL NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS trials(
+  study_id INTEGER NOT NULL REFERENCES studies(id),
+  number INTEGER NOT NULL,
+  params TEXT NOT NULL,
+  state TEXT NOT NULL,
+  end_reason TEXT NOT NULL DEFAULT '',
+  created_at REAL NOT NULL,
+  ended_at REAL NOT NULL DEFAULT 0,
+  final_metrics TEXT NOT NULL DEFAULT '{}',
+  PRIMARY KEY(study_id, number));
+CREATE TABLE IF NOT EXISTS reports(
+  study_id INTEGER NOT NULL,
+  number INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  metrics TEXT NOT NULL,
+  lease_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  decision TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  created_at REAL NOT NULL,
+  UNIQUE(lease_id, seq));
+CREATE INDEX IF NOT EXISTS reports_by_trial ON reports(study_id, number, epoch);
+CREATE TABLE IF NOT EXISTS workers(
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  instance_type TEXT NOT NULL,
+  market TEXT NOT NULL,
+  price_per_hour REAL NOT NULL,
+  device TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  registered_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS segments(
+  lease_id TEXT PRIMARY KEY,
+  worker_id TEXT NOT NULL,
+  study_id INTEGER NOT NULL,
+  number INTEGER NOT NULL,
+  start REAL NOT NULL,
+  end REAL,
+  price_per_hour REAL NOT NULL,
+  market TEXT NOT NULL,
+  end_reason TEXT NOT NULL DEFAULT '',
+  start_epoch INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS segments_by_trial ON segments(study_id, number);
+)sql";
+
+json ParamsToJson(const search::Params& params) {
+  json j = json::object();
+  for (const auto& [name, value] : params) {
+    std::visit([&](const auto& v) { j[name] = v; }, value);
+  }
+  return j;
+}
+
+search::Params ParamsFromJson(const std::string& text) {
+  search::Params out;
+  const json parsed = json::parse(text);  // items() must not outlive it
+  for (const auto& [name, v] : parsed.items()) {
+    if (v.is_number_integer()) {
+      out[name] = v.get<int64_t>();
+    } else if (v.is_number()) {
+      out[name] = v.get<double>();
+    } else {
+      out[name] = v.get<std::string>();
+    }
+  }
+  return out;
+}
+
+std::string MetricsToJson(const std::map<std::string, double>& m) { return json(m).dump(); }
+std::map<std::string, double> MetricsFromJson(const std::string& text) {
+  return json::parse(text).get<std::map<std::string, double>>();
+}
+
+class SqliteStore : public Store {
+ public:
+  explicit SqliteStore(const std::string& path)
+      : db_(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_FULLMUTEX) {
+    db_.exec("PRAGMA journal_mode=WAL");
+    // WAL + NORMAL survives a process crash (kill -9) without losing committed transactions;
+    // only a power loss can drop the last few, which the workers then re-report.
+    db_.exec("PRAGMA synchronous=NORMAL");
+    db_.exec("PRAGMA foreign_keys=ON");
+    db_.exec("PRAGMA busy_timeout=5000");
+    const int version = db_.execAndGet("PRAGMA user_version").getInt();
+    if (version > kSchemaVersion) {
+      throw std::runtime_error(path + ": database schema version " + std::to_string(version) +
+                               " is newer than this sift (" + std::to_string(kSchemaVersion) +
+                               ")");
+    }
+    db_.exec(kSchema);
+    db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  }
+
+  void Atomically(const std::function<void()>& fn) override {
+    SQLite::Transaction tx(db_);
+    fn();
+    tx.commit();
+  }
+
+  int64_t CreateStudy(const StudyRecord& s) override {
+    SQLite::Statement q(db_,
+                        "INSERT INTO studies(name, config, state, end_reason, created_at, ended_at)"
+                        " VALUES(?,?,?,?,?,?)");
+    q.bind(1, s.name);
+    q.bind(2, s.config_text);
+    q.bind(3, ToString(s.state));
+    q.bind(4, s.end_reason);
+    q.bind(5, s.created_at);
+    q.bind(6, s.ended_at);
+    q.exec();
+    return db_.getLastInsertRowid();
+  }
+
+  void UpdateStudy(int64_t id, StudyState state, const std::string& end_reason,
+                   double ended_at) override {
+    SQLite::Statement q(db_, "UPDATE studies SET state=?, end_reason=?, ended_at=? WHERE id=?");
+    q.bind(1, ToString(state));
+    q.bind(2, end_reason);
+    q.bind(3, ended_at);
+    q.bind(4, id);
+    q.exec();
+  }
+
+  std::optional<StudyRecord> GetStudy(int64_t id) override {
+    auto all = QueryStudies("WHERE id=" + std::to_string(id));
+    if (all.empty()) return std::nullopt;
+    return all.front();
+  }
+
+  std::vector<StudyRecord> ListStudies() override { return QueryStudies(""); }
+
+  void InsertTrial(const TrialRecord& t) override {
+    SQLite::Statement q(db_,
+                        "INSERT INTO trials(study_id, number, params, state, end_reason, "
+                        "created_at, ended_at, final_metrics) VALUES(?,?,?,?,?,?,?,?)");
+    q.bind(1, t.study_id);
+    q.bind(2, t.number);
+    q.bind(3, ParamsToJson(t.params).dump());
+    q.bind(4, search::ToString(t.state));
+    q.bind(5, t.end_reason);
+    q.bind(6, t.created_at);
+    q.bind(7, t.ended_at);
+    q.bind(8, MetricsToJson(t.final_metrics));
+    q.exec();
+  }
+
+  void UpdateTrialState(int64_t study_id, int64_t number, search::TrialState state,
+                        const std::string& end_reason, double ended_at) override {
+    SQLite::Statement q(db_,
+                        "UPDATE trials SET state=?, end_reason=?, ended_at=? "
+                        "WHERE study_id=? AND number=?");
+    q.bind(1, search::ToString(state));
+    q.bind(2, end_reason);
+    q.bind(3, ended_at);
+    q.bind(4, study_id);
+    q.bind(5, number);
+    q.exec();
+  }
+
+  void SetFinalMetrics(int64_t study_id, int64_t number,
+                       const std::map<std::string, double>& metrics) override {
+    SQLite::Statement q(db_, "UPDATE trials SET final_metrics=? WHERE study_id=? AND number=?");
+    q.bind(1, MetricsToJson(metrics));
+    q.bind(2, study_id);
+    q.bind(3, number);
+    q.exec();
+  }
+
+  std::vector<TrialRecord> ListTrials(int64_t study_id) override {
+    SQLite::Statement q(db_,
+                        "SELECT number, params, state, end_reason, created_at, ended_at, "
+                        "final_metrics FROM trials WHERE study_id=? ORDER BY number");
+    q.bind(1, study_id);
+    std::vector<TrialRecord> out;
+    while (q.executeStep()) {
+      TrialRecord t;
+      t.study_id = study_id;
+      t.number = q.getColumn(0).getInt64();
+      t.params = ParamsFromJson(q.getColumn(1).getString());
+      t.state = TrialStateFromString(q.getColumn(2).getString());
+      t.end_reason = q.getColumn(3).getString();
+      t.created_at = q.getColumn(4).getDouble();
+      t.ended_at = q.getColumn(5).getDouble();
+      t.final_metrics = MetricsFromJson(q.getColumn(6).getString());
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  void InsertReport(const ReportRecord& r) override {
+    SQLite::Statement q(db_,
+                        "INSERT INTO reports(study_id, number, epoch, metrics, lease_id, seq, "
+                        "decision, reason, created_at) VALUES(?,?,?,?,?,?,?,?,?)");
+    q.bind(1, r.study_id);
+    q.bind(2, r.number);
+    q.bind(3, r.epoch);
+    q.bind(4, MetricsToJson(r.metrics));
+    q.bind(5, r.lease_id);
+    q.bind(6, r.seq);
+    q.bind(7, r.decision);
+    q.bind(8, r.reason);
+    q.bind(9, r.created_at);
+    q.exec();
+  }
+
+  std::optional<ReportRecord> FindReport(const std::string& lease_id, int64_t seq) override {
+    auto all = QueryReports("WHERE lease_id=? AND seq=?", [&](SQLite::Statement& q) {
+      q.bind(1, lease_id);
+      q.bind(2, seq);
+    });
+    if (all.empty()) return std::nullopt;
+    return all.front();
+  }
+
+  std::vector<ReportRecord> ListReports(int64_t study_id) override {
+    return QueryReports("WHERE study_id=? ORDER BY number, epoch, created_at",
+                        [&](SQLite::Statement& q) { q.bind(1, study_id); });
+  }
+
+  void UpsertWorker(const WorkerRecord& w) override {
+    SQLite::Statement q(db_,
+                        "INSERT OR REPLACE INTO workers(id, name, instance_type, market, "
+                        "price_per_hour, device, threads, registered_at) VALUES(?,?,?,?,?,?,?,?)");
+    q.bind(1, w.id);
+    q.bind(2, w.name);
+    q.bind(3, w.instance_type);
+    q.bind(4, w.market);
+    q.bind(5, w.price_per_hour);
+    q.bind(6, w.device);
+    q.bind(7, w.threads);
+    q.bind(8, w.registered_at);
+    q.exec();
+  }
+
+  std::vector<WorkerRecord> ListWorkers() override {
+    SQLite::Statement q(db_,
+                        "SELECT id, name, instance_type, market, price_per_hour, device, threads, "
+                        "registered_at FROM workers ORDER BY registered_at");
+    std::vector<WorkerRecord> out;
+    while (q.executeStep()) {
+      WorkerRecord w;
+      w.id = q.getColumn(0).getString();
+      w.name = q.getColumn(1).getString();
+      w.instance_type = q.getColumn(2).getString();
+      w.market = q.getColumn(3).getString();
+      w.price_per_hour = q.getColumn(4).getDouble();
+      w.device = q.getColumn(5).getString();
+      w.threads = q.getColumn(6).getInt64();
+      w.registered_at = q.getColumn(7).getDouble();
+      out.push_back(std::move(w));
+    }
+    return out;
+  }
+
+  void OpenSegment(const SegmentRecord& s) override {
+    SQLite::Statement q(db_,
+                        "INSERT INTO segments(lease_id, worker_id, study_id, number, start, end, "
+                        "price_per_hour, market, end_reason, start_epoch) "
+                        "VALUES(?,?,?,?,?,NULL,?,?,'',?)");
+    q.bind(1, s.lease_id);
+    q.bind(2, s.worker_id);
+    q.bind(3, s.study_id);
+    q.bind(4, s.number);
+    q.bind(5, s.start);
+    q.bind(6, s.price_per_hour);
+    q.bind(7, s.market);
+    q.bind(8, s.start_epoch);
+    q.exec();
+  }
+
+  void CloseSegment(const std::string& lease_id, double end, const std::string& reason) override {
+    SQLite::Statement q(db_,
+                        "UPDATE segments SET end=?, end_reason=? WHERE lease_id=? AND end IS NULL");
+    q.bind(1, end);
+    q.bind(2, reason);
+    q.bind(3, lease_id);
+    q.exec();
+  }
+
+  std::vector<SegmentRecord> ListSegments(int64_t study_id) override {
+    SQLite::Statement q(db_,
+                        "SELECT lease_id, worker_id, number, start, end, price_per_hour, market, "
+                        "end_reason, start_epoch FROM segments WHERE study_id=? ORDER BY start");
+    q.bind(1, study_id);
+    std::vector<SegmentRecord> out;
+    while (q.executeStep()) {
+      SegmentRecord s;
+      s.lease_id = q.getColumn(0).getString();
+      s.worker_id = q.getColumn(1).getString();
+      s.study_id = study_id;
+      s.number = q.getColumn(2).getInt64();
+      s.start = q.getColumn(3).getDouble();
+      if (!q.getColumn(4).isNull()) s.end = q.getColumn(4).getDouble();
+      s.price_per_hour = q.getColumn(5).getDouble();
+      s.market = q.getColumn(6).getString();
+      s.end_reason = q.getColumn(7).getString();
+      s.start_epoch = q.getColumn(8).getInt64();
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<StudyRecord> QueryStudies(const std::string& where) {
+    SQLite::Statement q(db_,
+                        "SELECT id, name, config, state, end_reason, created_at, ended_at "
+                        "FROM studies " + where + " ORDER BY id");
+    std::vector<StudyRecord> out;
+    while (q.executeStep()) {
+      StudyRecord s;
+      s.id = q.getColumn(0).getInt64();
+      s.name = q.getColumn(1).getString();
+      s.config_text = q.getColumn(2).getString();
+      s.state = StudyStateFromString(q.getColumn(3).getString());
+      s.end_reason = q.getColumn(4).getString();
+      s.created_at = q.getColumn(5).getDouble();
+      s.ended_at = q.getColumn(6).getDouble();
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  std::vector<ReportRecord> QueryReports(const std::string& where,
+                                         const std::function<void(SQLite::Statement&)>& bind) {
+    SQLite::Statement q(db_,
+                        "SELECT study_id, number, epoch, metrics, lease_id, seq, decision, reason,"
+                        " created_at FROM reports " + where);
+    bind(q);
+    std::vector<ReportRecord> out;
+    while (q.executeStep()) {
+      ReportRecord r;
+      r.study_id = q.getColumn(0).getInt64();
+      r.number = q.getColumn(1).getInt64();
+      r.epoch = q.getColumn(2).getInt64();
+      r.metrics = MetricsFromJson(q.getColumn(3).getString());
+      r.lease_id = q.getColumn(4).getString();
+      r.seq = q.getColumn(5).getInt64();
+      r.decision = q.getColumn(6).getString();
+      r.reason = q.getColumn(7).getString();
+      r.created_at = q.getColumn(8).getDouble();
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  SQLite::Database db_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> OpenSqliteStore(const std::string& path) {
+  try {
+    return std::make_unique<SqliteStore>(path);
+  } catch (const SQLite::Exception& e) {
+    throw std::runtime_error(path + ": cannot open the database: " + e.what());
+  }
+}
+
+}  // namespace sift::coordinator

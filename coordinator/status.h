@@ -1,0 +1,27 @@
+// Domain errors, mapped to gRPC status codes only in the service adapters.
+#pragma once
+
+#include <string>
+
+namespace sift::coordinator {
+
+struct Status {
+  enum class Code {
+    kOk,
+    kInvalidArgument,     // bad config, bad report
+    kNotFound,            // unknown study, trial or worker
+    kFailedPrecondition,  // a lease that is no longer the caller's
+    kUnauthenticated,
+    kResourceExhausted,   // disk full
+    kUnavailable,         // storage failed; retry later
+    kInternal,
+  };
+  Code code = Code::kOk;
+  std::string message;
+
+  bool ok() const { return code == Code::kOk; }
+  static Status Ok() { return {}; }
+  static Status Error(Code code, std::string message) { return {code, std::move(message)}; }
+};
+
+}  // namespace sift::coordinator

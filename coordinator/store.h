@@ -1,0 +1,54 @@
+// Store: the single source of truth for studies, trials, reports, workers and ledger segments.
+// Every change the coordinator answers for is written here first; a restarted coordinator
+// rebuilds its in-memory state from it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coordinator/records.h"
+
+namespace sift::coordinator {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Runs `fn` in one transaction: all its writes land, or none (fn or a write threw).
+  virtual void Atomically(const std::function<void()>& fn) = 0;
+
+  virtual int64_t CreateStudy(const StudyRecord& study) = 0;  // returns the new id
+  virtual void UpdateStudy(int64_t id, StudyState state, const std::string& end_reason,
+                           double ended_at) = 0;
+  virtual std::optional<StudyRecord> GetStudy(int64_t id) = 0;
+  virtual std::vector<StudyRecord> ListStudies() = 0;
+
+  virtual void InsertTrial(const TrialRecord& trial) = 0;
+  virtual void UpdateTrialState(int64_t study_id, int64_t number, search::TrialState state,
+                                const std::string& end_reason, double ended_at) = 0;
+  virtual void SetFinalMetrics(int64_t study_id, int64_t number,
+                               const std::map<std::string, double>& metrics) = 0;
+  virtual std::vector<TrialRecord> ListTrials(int64_t study_id) = 0;
+
+  // A report keyed by (lease_id, seq); the caller checks FindReport first to apply retries once.
+  virtual void InsertReport(const ReportRecord& report) = 0;
+  virtual std::optional<ReportRecord> FindReport(const std::string& lease_id, int64_t seq) = 0;
+  virtual std::vector<ReportRecord> ListReports(int64_t study_id) = 0;
+
+  virtual void UpsertWorker(const WorkerRecord& worker) = 0;
+  virtual std::vector<WorkerRecord> ListWorkers() = 0;
+
+  virtual void OpenSegment(const SegmentRecord& segment) = 0;
+  virtual void CloseSegment(const std::string& lease_id, double end,
+                            const std::string& reason) = 0;
+  virtual std::vector<SegmentRecord> ListSegments(int64_t study_id) = 0;
+};
+
+// SQLite in WAL mode. `path` ":memory:" gives a private in-memory database (tests).
+// Throws std::runtime_error naming the file when it cannot be opened or migrated.
+std::unique_ptr<Store> OpenSqliteStore(const std::string& path);
+
+}  // namespace sift::coordinator

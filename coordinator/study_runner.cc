@@ -1,0 +1,210 @@
+#include "coordinator/study_runner.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+#include "search/factory.h"
+
+namespace sift::coordinator {
+
+using search::TrialState;
+
+namespace {
+
+std::string Dollars(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "$%.4f", d);
+  return buf;
+}
+
+}  // namespace
+
+StudyRunner::StudyRunner(int64_t id, StudyConfig config, double created_at)
+    : id_(id), config_(std::move(config)), created_at_(created_at) {
+  std::vector<std::string> errors;
+  searcher_ = search::MakeSearcher(config_.searcher.type, config_.searcher.options, config_.space,
+                                   &errors);
+  search::SchedulerContext context{config_.budget.max_epochs, config_.objective.maximize};
+  scheduler_ = search::MakeScheduler(config_.scheduler.type, config_.scheduler.options, context,
+                                     &errors);
+  if (!searcher_ || !scheduler_) {
+    throw std::invalid_argument("study " + std::to_string(id) + ": " +
+                                (errors.empty() ? "invalid algorithms" : errors.front()));
+  }
+  view_.space = &config_.space;
+  view_.objective = config_.objective;
+  view_.seed = config_.seed;
+  view_.max_resource = config_.budget.max_epochs;
+}
+
+void StudyRunner::Restore(const std::vector<TrialRecord>& trials,
+                          const std::vector<ReportRecord>& reports,
+                          const std::vector<SegmentRecord>& segments, double now) {
+  view_.trials.clear();
+  for (const auto& t : trials) {
+    if (t.number != static_cast<int64_t>(view_.trials.size())) {
+      throw std::runtime_error("study " + std::to_string(id_) + ": trial numbers have a gap at " +
+                               std::to_string(t.number));
+    }
+    ApplyNewTrial(t.number, t.params);
+    view_.trials.back().state = t.state;
+  }
+  for (const auto& r : reports) {
+    auto it = r.metrics.find(config_.objective.metric);
+    if (it != r.metrics.end() && r.number < static_cast<int64_t>(view_.trials.size())) {
+      ApplyReport(r.number, r.epoch, it->second);
+    }
+  }
+  for (const auto& s : segments) {
+    if (s.number < static_cast<int64_t>(view_.trials.size())) {
+      auto& t = view_.trials[s.number];
+      t.cost_dollars += s.Dollars(now);
+      t.train_seconds += s.Seconds(now);
+    }
+  }
+}
+
+bool StudyRunner::BudgetExhausted(double now, double spent, std::string* why) const {
+  const auto& b = config_.budget;
+  if (b.max_dollars > 0 && spent >= b.max_dollars) {
+    *why = "budget: " + Dollars(spent) + " spent of " + Dollars(b.max_dollars);
+    return true;
+  }
+  if (b.max_hours > 0 && now - created_at_ >= b.max_hours * 3600.0) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "budget: %.2f h elapsed of %.2f h", (now - created_at_) / 3600,
+                  b.max_hours);
+    *why = buf;
+    return true;
+  }
+  return false;
+}
+
+double StudyRunner::DollarsLeft(double spent) const {
+  if (config_.budget.max_dollars <= 0) return std::numeric_limits<double>::infinity();
+  return config_.budget.max_dollars - spent;
+}
+
+int64_t StudyRunner::CountInState(TrialState state) const {
+  int64_t n = 0;
+  for (const auto& t : view_.trials) n += t.state == state;
+  return n;
+}
+
+std::optional<NextTrial> StudyRunner::PickNext(double now, double spent, std::string* why_none) {
+  if (state_ != StudyState::kRunning) return std::nullopt;
+  if (BudgetExhausted(now, spent, why_none)) return std::nullopt;
+  if (config_.parallelism > 0 && CountInState(TrialState::kRunning) >= config_.parallelism) {
+    return std::nullopt;
+  }
+  // Work that was interrupted (a lost lease) goes first: it is already paid for in part.
+  for (const auto& t : view_.trials) {
+    if (t.state == TrialState::kPending) {
+      return NextTrial{t.number, false, t.params, t.LastResource()};
+    }
+  }
+  if (auto promoted = scheduler_->NextPromotion(view_)) {
+    const auto& t = view_.trials.at(*promoted);
+    return NextTrial{t.number, false, t.params, t.LastResource()};
+  }
+  if (static_cast<int64_t>(view_.trials.size()) >= config_.budget.max_trials) {
+    *why_none = "budget: all " + std::to_string(config_.budget.max_trials) + " trials created";
+    return std::nullopt;
+  }
+  if (exhausted_) return std::nullopt;
+  auto suggestions = searcher_->Suggest(view_, 1);
+  if (suggestions.empty()) {
+    exhausted_ = true;
+    *why_none = "search space exhausted";
+    return std::nullopt;
+  }
+  return NextTrial{static_cast<int64_t>(view_.trials.size()), true, suggestions.front(), 0};
+}
+
+search::Decision StudyRunner::Decide(int64_t number, int64_t epoch, double value, double now,
+                                     double spent) {
+  auto& trial = view_.trials.at(number);
+  // Decide on a view that includes the new value, then put the view back: the Coordinator
+  // applies the report only once the Store holds it.
+  auto previous = trial.values.find(epoch);
+  std::optional<double> old;
+  if (previous != trial.values.end()) old = previous->second;
+  trial.values[epoch] = value;
+  search::Decision d = scheduler_->OnReport(view_, trial);
+  if (old) {
+    trial.values[epoch] = *old;
+  } else {
+    trial.values.erase(epoch);
+  }
+  std::string why;
+  if (state_ == StudyState::kCancelled) return search::Decision::Stop("study cancelled");
+  if (d.action != search::Action::kStop && epoch < config_.budget.max_epochs &&
+      BudgetExhausted(now, spent, &why)) {
+    return search::Decision::Stop(why);
+  }
+  if (d.action == search::Action::kContinue && epoch >= config_.budget.max_epochs) {
+    d.reason = "max epochs reached (" + std::to_string(config_.budget.max_epochs) + ")";
+  }
+  return d;
+}
+
+bool StudyRunner::Finished(double now, double spent, std::string* reason) {
+  if (state_ != StudyState::kRunning) {
+    *reason = end_reason_;
+    return true;
+  }
+  for (const auto& t : view_.trials) {
+    if (t.state == TrialState::kRunning || t.state == TrialState::kPending) return false;
+  }
+  std::string why;
+  if (BudgetExhausted(now, spent, &why)) {
+    *reason = why;
+    return true;
+  }
+  if (scheduler_->NextPromotion(view_)) return false;
+  if (static_cast<int64_t>(view_.trials.size()) >= config_.budget.max_trials) {
+    *reason = "all " + std::to_string(config_.budget.max_trials) + " trials finished";
+    return true;
+  }
+  if (exhausted_) {
+    *reason = "search space exhausted";
+    return true;
+  }
+  return false;
+}
+
+void StudyRunner::ApplyNewTrial(int64_t number, const search::Params& params) {
+  search::TrialView t;
+  t.number = number;
+  t.params = params;
+  t.state = TrialState::kPending;
+  view_.trials.push_back(std::move(t));
+}
+
+void StudyRunner::ApplyState(int64_t number, TrialState state) {
+  view_.trials.at(number).state = state;
+}
+
+void StudyRunner::ApplyReport(int64_t number, int64_t epoch, double value) {
+  view_.trials.at(number).values[epoch] = value;
+}
+
+void StudyRunner::ApplyTruncate(int64_t number, int64_t keep_epochs) {
+  auto& values = view_.trials.at(number).values;
+  values.erase(values.upper_bound(keep_epochs), values.end());
+}
+
+void StudyRunner::ApplyCost(int64_t number, double dollars, double seconds) {
+  auto& t = view_.trials.at(number);
+  t.cost_dollars += dollars;
+  t.train_seconds += seconds;
+}
+
+void StudyRunner::ApplyStudyState(StudyState state, const std::string& reason) {
+  state_ = state;
+  end_reason_ = reason;
+}
+
+}  // namespace sift::coordinator

@@ -1,0 +1,79 @@
+// StudyRunner: one study's searcher, scheduler and in-memory history. Single-threaded: the
+// Coordinator holds its lock around every call. It decides; the Coordinator persists first and
+// only then applies the change here (Apply* methods), so memory never runs ahead of the Store.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coordinator/config.h"
+#include "coordinator/records.h"
+#include "search/decision.h"
+#include "search/scheduler.h"
+#include "search/searcher.h"
+
+namespace sift::coordinator {
+
+// What to run next for a study.
+struct NextTrial {
+  int64_t number = 0;
+  bool is_new = false;       // a fresh suggestion (not yet in the Store)
+  search::Params params;     // searched parameters
+  int64_t start_epoch = 0;   // epochs already trained (promotion or resume)
+};
+
+class StudyRunner {
+ public:
+  // `config` must be valid (ParseStudyConfig returned no errors).
+  StudyRunner(int64_t id, StudyConfig config, double created_at);
+
+  // Rebuilds history from the Store after a restart: trials, their reports, their cost so far.
+  void Restore(const std::vector<TrialRecord>& trials, const std::vector<ReportRecord>& reports,
+               const std::vector<SegmentRecord>& segments, double now);
+
+  int64_t id() const { return id_; }
+  const StudyConfig& config() const { return config_; }
+  const search::StudyView& view() const { return view_; }
+  StudyState state() const { return state_; }
+  const std::string& end_reason() const { return end_reason_; }
+  double created_at() const { return created_at_; }
+
+  // The next trial to lease, or nothing now. `spent` is the study's dollars so far.
+  // Sets *why_none to a reason the study cannot make new work anymore (exhausted, budget).
+  std::optional<NextTrial> PickNext(double now, double spent, std::string* why_none);
+
+  // Decision for a new report (not yet applied): the scheduler's, overridden by budgets.
+  search::Decision Decide(int64_t number, int64_t epoch, double value, double now, double spent);
+
+  // Whether the study has nothing left to run or wait for; `reason` says why it ended.
+  bool Finished(double now, double spent, std::string* reason);
+
+  // Apply a change that the Store already holds.
+  void ApplyNewTrial(int64_t number, const search::Params& params);
+  void ApplyState(int64_t number, search::TrialState state);
+  void ApplyReport(int64_t number, int64_t epoch, double value);
+  void ApplyTruncate(int64_t number, int64_t keep_epochs);  // drop values after keep_epochs
+  void ApplyCost(int64_t number, double dollars, double seconds);
+  void ApplyStudyState(StudyState state, const std::string& reason);
+
+  int64_t CountInState(search::TrialState state) const;
+  // Dollar budget left, or +inf when unlimited.
+  double DollarsLeft(double spent) const;
+
+ private:
+  bool BudgetExhausted(double now, double spent, std::string* why) const;
+
+  int64_t id_;
+  StudyConfig config_;
+  double created_at_;
+  StudyState state_ = StudyState::kRunning;
+  std::string end_reason_;
+  std::unique_ptr<search::Searcher> searcher_;
+  std::unique_ptr<search::Scheduler> scheduler_;
+  search::StudyView view_;
+  bool exhausted_ = false;  // the searcher has nothing more to suggest
+};
+
+}  // namespace sift::coordinator

@@ -1,0 +1,297 @@
+// The Coordinator without gRPC: study life cycle, leases, idempotence, budgets, restart.
+#include "coordinator/coordinator.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tests/coordinator/test_clock.h"
+
+namespace sift::coordinator {
+namespace {
+
+using search::Action;
+using search::TrialState;
+
+std::string Config(const std::string& scheduler = "{type: fifo}", int trials = 3, int epochs = 3,
+                   const std::string& budget_extra = "") {
+  return "name: t\n"
+         "search_space:\n"
+         "  lr: {type: float, low: 1.0e-4, high: 1.0e-1, scale: log}\n"
+         "  hidden: {type: int, low: 16, high: 64}\n"
+         "trainer: {model: mlp}\n"
+         "scheduler: " +
+         scheduler +
+         "\n"
+         "budget: {max_trials: " +
+         std::to_string(trials) + ", max_epochs: " + std::to_string(epochs) + budget_extra +
+         "}\n"
+         "seed: 5\n";
+}
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::filesystem::temp_directory_path() /
+          ("sift-coord-" + std::to_string(getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    Cleanup();
+    Open();
+  }
+  void TearDown() override {
+    c_.reset();
+    Cleanup();
+  }
+  void Cleanup() {
+    for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + s);
+  }
+  void Open() {
+    CoordinatorOptions o;
+    o.clock = clock_.fn();
+    o.lease_timeout_s = 10;
+    o.shutdown_when_idle = true;
+    c_ = std::make_unique<Coordinator>(OpenSqliteStore(db_.string()), o);
+  }
+  std::string Worker(double price = 3.6) {
+    WorkerRecord in, out;
+    in.name = "w";
+    in.instance_type = "x";
+    in.market = "spot";
+    in.price_per_hour = price;  // $0.001 per second
+    EXPECT_TRUE(c_->RegisterWorker(in, &out).ok());
+    return out.id;
+  }
+  int64_t Study(const std::string& text) {
+    int64_t id = 0;
+    std::vector<std::string> errors;
+    Status s = c_->CreateStudy(text, "test.yaml", &id, &errors);
+    EXPECT_TRUE(s.ok()) << s.message;
+    return id;
+  }
+  Assignment Acquire(const std::string& worker) {
+    AcquireResult r;
+    Assignment a;
+    EXPECT_TRUE(c_->AcquireTrial(worker, &r, &a).ok());
+    EXPECT_EQ(r, AcquireResult::kAssigned);
+    return a;
+  }
+  search::Decision Report(const std::string& w, const Assignment& a, int64_t seq, int64_t epoch,
+                          double acc) {
+    search::Decision d;
+    Status s = c_->ReportProgress(w, a.lease_id, seq, epoch, {{"val_accuracy", acc}}, &d);
+    EXPECT_TRUE(s.ok()) << s.message;
+    return d;
+  }
+
+  testing::TestClock clock_;
+  std::filesystem::path db_;
+  std::unique_ptr<Coordinator> c_;
+};
+
+TEST_F(CoordinatorTest, BadConfigIsRefusedWithEveryProblemNamed) {
+  int64_t id = 0;
+  std::vector<std::string> errors;
+  Status s =
+      c_->CreateStudy("name: t\nsearch_space:\n  lr: {type: float, low: 0, high: 1, scale: log}\n",
+                      "bad.yaml", &id, &errors);
+  EXPECT_EQ(s.code, Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message.find("search_space.lr.low: must be > 0 for a log scale"), std::string::npos)
+      << s.message;
+  EXPECT_TRUE(c_->ListStudies().empty());
+}
+
+TEST_F(CoordinatorTest, TrialRunsToCompletionAndIsChargedForItsLeasedTime) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 1, 2));
+  Assignment a = Acquire(w);
+  EXPECT_EQ(a.number, 0);
+  EXPECT_EQ(a.start_epoch, 0);
+  EXPECT_EQ(std::get<std::string>(a.params.at("model")),
+            "mlp");  // fixed trainer settings ride along
+  EXPECT_TRUE(a.params.count("lr"));
+  clock_.Advance(10);
+  EXPECT_EQ(Report(w, a, 1, 1, 0.7).action, Action::kContinue);
+  clock_.Advance(10);
+  auto d = Report(w, a, 2, 2, 0.8);
+  EXPECT_EQ(d.action, Action::kContinue);
+  EXPECT_EQ(d.reason, "max epochs reached (2)");
+  clock_.Advance(5);
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {{"test_accuracy", 0.79}}).ok());
+
+  std::vector<TrialSummary> trials;
+  ASSERT_TRUE(c_->ListTrials(id, &trials).ok());
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].record.state, TrialState::kCompleted);
+  EXPECT_EQ(trials[0].record.final_metrics.at("test_accuracy"), 0.79);
+  EXPECT_NEAR(trials[0].seconds, 25, 1e-6);
+  EXPECT_NEAR(trials[0].dollars, 0.025, 1e-9);
+  EXPECT_EQ(trials[0].reports.size(), 2u);
+
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.record.state, StudyState::kCompleted);
+  EXPECT_EQ(s.record.end_reason, "all 1 trials finished");
+  EXPECT_NEAR(s.dollars, 0.025, 1e-9);
+  AcquireResult r;
+  Assignment none;
+  ASSERT_TRUE(c_->AcquireTrial(w, &r, &none).ok());
+  EXPECT_EQ(r, AcquireResult::kShutdown);
+}
+
+TEST_F(CoordinatorTest, RetriedReportIsAppliedOnceAndGetsTheSameAnswer) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: plateau, patience: 1}", 1, 5));
+  Assignment a = Acquire(w);
+  Report(w, a, 1, 1, 0.8);
+  auto first = Report(w, a, 2, 2, 0.7);  // no improvement: plateau stops it
+  EXPECT_EQ(first.action, Action::kStop);
+  auto retry = Report(w, a, 2, 2, 0.7);  // the answer was lost; the worker retries
+  EXPECT_EQ(retry.action, Action::kStop);
+  EXPECT_EQ(retry.reason, first.reason);
+  std::vector<TrialSummary> trials;
+  c_->ListTrials(id, &trials);
+  EXPECT_EQ(trials[0].reports.size(), 2u);
+  EXPECT_EQ(trials[0].record.state, TrialState::kStopped);
+  EXPECT_NE(trials[0].record.end_reason.find("plateau"), std::string::npos);
+  // A stopped trial still completes its lease, keeping its state and reason, adding metrics.
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {{"test_accuracy", 0.75}}).ok());
+  c_->ListTrials(id, &trials);
+  EXPECT_EQ(trials[0].record.state, TrialState::kStopped);
+  EXPECT_EQ(trials[0].record.final_metrics.at("test_accuracy"), 0.75);
+}
+
+TEST_F(CoordinatorTest, ForeignUnknownAndMalformedCallsAreRefusedClearly) {
+  const std::string w1 = Worker(), w2 = Worker();
+  Study(Config());
+  Assignment a = Acquire(w1);
+  search::Decision d;
+  Status s = c_->ReportProgress(w2, a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, &d);
+  EXPECT_EQ(s.code, Status::Code::kFailedPrecondition);
+  EXPECT_NE(s.message.find("belongs to another worker"), std::string::npos);
+  s = c_->ReportProgress("w-nobody", a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, &d);
+  EXPECT_EQ(s.code, Status::Code::kNotFound);
+  s = c_->ReportProgress(w1, "L-bogus", 1, 1, {{"val_accuracy", 0.5}}, &d);
+  EXPECT_EQ(s.code, Status::Code::kFailedPrecondition);
+  s = c_->ReportProgress(w1, a.lease_id, 1, 1, {{"val_loss", 0.5}}, &d);
+  EXPECT_EQ(s.code, Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message.find("val_accuracy"), std::string::npos);
+  s = c_->ReportProgress(w1, a.lease_id, 1, 3, {{"val_accuracy", 0.5}}, &d);
+  EXPECT_EQ(s.code, Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message.find("expected 1"), std::string::npos);
+  // None of that disturbed the real worker.
+  EXPECT_EQ(Report(w1, a, 1, 1, 0.5).action, Action::kContinue);
+}
+
+TEST_F(CoordinatorTest, ExpiredLeaseRequeuesTheTrialAtItsLastEpochAndTheLedgerBalances) {
+  const std::string w1 = Worker(), w2 = Worker(7.2);
+  const int64_t id = Study(Config("{type: fifo}", 1, 3));
+  Assignment a = Acquire(w1);
+  clock_.Advance(4);
+  Report(w1, a, 1, 1, 0.6);
+  clock_.Advance(11);  // past the 10 s lease timeout without a heartbeat
+  c_->Tick();
+  std::vector<TrialSummary> trials;
+  c_->ListTrials(id, &trials);
+  EXPECT_EQ(trials[0].record.state, TrialState::kPending);
+  // The stale worker's late report changes nothing.
+  search::Decision d;
+  EXPECT_EQ(c_->ReportProgress(w1, a.lease_id, 2, 2, {{"val_accuracy", 0.9}}, &d).code,
+            Status::Code::kFailedPrecondition);
+
+  Assignment b = Acquire(w2);
+  EXPECT_EQ(b.number, 0);
+  EXPECT_EQ(b.start_epoch, 1);
+  EXPECT_EQ(b.seed, a.seed);  // the same trial trains from the same seed
+  clock_.Advance(2);
+  Report(w2, b, 1, 2, 0.7);
+  Report(w2, b, 2, 3, 0.8);
+  ASSERT_TRUE(c_->CompleteTrial(w2, b.lease_id, {}).ok());
+  c_->ListTrials(id, &trials);
+  EXPECT_EQ(trials[0].record.state, TrialState::kCompleted);
+  ASSERT_EQ(trials[0].reports.size(), 3u);
+  for (int e = 0; e < 3; ++e) EXPECT_EQ(trials[0].reports[e].epoch, e + 1);
+  // 15 s at $3.6/h on the first worker plus 2 s at $7.2/h on the second.
+  EXPECT_NEAR(trials[0].dollars, 15 * 0.001 + 2 * 0.002, 1e-9);
+  StudySummary s;
+  c_->GetStudy(id, &s);
+  EXPECT_NEAR(s.dollars, trials[0].dollars, 1e-9);
+}
+
+TEST_F(CoordinatorTest, DollarBudgetStopsNewWorkAndRunningTrials) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 5, 10, ", max_dollars: 0.01"));
+  Assignment a = Acquire(w);
+  clock_.Advance(6);
+  EXPECT_EQ(Report(w, a, 1, 1, 0.5).action, Action::kContinue);
+  clock_.Advance(6);  // $0.012 now, over the $0.01 budget
+  auto d = Report(w, a, 2, 2, 0.6);
+  EXPECT_EQ(d.action, Action::kStop);
+  EXPECT_NE(d.reason.find("budget"), std::string::npos);
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
+  AcquireResult r;
+  Assignment none;
+  ASSERT_TRUE(c_->AcquireTrial(w, &r, &none).ok());
+  EXPECT_EQ(r, AcquireResult::kShutdown);
+  StudySummary s;
+  c_->GetStudy(id, &s);
+  EXPECT_EQ(s.total, 1);
+  EXPECT_NE(s.record.end_reason.find("budget"), std::string::npos);
+}
+
+TEST_F(CoordinatorTest, RestartRestoresHistoryLeasesAndMakesTheSameSuggestions) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 3, 2));
+  Assignment a = Acquire(w);
+  Report(w, a, 1, 1, 0.5);
+
+  // Reference: what the next two trials would be without a restart.
+  auto reference_db = db_.string() + ".ref";
+  // WAL mode: committed data may still sit in the -wal file, so copy both.
+  std::filesystem::copy_file(db_, reference_db);
+  std::filesystem::copy_file(db_.string() + "-wal", reference_db + "-wal");
+
+  c_.reset();  // the coordinator dies; its database stays
+  Open();
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.total, 1);
+  EXPECT_EQ(s.running, 1);
+  // The worker carries on under its lease.
+  EXPECT_EQ(Report(w, a, 2, 2, 0.6).action, Action::kContinue);
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
+  Assignment b = Acquire(w);
+  EXPECT_EQ(b.number, 1);
+
+  // A fresh coordinator on the pre-restart copy suggests the same trial 1.
+  CoordinatorOptions o;
+  o.clock = clock_.fn();
+  Coordinator other(OpenSqliteStore(reference_db), o);
+  WorkerRecord in, out;
+  in.market = "spot";
+  in.price_per_hour = 1;
+  other.RegisterWorker(in, &out);
+  AcquireResult r;
+  Assignment other_b;
+  ASSERT_TRUE(other.AcquireTrial(out.id, &r, &other_b).ok());
+  ASSERT_EQ(r, AcquireResult::kAssigned);
+  EXPECT_EQ(other_b.number, 1);
+  EXPECT_EQ(other_b.params, b.params);
+  for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(reference_db + sfx);
+}
+
+TEST_F(CoordinatorTest, CancelStopsPendingWorkAndRunningTrialsAtTheirNextReport) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 3, 5));
+  Assignment a = Acquire(w);
+  ASSERT_TRUE(c_->CancelStudy(id).ok());
+  auto d = Report(w, a, 1, 1, 0.5);
+  EXPECT_EQ(d.action, Action::kStop);
+  EXPECT_EQ(d.reason, "study cancelled");
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
+  EXPECT_TRUE(c_->AllStudiesFinished());
+  EXPECT_EQ(c_->CancelStudy(999).code, Status::Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace sift::coordinator

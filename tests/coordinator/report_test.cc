@@ -1,0 +1,74 @@
+#include "coordinator/report.h"
+
+#include <gtest/gtest.h>
+
+namespace sift::coordinator {
+namespace {
+
+TrialSummary Trial(int64_t n, double dollars, std::optional<double> value, double ended_at,
+                   search::TrialState state = search::TrialState::kCompleted) {
+  TrialSummary t;
+  t.record.number = n;
+  t.record.state = state;
+  t.record.ended_at = ended_at;
+  t.dollars = dollars;
+  t.objective = value;
+  return t;
+}
+
+StudyReport Report() {
+  StudyReport r;
+  r.study.metric = "val_accuracy";
+  r.study.maximize = true;
+  r.trials = {Trial(0, 0.10, 0.80, 1),
+              Trial(1, 0.05, 0.82, 2),
+              Trial(2, 0.20, 0.90, 3),
+              Trial(3, 0.30, 0.85, 4),
+              Trial(4, 0.01, 0.95, 5, search::TrialState::kFailed),
+              Trial(5, 0.02, std::nullopt, 6)};
+  return r;
+}
+
+TEST(Report, ParetoFrontierKeepsOnlyTrialsNoCheaperTrialBeats) {
+  // Cheapest first: #1 (0.05, 0.82) dominates #0 (0.10, 0.80); #2 (0.20, 0.90) is better;
+  // #3 costs more and is worse. Failed and unscored trials never count.
+  EXPECT_EQ(ParetoFrontier(Report()), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(Report, BestSoFarCurveCountsEveryDollarSpentUntilThen) {
+  auto curve = BestSoFarCurve(Report());
+  ASSERT_EQ(curve.size(), 3u);
+  EXPECT_EQ(curve[0].trial, 0);
+  EXPECT_NEAR(curve[0].dollars, 0.10, 1e-12);
+  EXPECT_EQ(curve[1].trial, 1);
+  EXPECT_NEAR(curve[1].dollars, 0.15, 1e-12);
+  EXPECT_EQ(curve[2].trial, 2);
+  EXPECT_NEAR(curve[2].dollars, 0.35, 1e-12);
+}
+
+TEST(Report, SummaryGivesDollarsToTarget) {
+  StudyReport r = Report();
+  r.study.best_trial = 2;
+  r.study.best_value = 0.90;
+  r.target = 0.81;
+  EXPECT_NE(FormatSummary(r).find("reached val_accuracy 0.8100 after $0.15000 (trial 1)"),
+            std::string::npos)
+      << FormatSummary(r);
+  r.target = 0.99;
+  EXPECT_NE(FormatSummary(r).find("never reached"), std::string::npos);
+}
+
+TEST(Report, CsvQuotesReasonsWithCommas) {
+  StudyReport r = Report();
+  r.trials.resize(1);
+  r.trials[0].record.params = {{"opt", std::string("adam")}};
+  r.trials[0].record.end_reason = "plateau: no improvement, really";
+  const std::string csv = ToCsv(r);
+  EXPECT_NE(csv.find("\"plateau: no improvement, really\""), std::string::npos) << csv;
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "trial,state,epochs,val_accuracy,test_accuracy,wall_seconds,dollars,"
+            "objective_per_dollar,opt,end_reason");
+}
+
+}  // namespace
+}  // namespace sift::coordinator

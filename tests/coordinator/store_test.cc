@@ -1,0 +1,116 @@
+// Contract tests every Store implementation passes; today SQLite in memory and on disk.
+#include "coordinator/store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace sift::coordinator {
+namespace {
+
+class StoreTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (GetParam()) {
+      path_ = std::filesystem::temp_directory_path() /
+              ("sift-store-" + std::to_string(getpid()) + ".db");
+      std::filesystem::remove(path_);
+      store_ = OpenSqliteStore(path_.string());
+    } else {
+      store_ = OpenSqliteStore(":memory:");
+    }
+  }
+  void TearDown() override {
+    store_.reset();
+    if (!path_.empty()) {
+      for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::filesystem::remove(path_.string() + suffix);
+      }
+    }
+  }
+  std::filesystem::path path_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreTest, StudiesTrialsReportsRoundTripWithTypes) {
+  StudyRecord s;
+  s.name = "a";
+  s.config_text = "name: a";
+  s.created_at = 10;
+  const int64_t id = store_->CreateStudy(s);
+  TrialRecord t;
+  t.study_id = id;
+  t.number = 0;
+  t.params = {
+      {"lr", 0.001}, {"hidden", int64_t{128}}, {"opt", std::string("adam")}, {"whole", 1.0}};
+  store_->InsertTrial(t);
+  auto trials = store_->ListTrials(id);
+  ASSERT_EQ(trials.size(), 1u);
+  // Types survive the trip: an int stays int, 1.0 stays a double.
+  EXPECT_EQ(trials[0].params, t.params);
+  EXPECT_TRUE(std::holds_alternative<double>(trials[0].params.at("whole")));
+
+  ReportRecord r;
+  r.study_id = id;
+  r.number = 0;
+  r.epoch = 1;
+  r.metrics = {{"val_accuracy", 0.8}};
+  r.lease_id = "L-1";
+  r.seq = 1;
+  r.decision = "CONTINUE";
+  store_->InsertReport(r);
+  EXPECT_TRUE(store_->FindReport("L-1", 1).has_value());
+  EXPECT_FALSE(store_->FindReport("L-1", 2).has_value());
+  // (lease, seq) is unique: a second insert of the same report is refused by the database.
+  EXPECT_ANY_THROW(store_->InsertReport(r));
+  EXPECT_EQ(store_->ListReports(id).size(), 1u);
+}
+
+TEST_P(StoreTest, AtomicallyRollsBackEverythingOnThrow) {
+  StudyRecord s;
+  s.name = "a";
+  const int64_t id = store_->CreateStudy(s);
+  EXPECT_THROW(store_->Atomically([&] {
+    TrialRecord t;
+    t.study_id = id;
+    store_->InsertTrial(t);
+    throw std::runtime_error("boom");
+  }),
+               std::runtime_error);
+  EXPECT_TRUE(store_->ListTrials(id).empty());
+}
+
+TEST_P(StoreTest, SegmentsOpenAndClose) {
+  SegmentRecord seg;
+  seg.lease_id = "L-1";
+  seg.worker_id = "w";
+  seg.study_id = 1;
+  seg.start = 100;
+  seg.price_per_hour = 3.6;
+  store_->OpenSegment(seg);
+  auto open = store_->ListSegments(1);
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_FALSE(open[0].end.has_value());
+  EXPECT_DOUBLE_EQ(open[0].Dollars(/*now=*/110), 0.01);
+  store_->CloseSegment("L-1", 120, "completed");
+  store_->CloseSegment("L-1", 500, "again");  // closing twice keeps the first end
+  auto closed = store_->ListSegments(1);
+  EXPECT_DOUBLE_EQ(*closed[0].end, 120);
+  EXPECT_EQ(closed[0].end_reason, "completed");
+}
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "File" : "Memory"; });
+
+TEST(SqliteStore, UnopenablePathNamesTheFile) {
+  try {
+    OpenSqliteStore("/nonexistent-dir/x/sift.db");
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x/sift.db"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace sift::coordinator
