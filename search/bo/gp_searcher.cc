@@ -11,7 +11,6 @@ namespace sift::search {
 namespace {
 
 constexpr uint64_t kGpStream = 0x47504230;  // "GPB0"
-constexpr int kMaxExact = 64;               // exact variances per suggestion, at most
 constexpr int kTopTrials = 5;               // trials whose neighbourhoods are searched
 constexpr int kPerturbations = 16;
 
@@ -225,7 +224,9 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
     // Exact values in order of the bound until no remaining bound can win.
     size_t best_c = bound[0].second;
     double best_a = -INFINITY;
-    for (int e = 0; e < kMaxExact && e < static_cast<int>(n_cand); ++e) {
+    // Exact variances cost O(n^2) each: at most 64, fewer as n grows (30 at n = 1,000).
+    const int64_t max_exact = std::clamp<int64_t>(30000000 / static_cast<int64_t>(n * n + 1), 16, 64);
+    for (int64_t e = 0; e < max_exact && e < static_cast<int64_t>(n_cand); ++e) {
       if (bound[e].first <= best_a) break;
       const double a = acquisition(&cand[bound[e].second * dims], true);
       if (a > best_a) {
@@ -235,7 +236,8 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
     }
     // Pattern search on the numeric coordinates around the winner.
     std::vector<double> u(cand.begin() + best_c * dims, cand.begin() + (best_c + 1) * dims);
-    for (double step = 0.04; step > 0.004; step *= 0.5) {
+    const double finest = n <= 500 ? 0.009 : 0.019;  // one round fewer for large n
+    for (double step = 0.04; step > finest; step *= 0.5) {
       for (size_t d = 0; d < dims; ++d) {
         if (!space.params()[d].numeric()) continue;
         for (double sign : {1.0, -1.0}) {

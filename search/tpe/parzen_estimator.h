@@ -21,6 +21,7 @@ class ParzenEstimator {
   void Add(double weight, const std::vector<double>& mu, const std::vector<double>& sigma,
            const std::vector<std::vector<double>>& probs);
 
+  void Reserve(size_t components);
   size_t dims() const { return choices_.size(); }
   size_t components() const { return weight_.size(); }
 
@@ -29,7 +30,15 @@ class ParzenEstimator {
   // log density at x (numeric dims: density w.r.t. Lebesgue measure on [0, 1]; categorical: pmf).
   double LogPdf(const double* x) const;
 
+  // For a 1-d numeric estimator whose components were added in increasing mu with a broad last
+  // component (TPE's prior): lets LogPdf visit only the components near x. Components that fall
+  // outside the window are those whose log term is > 40 below the last one's, which cannot move
+  // a double sum (e^-40 ~ 4e-18).
+  void EnableWindow();
+
  private:
+  double WindowedLogPdf(double x) const;
+
   std::vector<int> choices_;
   std::vector<double> weight_;
   double total_weight_ = 0;
@@ -37,6 +46,8 @@ class ParzenEstimator {
   std::vector<std::vector<double>> mu_, sigma_, inv_sigma_;
   std::vector<std::vector<double>> log_prob_;  // categorical: component-major, k per component
   std::vector<double> log_const_;              // log weight + log kernel normalisers
+  bool windowed_ = false;
+  double max_sigma_ = 0, max_const_ = 0;       // over all but the last component
   mutable std::vector<double> scratch_;
 };
 

@@ -1,0 +1,93 @@
+// Median simple regret after 25, 50 and 100 evaluations over 10 seeds, on Branin, Hartmann-6 and
+// a mixed space, for each searcher; Optuna 3.1 (same problems and seeds) printed alongside.
+// Usage: search_quality_bench [optuna_quality.txt] [searcher,...]
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "bench/search/bench_util.h"
+#include "bench/search/test_functions.h"
+#include "search/factory.h"
+
+namespace sift::bench {
+namespace {
+
+constexpr int kSeeds = 10;
+constexpr int kBudgets[] = {25, 50, 100};
+
+struct Run {
+  std::vector<double> regret_at;  // per budget
+  double seconds;
+};
+
+Run RunOne(const std::string& type, const search::Options& options, const TestFunction& fn,
+           uint64_t seed) {
+  std::vector<std::string> errors;
+  auto searcher = search::MakeSearcher(type, options, fn.space, &errors);
+  search::StudyView study;
+  study.space = &fn.space;
+  study.seed = seed;
+  study.objective.maximize = false;
+  double best = 1e300;
+  Run r;
+  const double t0 = NowMs();
+  for (int i = 0; i < kBudgets[2]; ++i) {
+    search::TrialView t;
+    t.number = i;
+    t.params = searcher->Suggest(study, 1)[0];
+    t.state = search::TrialState::kCompleted;
+    t.values[1] = fn.f(t.params);
+    // A synthetic price for the cost-aware variant: larger x1 costs more (up to 3x).
+    t.cost_dollars = 0.01 * (1.0 + 2.0 * fn.space.ToUnit(fn.space.params()[0],
+                                                         t.params.at(fn.space.params()[0].name)));
+    best = std::min(best, t.values[1]);
+    study.trials.push_back(t);
+    for (int b : kBudgets) {
+      if (i + 1 == b) r.regret_at.push_back(best - fn.optimum);
+    }
+  }
+  r.seconds = (NowMs() - t0) / 1e3;
+  return r;
+}
+
+}  // namespace
+}  // namespace sift::bench
+
+int main(int argc, char** argv) {
+  using namespace sift::bench;
+  PrintMachine();
+  const auto ref = ReadReference(argc > 1 ? argv[1] : nullptr);
+  if (ref.count("info.optuna")) std::printf("reference: Optuna %s\n", ref.at("info.optuna").c_str());
+  std::vector<std::pair<std::string, sift::search::Options>> searchers = {
+      {"random", {}}, {"sobol", {}}, {"tpe", {}}, {"gp", {}}};
+  if (argc > 2 && std::strcmp(argv[2], "all") != 0) {
+    searchers.clear();
+    std::stringstream list(argv[2]);
+    for (std::string s; std::getline(list, s, ',');) searchers.push_back({s, {}});
+  }
+  std::printf("\n## Median simple regret over %d seeds (lower is better)\n\n", kSeeds);
+  std::printf("| function | searcher | @25 | @50 | @100 | seconds per run |\n"
+              "|---|---|---|---|---|---|\n");
+  for (const TestFunction& fn : QualityFunctions()) {
+    for (const auto& [type, options] : searchers) {
+      std::vector<std::vector<double>> by_budget(3);
+      std::vector<double> secs;
+      for (uint64_t seed = 0; seed < kSeeds; ++seed) {
+        const Run r = RunOne(type, options, fn, seed);
+        for (int b = 0; b < 3; ++b) by_budget[b].push_back(r.regret_at[b]);
+        secs.push_back(r.seconds);
+      }
+      std::printf("| %s | %s | %.4g | %.4g | %.4g | %.2f |\n", fn.name.c_str(), type.c_str(),
+                  Median(by_budget[0]), Median(by_budget[1]), Median(by_budget[2]), Median(secs));
+      std::fflush(stdout);
+    }
+    for (const char* o : {"optuna_random", "optuna_tpe"}) {
+      const std::string key = "quality." + fn.name + "." + o + ".";
+      if (!ref.count(key + "25")) continue;
+      std::printf("| %s | %s (reference) | %s | %s | %s | - |\n", fn.name.c_str(), o,
+                  ref.at(key + "25").c_str(), ref.at(key + "50").c_str(),
+                  ref.at(key + "100").c_str());
+    }
+  }
+  return 0;
+}

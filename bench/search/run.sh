@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the search benchmarks and runs them, with Optuna 3.1 measured in the same run.
+# Usage: bench/search/run.sh [speed|quality|all]   (BUILD_DIR defaults to /tmp/build-search)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+build="${BUILD_DIR:-/tmp/build-search}"
+what="${1:-all}"
+py=/usr/bin/python3  # has Optuna 3.1 and numpy
+if [[ ! -f "$build/build.ninja" ]]; then
+  cmake -S "$root" -B "$build" -G Ninja -DSIFT_WITH_TORCH=OFF -DSIFT_WITH_GRPC=OFF \
+    -DSIFT_BUILD_BENCH=ON >/dev/null
+fi
+ninja -C "$build" -j2 search_speed_bench search_quality_bench >/dev/null
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+if [[ "$what" == speed || "$what" == all ]]; then
+  "$py" "$here/optuna_reference.py" speed > "$tmp/optuna_speed.txt"
+  "$build/bench/search/search_speed_bench" "$tmp/optuna_speed.txt"
+fi
+if [[ "$what" == quality || "$what" == all ]]; then
+  "$py" "$here/optuna_reference.py" quality > "$tmp/optuna_quality.txt"
+  "$build/bench/search/search_quality_bench" "$tmp/optuna_quality.txt"
+fi
