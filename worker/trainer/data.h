@@ -3,9 +3,15 @@
 
 #include <torch/torch.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace sift::worker {
 
@@ -29,5 +35,61 @@ struct Datasets {
 
 // Loads, validates and splits; throws std::runtime_error naming the file and the problem.
 std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec);
+
+// Pixel normalisation: (x / 255 - kPixelMean) / kPixelStd, Fashion-MNIST's training statistics.
+inline constexpr double kPixelMean = 0.2860;
+inline constexpr double kPixelStd = 0.3530;
+
+// The cache file LoadDatasets uses for `spec` ("" when spec.cache_dir is empty). Its name is a
+// hash of the source files (path, size, mtime), the spec and the cache format version.
+std::string DatasetCachePath(const DataSpec& spec);
+
+// The order of an epoch's samples: a permutation of [0, n) that depends only on (seed, epoch),
+// so a resumed trial visits the same samples without storing RNG state.
+std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int64_t epoch);
+
+struct Batch {
+  torch::Tensor images;  // [B, 1, 28, 28] contiguous (pinned when the loader pins)
+  torch::Tensor labels;  // [B]
+};
+
+// Assembles batches (gathered in `order`, batch_size samples each, the last one possibly shorter)
+// on a background thread, `depth` batches ahead of the consumer, starting at batch `first`.
+// The gather is a plain memcpy loop: no ATen parallelism competes with the training threads.
+class BatchLoader {
+ public:
+  BatchLoader(const Split& split, std::vector<int64_t> order, int64_t batch_size, int64_t first,
+              bool pin_memory, int depth = 2);
+  ~BatchLoader();
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+
+  // The next batch; false after the last. Rethrows a failure of the background thread.
+  bool Next(Batch* out);
+  // Seconds Next() spent blocked waiting for the background thread.
+  double wait_seconds() const { return wait_seconds_; }
+  int64_t num_batches() const { return num_batches_; }
+
+ private:
+  void Run();
+  Batch Assemble(int64_t index) const;
+
+  Split split_;
+  std::vector<int64_t> order_;
+  int64_t batch_size_;
+  int64_t num_batches_;
+  int64_t next_to_make_;
+  bool pin_memory_;
+  size_t depth_;
+  double wait_seconds_ = 0.0;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Batch> ready_;
+  bool done_ = false;    // producer finished
+  bool cancel_ = false;  // consumer going away
+  std::exception_ptr error_;
+  std::thread thread_;
+};
 
 }  // namespace sift::worker

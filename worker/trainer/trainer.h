@@ -10,6 +10,7 @@
 #include <string>
 
 #include "worker/hparams/hparams.h"
+#include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data.h"
 
 namespace sift::worker {
@@ -19,18 +20,19 @@ struct TrainerOptions {
   int64_t max_epochs = 10;
   uint64_t seed = 0;
   std::string device = "cpu";  // cpu | cuda | auto
+  int num_threads = 0;         // intra-op threads (torch::set_num_threads); 0 leaves them as is
 };
 
 struct EpochMetrics {
-  int64_t epoch = 0;            // epochs completed, 1-based
-  bool completed = true;        // false: interrupted by a stop request mid-epoch
+  int64_t epoch = 0;      // epochs completed, 1-based
+  bool completed = true;  // false: interrupted by a stop request mid-epoch
   double train_loss = 0.0;
   double val_loss = 0.0;
   double val_accuracy = 0.0;
-  double seconds = 0.0;          // wall time of the epoch (train + eval)
+  double seconds = 0.0;  // wall time of the epoch (train + eval)
   double samples_per_second = 0.0;
   double data_wait_fraction = 0.0;  // share of train time spent waiting for batches
-  int64_t skipped_steps = 0;     // fp16: steps skipped on inf/NaN gradients
+  int64_t skipped_steps = 0;        // fp16: steps skipped on inf/NaN gradients
 };
 
 class Trainer {
@@ -50,14 +52,18 @@ class Trainer {
   // Restores everything needed for a bitwise-identical continuation; throws CheckpointError.
   void LoadCheckpoint(const std::string& path);
 
+  // What the options resolved to: "cpu" or "cuda"; "fp32", "bf16" or "fp16".
+  std::string device() const;
+  std::string precision() const;
+  int64_t steps_per_epoch() const;  // optimizer steps in a full epoch
+  int64_t step_in_epoch() const;    // optimizer steps taken in the current, unfinished epoch
+  double learning_rate() const;     // rate of the next optimizer step
+  double loss_scale() const;        // fp16: the current loss scale; else 1
+  torch::nn::Module& model();       // for tests and tools: parameters, FLOP counts
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-};
-
-class CheckpointError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 }  // namespace sift::worker

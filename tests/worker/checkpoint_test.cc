@@ -1,0 +1,98 @@
+#include "worker/trainer/checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/worker/test_util.h"
+#include "worker/trainer/framed_file.h"
+#include "worker/trainer/trainer.h"
+
+namespace sift::worker {
+namespace {
+
+TrainerOptions Tiny() {
+  TrainerOptions o;
+  o.hp.hidden = 32;
+  o.hp.depth = 1;
+  o.hp.batch_size = 64;
+  o.seed = 3;
+  return o;
+}
+
+std::string LoadError(const TrainerOptions& o, std::shared_ptr<const Datasets> data,
+                      const std::string& path) {
+  Trainer t(o, data);
+  try {
+    t.LoadCheckpoint(path);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "loaded";
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    data_ = testing::SmallFashionMnist(/*train=*/256, /*val=*/64, /*test=*/64);
+    Trainer t(Tiny(), data_);
+    t.TrainEpoch();
+    path_ = dir_ / "ckpt";
+    t.SaveCheckpoint(path_);
+    bytes_ = testing::ReadFile(path_);
+  }
+  testing::TempDir dir_;
+  std::shared_ptr<const Datasets> data_;
+  std::string path_, bytes_;
+};
+
+TEST_F(CheckpointTest, RoundTrips) {
+  EXPECT_EQ(LoadError(Tiny(), data_, path_), "loaded");
+  // No temporary files left behind.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path()))
+    files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+}
+
+TEST_F(CheckpointTest, FlippedByteIsRejected) {
+  for (size_t at : {bytes_.size() / 2, bytes_.size() - 1}) {
+    std::string bad = bytes_;
+    bad[at] ^= 0x01;
+    testing::WriteFile(path_, bad);
+    const std::string e = LoadError(Tiny(), data_, path_);
+    EXPECT_NE(e.find(path_), std::string::npos) << e;
+    EXPECT_NE(e.find("checksum"), std::string::npos) << e;
+  }
+}
+
+TEST_F(CheckpointTest, TruncatedIsRejected) {
+  for (size_t size : {size_t{0}, size_t{10}, bytes_.size() - 1}) {
+    testing::WriteFile(path_, bytes_.substr(0, size));
+    const std::string e = LoadError(Tiny(), data_, path_);
+    EXPECT_NE(e.find(path_), std::string::npos) << e;
+    EXPECT_NE(e.find("truncated"), std::string::npos) << e;
+  }
+}
+
+TEST_F(CheckpointTest, OtherFilesAndConfigurationsAreRejected) {
+  testing::WriteFile(path_, "not a checkpoint at all, just some text");
+  EXPECT_NE(LoadError(Tiny(), data_, path_).find("bad magic"), std::string::npos);
+  EXPECT_NE(LoadError(Tiny(), data_, dir_ / "missing").find("cannot open"), std::string::npos);
+
+  testing::WriteFile(path_, bytes_);
+  TrainerOptions wider = Tiny();
+  wider.hp.hidden = 64;
+  EXPECT_NE(LoadError(wider, data_, path_).find("another configuration"), std::string::npos);
+  auto more = testing::SmallFashionMnist(/*train=*/512, /*val=*/64, /*test=*/64);
+  EXPECT_NE(LoadError(Tiny(), more, path_).find("training samples"), std::string::npos);
+}
+
+TEST(FramedFileTest, RoundTripAndVersion) {
+  testing::TempDir dir;
+  WriteFramedFile(dir / "f", "TESTTEST", 3, std::string("payload\0with nul", 16));
+  EXPECT_EQ(ReadFramedFile(dir / "f", "TESTTEST", 3), std::string("payload\0with nul", 16));
+  EXPECT_THROW(ReadFramedFile(dir / "f", "TESTTEST", 4), FramedFileError);
+  EXPECT_THROW(ReadFramedFile(dir / "f", "OTHEROTH", 3), FramedFileError);
+}
+
+}  // namespace
+}  // namespace sift::worker

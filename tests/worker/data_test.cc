@@ -1,0 +1,168 @@
+#include "worker/trainer/data.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "tests/worker/test_util.h"
+#include "worker/trainer/idx_reader.h"
+
+namespace sift::worker {
+namespace {
+
+using testing::Gzip;
+using testing::IdxBytes;
+using testing::TempDir;
+using testing::WriteFile;
+
+// Expects `fn` to throw std::runtime_error whose message contains every one of `parts`.
+template <typename Fn>
+void ExpectError(Fn fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception";
+  } catch (const std::runtime_error& e) {
+    for (const auto& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST(IdxReaderTest, ReadsGzipIdx) {
+  TempDir dir;
+  WriteFile(dir / "a.gz", Gzip(IdxBytes({3, 2}, {1, 2, 3, 4, 5, 6})));
+  IdxArray a = ReadIdxFile(dir / "a.gz");
+  EXPECT_EQ(a.dims, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(a.data, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(IdxReaderTest, RejectsBadHeadersAndLengths) {
+  ExpectError([] { ParseIdx("f", std::string("\x01\x00\x08\x01", 4)); }, {"f:", "magic"});
+  ExpectError([] { ParseIdx("f", std::string("\x00\x00\x0d\x01", 4)); }, {"element type"});
+  ExpectError([] { ParseIdx("f", std::string("\x00\x00\x08\x09", 4)); }, {"rank"});
+  ExpectError([] { ParseIdx("f", IdxBytes({4}, {1, 2, 3})); }, {"truncated", "4 bytes"});
+  ExpectError([] { ParseIdx("f", IdxBytes({2}, {1, 2, 3})); }, {"trailing"});
+  ExpectError([] { ParseIdx("f", IdxBytes({0}, {})); }, {"zero"});
+}
+
+TEST(IdxReaderTest, TruncatedGzipNamesTheFile) {
+  TempDir dir;
+  std::vector<uint8_t> data(5000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
+  std::string gz = Gzip(IdxBytes({50, 100}, data));
+  WriteFile(dir / "cut.gz", gz.substr(0, gz.size() / 2));
+  ExpectError([&] { ReadIdxFile(dir / "cut.gz"); }, {dir / "cut.gz"});
+  ExpectError([&] { ReadIdxFile(dir / "missing.gz"); }, {"missing.gz", "cannot open"});
+  // Garbage after a valid gzip header: a corrupt deflate stream.
+  std::string bad = gz;
+  for (size_t i = 20; i < 60; ++i) bad[i] = static_cast<char>(0xff);
+  WriteFile(dir / "bad.gz", bad);
+  ExpectError([&] { ReadIdxFile(dir / "bad.gz"); }, {dir / "bad.gz"});
+}
+
+TEST(DataTest, SplitsAndNormalisesGeneratedFiles) {
+  TempDir dir;
+  testing::WriteSyntheticDataset(dir.path(), /*n_train=*/100, /*n_test=*/30);
+  DataSpec spec;
+  spec.dir = dir.path();
+  spec.val_size = 20;
+  spec.train_limit = 50;
+  spec.test_limit = 25;
+  auto d = LoadDatasets(spec);
+  EXPECT_EQ(d->train.size(), 50);
+  EXPECT_EQ(d->val.size(), 20);
+  EXPECT_EQ(d->test.size(), 25);
+  EXPECT_EQ(d->train.images.sizes(), (std::vector<int64_t>{50, 1, 28, 28}));
+  // Validation is the last 20 of the training file: sample 80 has label 0, pixel (80 + j) % 256.
+  EXPECT_EQ(d->val.labels[0].item<int64_t>(), 0);
+  EXPECT_NEAR(d->val.images[0][0][0][0].item<float>(), (80 / 255.0 - kPixelMean) / kPixelStd, 1e-5);
+  EXPECT_EQ(d->train.labels[13].item<int64_t>(), 3);
+}
+
+TEST(DataTest, LabelsMustMatchImages) {
+  TempDir dir;
+  testing::WriteSyntheticDataset(dir.path(), 100, 30);
+  WriteFile(dir / "t10k-labels-idx1-ubyte.gz", Gzip(IdxBytes({29}, std::vector<uint8_t>(29))));
+  DataSpec spec;
+  spec.dir = dir.path();
+  spec.val_size = 20;
+  ExpectError([&] { LoadDatasets(spec); }, {"t10k-labels", "29 labels for 30 images"});
+}
+
+TEST(DataTest, TruncatedSourceFileIsAnError) {
+  TempDir dir;
+  testing::WriteSyntheticDataset(dir.path(), 100, 30);
+  const std::string path = dir / "train-images-idx3-ubyte.gz";
+  std::string gz = testing::ReadFile(path);
+  WriteFile(path, gz.substr(0, gz.size() - 100));
+  DataSpec spec;
+  spec.dir = dir.path();
+  spec.val_size = 20;
+  ExpectError([&] { LoadDatasets(spec); }, {path});
+}
+
+TEST(DataTest, CacheIsReusedAndRebuiltWhenCorrupt) {
+  TempDir dir;
+  testing::WriteSyntheticDataset(dir.path(), 100, 30);
+  DataSpec spec;
+  spec.dir = dir.path();
+  spec.val_size = 20;
+  spec.cache_dir = dir / "cache";
+  auto first = LoadDatasets(spec);
+  const std::string cache = DatasetCachePath(spec);
+  ASSERT_TRUE(std::filesystem::exists(cache));
+
+  auto second = LoadDatasets(spec);  // from the cache
+  EXPECT_TRUE(torch::equal(first->train.images, second->train.images));
+  EXPECT_TRUE(torch::equal(first->test.labels, second->test.labels));
+
+  std::string bytes = testing::ReadFile(cache);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  WriteFile(cache, bytes);
+  auto third = LoadDatasets(spec);  // corrupt: detected, rebuilt, rewritten
+  EXPECT_TRUE(torch::equal(first->train.images, third->train.images));
+  EXPECT_EQ(testing::ReadFile(cache).size(), bytes.size());
+  EXPECT_NE(testing::ReadFile(cache), bytes);
+
+  // Another spec is another entry.
+  DataSpec other = spec;
+  other.train_limit = 10;
+  EXPECT_NE(DatasetCachePath(other), cache);
+}
+
+TEST(DataTest, EpochPermutationIsAPermutationFixedBySeedAndEpoch) {
+  auto a = EpochPermutation(1000, /*seed=*/7, /*epoch=*/0);
+  EXPECT_EQ(std::set<int64_t>(a.begin(), a.end()).size(), 1000u);
+  EXPECT_EQ(a, EpochPermutation(1000, 7, 0));
+  EXPECT_NE(a, EpochPermutation(1000, 7, 1));
+  EXPECT_NE(a, EpochPermutation(1000, 8, 0));
+}
+
+TEST(DataTest, BatchLoaderGathersInOrderFromAnyStart) {
+  Split s{torch::arange(10 * 4, torch::kFloat32).reshape({10, 1, 2, 2}),
+          torch::arange(10, torch::kInt64)};
+  std::vector<int64_t> order = {9, 3, 1, 0, 2, 8, 7, 4, 5, 6};
+  BatchLoader loader(s, order, /*batch_size=*/4, /*first=*/1, /*pin_memory=*/false);
+  EXPECT_EQ(loader.num_batches(), 3);
+  Batch b;
+  ASSERT_TRUE(loader.Next(&b));
+  EXPECT_TRUE(torch::equal(b.labels, torch::tensor({2, 8, 7, 4}, torch::kInt64)));
+  EXPECT_TRUE(torch::equal(b.images[1], s.images[8]));
+  ASSERT_TRUE(loader.Next(&b));
+  EXPECT_TRUE(torch::equal(b.labels, torch::tensor({5, 6}, torch::kInt64)));
+  EXPECT_FALSE(loader.Next(&b));
+}
+
+TEST(DataTest, RealFashionMnistSlice) {
+  auto d = testing::SmallFashionMnist(/*train=*/512, /*val=*/256, /*test=*/128);
+  EXPECT_EQ(d->train.size(), 512);
+  EXPECT_EQ(d->val.size(), 256);
+  EXPECT_EQ(d->test.size(), 128);
+  // Normalised with the data set's own statistics: roughly zero mean, unit spread.
+  EXPECT_NEAR(d->train.images.mean().item<double>(), 0.0, 0.1);
+  EXPECT_NEAR(d->train.images.std().item<double>(), 1.0, 0.1);
+  EXPECT_EQ(d->train.labels.max().item<int64_t>(), 9);
+}
+
+}  // namespace
+}  // namespace sift::worker

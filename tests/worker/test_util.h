@@ -1,0 +1,97 @@
+// Helpers for the trainer tests: temporary directories, generated IDX files, small real data.
+#pragma once
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "worker/trainer/data.h"
+
+namespace sift::worker::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "sift-trainer-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// IDX bytes (unsigned byte type) for `dims` and `data`.
+inline std::string IdxBytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
+  std::string out = {0, 0, 0x08, static_cast<char>(dims.size())};
+  for (uint32_t d : dims) {
+    for (int shift = 24; shift >= 0; shift -= 8)
+      out.push_back(static_cast<char>((d >> shift) & 0xff));
+  }
+  out.append(data.begin(), data.end());
+  return out;
+}
+
+inline std::string Gzip(const std::string& raw) {
+  uLongf size = compressBound(raw.size()) + 64;
+  std::string out(size, '\0');
+  z_stream z{};
+  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, /*windowBits=*/15 + 16, 8,
+               Z_DEFAULT_STRATEGY);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+  z.avail_in = raw.size();
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = size;
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+inline void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A Fashion-MNIST-shaped data set of `n_train` / `n_test` images with pixel = (i + j) % 256 and
+// label = i % 10, written as the four gzip IDX files into `dir`.
+inline void WriteSyntheticDataset(const std::string& dir, uint32_t n_train, uint32_t n_test) {
+  auto write = [&](const std::string& prefix, uint32_t n) {
+    std::vector<uint8_t> pixels(size_t{n} * 28 * 28), labels(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      labels[i] = static_cast<uint8_t>(i % 10);
+      for (uint32_t j = 0; j < 28 * 28; ++j) pixels[size_t{i} * 784 + j] = (i + j) % 256;
+    }
+    WriteFile(dir + "/" + prefix + "-images-idx3-ubyte.gz", Gzip(IdxBytes({n, 28, 28}, pixels)));
+    WriteFile(dir + "/" + prefix + "-labels-idx1-ubyte.gz", Gzip(IdxBytes({n}, labels)));
+  };
+  write("train", n_train);
+  write("t10k", n_test);
+}
+
+// A small slice of the real Fashion-MNIST, cached under the build directory so that tests after
+// the first skip decoding.
+inline std::shared_ptr<const Datasets> SmallFashionMnist(int64_t train = 2048, int64_t val = 256,
+                                                         int64_t test = 512) {
+  DataSpec spec;
+  spec.train_limit = train;
+  spec.val_size = val;
+  spec.test_limit = test;
+  const char* build = std::getenv("SIFT_BUILD_DIR");
+  spec.cache_dir = std::string(build ? build : "/tmp") + "/test-data-cache";
+  return LoadDatasets(spec);
+}
+
+}  // namespace sift::worker::testing

@@ -1,0 +1,79 @@
+#include "worker/trainer/models.h"
+
+#include <stdexcept>
+
+namespace sift::worker {
+namespace {
+
+constexpr int64_t kImageSize = 28;
+constexpr int64_t kMinMlpWidth = 32;
+constexpr int64_t kMinPoolSize = 4;
+
+}  // namespace
+
+torch::Tensor Net::Dropout(const torch::Tensor& x, double p) {
+  if (!is_training() || p <= 0.0) return x;
+  auto mask = torch::empty_like(x).bernoulli_(1.0 - p, generator_);
+  return x * mask * (1.0 / (1.0 - p));
+}
+
+Mlp::Mlp(const HParams& hp, int64_t input_features) : dropout_(hp.dropout) {
+  int64_t in = input_features;
+  const int64_t floor = std::min(hp.hidden, kMinMlpWidth);
+  for (int64_t i = 0; i < hp.depth; ++i) {
+    const int64_t out = std::max(hp.hidden >> i, floor);
+    layers_.push_back(register_module("fc" + std::to_string(i + 1),
+                                      torch::nn::Linear(/*in_features=*/in, /*out_features=*/out)));
+    in = out;
+  }
+  head_ = register_module("head", torch::nn::Linear(in, kNumClasses));
+}
+
+torch::Tensor Mlp::forward(torch::Tensor x) {
+  x = x.flatten(/*start_dim=*/1);
+  for (auto& layer : layers_) x = Dropout(torch::relu(layer->forward(x)), dropout_);
+  return head_->forward(x);
+}
+
+Cnn::Cnn(const HParams& hp, int64_t in_channels)
+    : dropout_(hp.dropout), kernel_size_(hp.kernel_size) {
+  int64_t in = in_channels;
+  for (int64_t i = 0; i < hp.depth; ++i) {
+    const int64_t out = hp.channels << i;
+    const std::string n = std::to_string(i + 1);
+    convs_.push_back(register_module(
+        "conv" + n, torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, hp.kernel_size)
+                                          .padding(/*padding=*/hp.kernel_size / 2)
+                                          .bias(false))));
+    norms_.push_back(register_module("bn" + n, torch::nn::BatchNorm2d(out)));
+    in = out;
+  }
+  head_ = register_module("head", torch::nn::Linear(in, kNumClasses));
+}
+
+torch::Tensor Cnn::forward(torch::Tensor x) {
+  for (size_t i = 0; i < convs_.size(); ++i) {
+    x = torch::relu(norms_[i]->forward(convs_[i]->forward(x)));
+    if (x.size(-1) >= kMinPoolSize) x = torch::max_pool2d(x, /*kernel_size=*/2);
+  }
+  x = x.mean(/*dim=*/{2, 3});
+  return head_->forward(Dropout(x, dropout_));
+}
+
+int64_t Cnn::ForwardMacs(int64_t size) const {
+  int64_t macs = 0;
+  for (const auto& conv : convs_) {
+    const auto& o = conv->options;
+    macs += size * size * o.out_channels() * o.in_channels() * kernel_size_ * kernel_size_;
+    if (size >= kMinPoolSize) size /= 2;
+  }
+  return macs + head_->options.in_features() * kNumClasses;
+}
+
+std::shared_ptr<Net> MakeModel(const HParams& hp) {
+  if (hp.model == "mlp") return std::make_shared<Mlp>(hp, kImageSize * kImageSize);
+  if (hp.model == "cnn") return std::make_shared<Cnn>(hp, /*in_channels=*/1);
+  throw std::invalid_argument("model: unknown '" + hp.model + "'");
+}
+
+}  // namespace sift::worker

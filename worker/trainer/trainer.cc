@@ -1,0 +1,408 @@
+#include "worker/trainer/trainer.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <sstream>
+
+#include "worker/trainer/loss_scaler.h"
+#include "worker/trainer/lr_schedule.h"
+#include "worker/trainer/models.h"
+
+namespace sift::worker {
+namespace {
+
+constexpr int64_t kEvalBatch = 1000;
+constexpr int kPrefetchDepth = 2;
+
+enum class Precision { kFp32, kBf16, kFp16 };
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+bool CpuHasNativeBf16() { return __builtin_cpu_supports("avx512bf16"); }
+
+torch::Device ResolveDevice(const std::string& device) {
+  if (device == "cpu") return torch::kCPU;
+  if (device == "cuda" || device == "auto") {
+    if (torch::cuda::is_available()) return torch::kCUDA;
+    if (device == "cuda") throw std::invalid_argument("device: cuda requested but unavailable");
+    return torch::kCPU;
+  }
+  throw std::invalid_argument("device: '" + device + "' is not one of cpu, cuda, auto");
+}
+
+Precision ResolvePrecision(const std::string& precision, const torch::Device& device) {
+  const bool cuda = device.is_cuda();
+  if (precision == "fp32") return Precision::kFp32;
+  if (precision == "bf16") return Precision::kBf16;
+  if (precision == "fp16") {
+    if (cuda) return Precision::kFp16;
+    // LibTorch 1.13 autocasts CPU ops to bfloat16 only; bf16 has fp32's range, so no scaling.
+    spdlog::warn("trainer: fp16 needs CUDA; using bf16 autocast on the CPU");
+    return Precision::kBf16;
+  }
+  if (precision == "auto") {
+    if (cuda) return Precision::kFp16;
+    return CpuHasNativeBf16() ? Precision::kBf16 : Precision::kFp32;
+  }
+  throw std::invalid_argument("precision: '" + precision +
+                              "' is not one of fp32, bf16, fp16, auto");
+}
+
+const char* PrecisionName(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp16:
+      return "fp16";
+  }
+  return "?";
+}
+
+// Autocast for one forward pass, entered and left as torch.autocast's context manager does:
+// the cast cache is cleared when the outermost region ends.
+class AutocastRegion {
+ public:
+  AutocastRegion(Precision precision, const torch::Device& device)
+      : active_(precision != Precision::kFp32), cuda_(device.is_cuda()) {
+    if (!active_) return;
+    if (cuda_) {
+      previous_ = at::autocast::is_enabled();
+      previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
+      at::autocast::set_enabled(true);
+      at::autocast::set_autocast_gpu_dtype(precision == Precision::kFp16 ? at::kHalf
+                                                                         : at::kBFloat16);
+    } else {
+      previous_ = at::autocast::is_cpu_enabled();
+      previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
+      at::autocast::set_cpu_enabled(true);
+      at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    }
+    at::autocast::increment_nesting();
+  }
+  ~AutocastRegion() {
+    if (!active_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    if (cuda_) {
+      at::autocast::set_enabled(previous_);
+      at::autocast::set_autocast_gpu_dtype(previous_dtype_);
+    } else {
+      at::autocast::set_cpu_enabled(previous_);
+      at::autocast::set_autocast_cpu_dtype(previous_dtype_);
+    }
+  }
+  AutocastRegion(const AutocastRegion&) = delete;
+  AutocastRegion& operator=(const AutocastRegion&) = delete;
+
+ private:
+  bool active_;
+  bool cuda_;
+  bool previous_ = false;
+  at::ScalarType previous_dtype_ = at::kFloat;
+};
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const HParams& hp,
+                                                       std::vector<torch::Tensor> params) {
+  if (hp.optimizer == "sgd") {
+    return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(hp.lr)
+                                                           .momentum(hp.momentum)
+                                                           .nesterov(hp.nesterov != 0)
+                                                           .weight_decay(hp.weight_decay));
+  }
+  if (hp.optimizer == "adam") {
+    return std::make_unique<torch::optim::Adam>(
+        params, torch::optim::AdamOptions(hp.lr).weight_decay(hp.weight_decay));
+  }
+  if (hp.optimizer == "adamw") {
+    return std::make_unique<torch::optim::AdamW>(
+        params, torch::optim::AdamWOptions(hp.lr).weight_decay(hp.weight_decay));
+  }
+  throw std::invalid_argument("optimizer: unknown '" + hp.optimizer + "'");
+}
+
+// Everything that shapes the model, optimiser and data order: a checkpoint must match it.
+std::string Fingerprint(const HParams& hp) {
+  std::ostringstream s;
+  s << "model=" << hp.model << " hidden=" << hp.hidden << " depth=" << hp.depth
+    << " channels=" << hp.channels << " kernel_size=" << hp.kernel_size
+    << " optimizer=" << hp.optimizer << " nesterov=" << hp.nesterov
+    << " batch_size=" << hp.batch_size;
+  return s.str();
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  TrainerOptions options;
+  std::shared_ptr<const Datasets> data;
+  torch::Device device = torch::kCPU;
+  Precision precision = Precision::kFp32;
+  int64_t accumulation = 1;
+  int64_t micro_batch = 0;
+
+  std::shared_ptr<Net> model;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::vector<torch::Tensor> params;
+  GradScaler scaler;
+  at::Generator generator;  // dropout's randomness (CPU)
+
+  // Position: epochs completed, optimizer steps taken in the current epoch.
+  int64_t epoch = 0;
+  int64_t step = 0;
+  // Partial sums of the current epoch (checkpointed, so an interrupted epoch reports fully).
+  double loss_sum = 0.0;
+  int64_t samples = 0;
+  int64_t skipped = 0;
+  double train_seconds = 0.0;
+  double wait_seconds = 0.0;
+
+  int64_t StepsPerEpoch() const {
+    return (data->train.size() + options.hp.batch_size - 1) / options.hp.batch_size;
+  }
+
+  double LearningRateAt(int64_t e, int64_t s) const {
+    return LearningRate(options.hp, {e, s, StepsPerEpoch(), options.max_epochs});
+  }
+
+  void Build() {
+    torch::manual_seed(options.seed);
+    model = MakeModel(options.hp);
+    model->to(device);
+    generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
+    if (device.is_cpu()) model->set_generator(generator);
+    params = model->parameters();
+    optimizer = MakeOptimizer(options.hp, params);
+    GradScalerOptions scaler_options;
+    scaler_options.enabled = precision == Precision::kFp16;
+    scaler = GradScaler(scaler_options);
+  }
+
+  // One optimizer step over `batch`, split into micro-batches. Returns false when skipped.
+  bool Step(const Batch& batch) {
+    const double lr = LearningRateAt(epoch, step);
+    for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
+    optimizer->zero_grad();
+    const int64_t n = batch.labels.size(0);
+    const int64_t m = micro_batch > 0 ? micro_batch : n;
+    for (int64_t start = 0; start < n; start += m) {
+      const int64_t count = std::min(m, n - start);
+      auto x = batch.images.narrow(0, start, count).to(device, /*non_blocking=*/true);
+      auto y = batch.labels.narrow(0, start, count).to(device, /*non_blocking=*/true);
+      torch::Tensor logits;
+      {
+        AutocastRegion autocast(precision, device);
+        logits = model->forward(x);
+      }
+      // Mean over the micro-batch, weighted by its share of the batch: the gradients sum to
+      // those of the whole batch's mean loss.
+      auto loss = torch::cross_entropy_loss(logits.to(torch::kFloat32), y) *
+                  (static_cast<double>(count) / static_cast<double>(n));
+      scaler.Scale(loss).backward();
+      loss_sum += loss.item<double>() * static_cast<double>(n);
+    }
+    samples += n;
+    const bool stepped = scaler.Step(*optimizer);
+    scaler.Update();
+    if (!stepped) ++skipped;
+    return stepped;
+  }
+
+  // Mean loss and accuracy over `split`, in eval mode.
+  std::pair<double, double> Evaluate(const Split& split) {
+    if (split.size() == 0) return {0.0, 0.0};
+    torch::NoGradGuard no_grad;
+    model->eval();
+    double loss = 0.0;
+    int64_t correct = 0;
+    for (int64_t start = 0; start < split.size(); start += kEvalBatch) {
+      const int64_t count = std::min(kEvalBatch, split.size() - start);
+      auto x = split.images.narrow(0, start, count).to(device);
+      auto y = split.labels.narrow(0, start, count).to(device);
+      torch::Tensor logits;
+      {
+        AutocastRegion autocast(precision, device);
+        logits = model->forward(x).to(torch::kFloat32);
+      }
+      loss +=
+          torch::cross_entropy_loss(logits, y, /*weight=*/{}, at::Reduction::Sum).item<double>();
+      correct += logits.argmax(/*dim=*/1).eq(y).sum().item<int64_t>();
+    }
+    model->train();
+    return {loss / split.size(), static_cast<double>(correct) / split.size()};
+  }
+};
+
+Trainer::Trainer(const TrainerOptions& options, std::shared_ptr<const Datasets> data)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.options = options;
+  s.data = std::move(data);
+  if (!s.data || s.data->train.size() == 0)
+    throw std::invalid_argument("trainer: no training data");
+  const HParams& hp = options.hp;
+  if (hp.batch_size <= 0) throw std::invalid_argument("batch_size: must be positive");
+  if (hp.micro_batch > 0 && hp.batch_size % hp.micro_batch != 0) {
+    throw std::invalid_argument("micro_batch: does not divide batch_size");
+  }
+  if (options.num_threads > 0) torch::set_num_threads(options.num_threads);
+  s.device = ResolveDevice(options.device);
+  s.precision = ResolvePrecision(hp.precision, s.device);
+  s.accumulation = AccumulationSteps(hp);
+  s.micro_batch = hp.micro_batch;
+  s.Build();
+  spdlog::debug("trainer: {} on {} in {}, {} x {} samples per step, {} threads", hp.model,
+                s.device.str(), PrecisionName(s.precision), s.accumulation,
+                hp.batch_size / s.accumulation, torch::get_num_threads());
+}
+
+Trainer::~Trainer() = default;
+
+EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
+  Impl& s = *impl_;
+  const auto epoch_start = Clock::now();
+  s.model->train();
+  {
+    BatchLoader loader(s.data->train,
+                       EpochPermutation(s.data->train.size(), s.options.seed, s.epoch),
+                       s.options.hp.batch_size, /*first=*/s.step,
+                       /*pin_memory=*/s.device.is_cuda(), kPrefetchDepth);
+    Batch batch;
+    while (loader.Next(&batch)) {
+      s.Step(batch);
+      ++s.step;
+      if (stop != nullptr && stop->load() && s.step < loader.num_batches()) break;
+    }
+    s.wait_seconds += loader.wait_seconds();
+  }
+  s.train_seconds += Seconds(epoch_start);
+
+  EpochMetrics m;
+  m.completed = s.step >= s.StepsPerEpoch();
+  m.train_loss = s.samples > 0 ? s.loss_sum / s.samples : 0.0;
+  m.samples_per_second = s.train_seconds > 0 ? s.samples / s.train_seconds : 0.0;
+  m.data_wait_fraction = s.train_seconds > 0 ? s.wait_seconds / s.train_seconds : 0.0;
+  m.skipped_steps = s.skipped;
+  if (!m.completed) {
+    m.epoch = s.epoch;
+    m.seconds = Seconds(epoch_start);
+    return m;  // interrupted: save a checkpoint now; evaluation waits for the full epoch
+  }
+  ++s.epoch;
+  s.step = 0;
+  s.loss_sum = 0.0;
+  s.samples = 0;
+  s.skipped = 0;
+  s.train_seconds = 0.0;
+  s.wait_seconds = 0.0;
+  std::tie(m.val_loss, m.val_accuracy) = s.Evaluate(s.data->val);
+  m.epoch = s.epoch;
+  m.seconds = Seconds(epoch_start);
+  return m;
+}
+
+int64_t Trainer::epoch() const { return impl_->epoch; }
+
+double Trainer::TestAccuracy() { return impl_->Evaluate(impl_->data->test).second; }
+
+std::string Trainer::device() const { return impl_->device.is_cuda() ? "cuda" : "cpu"; }
+std::string Trainer::precision() const { return PrecisionName(impl_->precision); }
+int64_t Trainer::steps_per_epoch() const { return impl_->StepsPerEpoch(); }
+int64_t Trainer::step_in_epoch() const { return impl_->step; }
+double Trainer::learning_rate() const { return impl_->LearningRateAt(impl_->epoch, impl_->step); }
+double Trainer::loss_scale() const { return impl_->scaler.enabled() ? impl_->scaler.scale() : 1.0; }
+torch::nn::Module& Trainer::model() { return *impl_->model; }
+
+void Trainer::SaveCheckpoint(const std::string& path) {
+  Impl& s = *impl_;
+  torch::serialize::OutputArchive a;
+  WriteString(a, "fingerprint", Fingerprint(s.options.hp));
+  WriteInt(a, "seed", static_cast<int64_t>(s.options.seed));
+  WriteInt(a, "train_size", s.data->train.size());
+  WriteInt(a, "epoch", s.epoch);
+  WriteInt(a, "step", s.step);
+  WriteDouble(a, "loss_sum", s.loss_sum);
+  WriteInt(a, "samples", s.samples);
+  WriteInt(a, "skipped", s.skipped);
+  WriteDouble(a, "train_seconds", s.train_seconds);
+  WriteDouble(a, "wait_seconds", s.wait_seconds);
+  {
+    std::lock_guard<std::mutex> lock(s.generator.mutex());
+    a.write("generator", s.generator.get_state());
+  }
+  torch::serialize::OutputArchive model, optimizer, scaler;
+  s.model->save(model);
+  s.optimizer->save(optimizer);
+  s.scaler.Save(scaler);
+  a.write("model", model);
+  a.write("optimizer", optimizer);
+  a.write("scaler", scaler);
+  WriteCheckpointFile(path, a);
+}
+
+void Trainer::LoadCheckpoint(const std::string& path) {
+  Impl& s = *impl_;
+  torch::serialize::InputArchive a;
+  ReadCheckpointFile(path, s.device, &a);
+  auto fail = [&path](const std::string& problem) {
+    throw CheckpointError("bad checkpoint: " + path + ": " + problem);
+  };
+  try {
+    const std::string fingerprint = ReadString(a, "fingerprint");
+    if (fingerprint != Fingerprint(s.options.hp)) {
+      fail("written for another configuration (" + fingerprint + "; this trial has " +
+           Fingerprint(s.options.hp) + ")");
+    }
+    const int64_t train_size = ReadInt(a, "train_size");
+    if (train_size != s.data->train.size()) {
+      fail("written for " + std::to_string(train_size) + " training samples, this trial has " +
+           std::to_string(s.data->train.size()));
+    }
+    // Restore into fresh objects first, so a failure leaves this trainer as it was.
+    Impl fresh;
+    fresh.options = s.options;
+    fresh.options.seed = static_cast<uint64_t>(ReadInt(a, "seed"));
+    fresh.data = s.data;
+    fresh.device = s.device;
+    fresh.precision = s.precision;
+    fresh.accumulation = s.accumulation;
+    fresh.micro_batch = s.micro_batch;
+    fresh.Build();
+    torch::serialize::InputArchive model, optimizer, scaler;
+    a.read("model", model);
+    a.read("optimizer", optimizer);
+    a.read("scaler", scaler);
+    fresh.model->load(model);
+    fresh.optimizer->load(optimizer);
+    if (fresh.scaler.enabled()) fresh.scaler.Load(scaler);
+    torch::Tensor generator_state;
+    a.read("generator", generator_state);
+    {
+      std::lock_guard<std::mutex> lock(fresh.generator.mutex());
+      fresh.generator.set_state(generator_state.to(torch::kCPU));
+    }
+    fresh.epoch = ReadInt(a, "epoch");
+    fresh.step = ReadInt(a, "step");
+    fresh.loss_sum = ReadDouble(a, "loss_sum");
+    fresh.samples = ReadInt(a, "samples");
+    fresh.skipped = ReadInt(a, "skipped");
+    fresh.train_seconds = ReadDouble(a, "train_seconds");
+    fresh.wait_seconds = ReadDouble(a, "wait_seconds");
+    if (fresh.epoch < 0 || fresh.step < 0 || fresh.step >= fresh.StepsPerEpoch()) {
+      fail("position epoch " + std::to_string(fresh.epoch) + " step " + std::to_string(fresh.step) +
+           " is out of range");
+    }
+    s = std::move(fresh);
+  } catch (const c10::Error& e) {
+    fail(e.what_without_backtrace());
+  }
+}
+
+}  // namespace sift::worker
