@@ -82,7 +82,7 @@ std::string FormatTable(const StudyReport& report) {
                                 "state", "epochs", metric, "wall_s", "dollars",
                                 report.study.maximize ? "obj_per_$" : "", "params / why it ended");
   for (const auto& t : report.trials) {
-    out += fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8.1f}  {:>9.5f}  {:>10}  {}\n",
+    out += fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8.1f}  {:>9.6f}  {:>10}  {}\n",
                        t.record.number, search::ToString(t.record.state), t.epochs,
                        t.objective ? fmt::format("{:.4f}", *t.objective) : "-", t.seconds,
                        t.dollars,
@@ -107,7 +107,7 @@ std::string FormatSummary(const StudyReport& report) {
                      s.total, s.dollars, total_seconds);
   if (!s.best_trial) return out + "no trial reported a result\n";
   const TrialSummary& best = report.trials.at(*s.best_trial);
-  out += fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.5f}; {}\n", best.record.number,
+  out += fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.6f}; {}\n", best.record.number,
                      s.metric, s.best_value, best.epochs, best.dollars, Params(best.record.params));
   if (auto it = best.record.final_metrics.find("test_accuracy");
       it != best.record.final_metrics.end()) {
@@ -116,7 +116,7 @@ std::string FormatSummary(const StudyReport& report) {
   auto frontier = ParetoFrontier(report);
   std::string f;
   for (auto n : frontier) {
-    f += fmt::format("{}#{} (${:.5f}, {:.4f})", f.empty() ? "" : ", ", n,
+    f += fmt::format("{}#{} (${:.6f}, {:.4f})", f.empty() ? "" : ", ", n,
                      report.trials[n].dollars, *report.trials[n].objective);
   }
   out += "cost/" + s.metric + " Pareto frontier: " + f + "\n";

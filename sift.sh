@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The one entry point on a fresh Debian machine: installs what is missing, builds, then runs.
+#   ./sift.sh run examples/fashion_mnist_mlp.yaml   the embedded search (any `sift` subcommand works)
+#   ./sift.sh test                                  builds everything and runs every test (ctest)
+#   ./sift.sh worker ...                            runs sift-worker
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BUILD=${SIFT_BUILD_DIR:-$ROOT/build}
+JOBS=${SIFT_JOBS:-$(nproc)}
+
+if [[ $# -eq 0 || "$1" == "-h" || "$1" == "--help" ]]; then
+  sed -n '2,5p' "$0"
+  exit 0
+fi
+
+bash "$ROOT/scripts/install-deps.sh"
+
+configure() {
+  # Release at -O2 without debug info: the LibTorch translation units compile much faster.
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSIFT_BUILD_BENCH=OFF >/dev/null
+}
+
+build() {
+  configure
+  echo "[sift] building ($JOBS jobs) in $BUILD" >&2
+  local start=$SECONDS
+  ninja -C "$BUILD" -j "$JOBS" "$@" | grep -v '^\[' || true
+  test "${PIPESTATUS[0]}" -eq 0
+  echo "[sift] build done in $((SECONDS - start)) s" >&2
+}
+
+case "$1" in
+  test)
+    shift
+    build
+    start=$SECONDS
+    # Two at a time: the integration tests start several processes each.
+    ctest --test-dir "$BUILD" --output-on-failure -j 2 "$@"
+    echo "[sift] tests done in $((SECONDS - start)) s" >&2
+    ;;
+  worker)
+    shift
+    build sift-worker
+    exec "$BUILD/bin/sift-worker" "$@"
+    ;;
+  *)
+    build sift sift-worker
+    exec "$BUILD/bin/sift" "$@"
+    ;;
+esac

@@ -1,0 +1,197 @@
+// A real coordinator and two real sift-worker processes on 127.0.0.1, training on a small slice
+// of Fashion-MNIST; the database is checked afterwards.
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "coordinator/client.h"
+#include "sift/v1/workers_service.grpc.pb.h"
+#include "tests/integration/process.h"
+
+namespace sift::testing {
+namespace {
+
+constexpr const char* kConfig = R"(name: it-small
+objective: {metric: val_accuracy, direction: maximize}
+search_space:
+  lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
+  hidden: {type: int, low: 32, high: 64}
+trainer: {model: mlp, depth: 1, batch_size: 128}
+searcher: {type: random}
+scheduler: {type: fifo}
+budget: {max_trials: 4, max_epochs: 2}
+seed: 3
+data: {train_limit: 1024, val_size: 256, test_limit: 500}
+)";
+
+constexpr const char* kBadConfig = R"(name: it-bad
+search_space:
+  lr: {type: float, low: 0, high: 1.0e-2, scale: log}
+)";
+
+std::string WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Starts `sift coordinator` on a free port and returns the port from its first output line.
+int StartCoordinator(std::unique_ptr<Process>* out, const std::string& dir,
+                     const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0",
+                                   "--db", dir + "/sift.db", "--prices",
+                                   SourceDir() + "/examples/prices.json", "--checkpoint-dir",
+                                   dir + "/checkpoints", "--lease-timeout", "10"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  *out = std::make_unique<Process>(argv, dir + "/coordinator.log");
+  const std::regex port_re("listening on ([0-9]+)");
+  for (int i = 0; i < 200; ++i) {
+    std::smatch m;
+    const std::string log = (*out)->Log();
+    if (std::regex_search(log, m, port_re)) return std::stoi(m[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "coordinator did not start:\n" << (*out)->Log();
+  return 0;
+}
+
+TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
+  const std::string dir = TempDir("cluster");
+  std::unique_ptr<Process> coordinator;
+  const int port = StartCoordinator(&coordinator, dir);
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit", WriteFile(dir + "/study.yaml", kConfig),
+                        "--coordinator", address},
+                       &output),
+            0)
+      << output;
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int i = 0; i < 2; ++i) {
+    workers.push_back(std::make_unique<Process>(
+        std::vector<std::string>{BinDir() + "/sift-worker", "--coordinator", address, "--name",
+                                 "w" + std::to_string(i), "--threads", "1", "--cache-dir",
+                                 dir + "/cache"},
+        dir + "/worker-" + std::to_string(i) + ".log"));
+  }
+
+  auto stub = v1::Studies::NewStub(coordinator::MakeChannel(address));
+  v1::Study study;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
+  while (std::chrono::steady_clock::now() < deadline) {
+    v1::GetStudyRequest req;
+    req.set_study_id(1);
+    ASSERT_TRUE(stub->GetStudy(coordinator::MakeContext("").get(), req, &study).ok());
+    if (study.state() != v1::STUDY_RUNNING) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED)
+      << coordinator->Log() << workers[0]->Log() << workers[1]->Log();
+
+  // `sift status` shows it over gRPC.
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "status", "--coordinator", address}, &output), 0);
+  EXPECT_NE(output.find("it-small"), std::string::npos) << output;
+
+  // A spot notice (SIGTERM) to an idle worker: it leaves cleanly.
+  for (auto& w : workers) w->Signal(SIGTERM);
+  for (auto& w : workers) EXPECT_EQ(w->Wait(30), 0) << w->Log();
+  coordinator->Signal(SIGTERM);
+  EXPECT_EQ(coordinator->Wait(30), 0);
+
+  SQLite::Database db(dir + "/sift.db");
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials").getInt(), 4);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state='COMPLETED'").getInt(), 4);
+  // Every trial reported every epoch, once, with its metrics.
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM reports").getInt(), 8);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM reports WHERE "
+                          "json_extract(metrics, '$.val_accuracy') > 0.3")
+                .getInt(),
+            8);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE "
+                          "json_extract(final_metrics, '$.test_accuracy') > 0.3")
+                .getInt(),
+            4);
+  // Every trial cost something, and every segment closed.
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM segments WHERE end IS NULL").getInt(), 0);
+  SQLite::Statement cost(db,
+                         "SELECT t.number, SUM((s.end - s.start) * s.price_per_hour / 3600) "
+                         "FROM trials t JOIN segments s ON s.study_id = t.study_id "
+                         "AND s.number = t.number GROUP BY t.number");
+  int trials_with_cost = 0;
+  while (cost.executeStep()) {
+    EXPECT_GT(cost.getColumn(1).getDouble(), 0.0) << "trial " << cost.getColumn(0).getInt();
+    ++trials_with_cost;
+  }
+  EXPECT_EQ(trials_with_cost, 4);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(DISTINCT worker_id) FROM segments").getInt(), 2);
+}
+
+TEST(Cluster, BadConfigIsRefusedByValidateSubmitAndCreateStudyAlike) {
+  const std::string dir = TempDir("badconfig");
+  const std::string bad = WriteFile(dir + "/bad.yaml", kBadConfig);
+  const std::string expected = "search_space.lr.low: must be > 0 for a log scale";
+  std::string output;
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "validate", bad}, &output), 2);
+  EXPECT_NE(output.find(expected), std::string::npos) << output;
+
+  std::unique_ptr<Process> coordinator;
+  const int port = StartCoordinator(&coordinator, dir);
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "submit", bad, "--coordinator", address}, &output), 2);
+  EXPECT_NE(output.find(expected), std::string::npos) << output;
+
+  auto stub = v1::Studies::NewStub(coordinator::MakeChannel(address));
+  v1::CreateStudyRequest req;
+  req.set_config(kBadConfig);
+  v1::CreateStudyResponse resp;
+  grpc::Status s = stub->CreateStudy(coordinator::MakeContext("").get(), req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find(expected), std::string::npos) << s.error_message();
+  // Garbage is refused just as clearly, and the coordinator keeps serving.
+  req.set_config("{{{ not yaml");
+  s = stub->CreateStudy(coordinator::MakeContext("").get(), req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  v1::ListStudiesResponse list;
+  EXPECT_TRUE(stub->ListStudies(coordinator::MakeContext("").get(), {}, &list).ok());
+  EXPECT_EQ(list.studies_size(), 0);
+}
+
+TEST(Cluster, TokenIsRequiredWhenSetAndBadWorkerInputIsNamed) {
+  const std::string dir = TempDir("token");
+  std::unique_ptr<Process> coordinator;
+  const int port = StartCoordinator(&coordinator, dir, {"--token", "s3cret"});
+  ASSERT_GT(port, 0);
+  auto channel = coordinator::MakeChannel("127.0.0.1:" + std::to_string(port));
+  auto studies = v1::Studies::NewStub(channel);
+  v1::ListStudiesResponse list;
+  EXPECT_EQ(studies->ListStudies(coordinator::MakeContext("").get(), {}, &list).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(studies->ListStudies(coordinator::MakeContext("wrong").get(), {}, &list).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(studies->ListStudies(coordinator::MakeContext("s3cret").get(), {}, &list).ok());
+
+  auto workers = v1::Workers::NewStub(channel);
+  v1::RegisterWorkerRequest reg;
+  reg.set_instance_type("no-such-instance");
+  v1::RegisterWorkerResponse resp;
+  grpc::Status s = workers->RegisterWorker(coordinator::MakeContext("s3cret").get(), reg, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("no-such-instance"), std::string::npos) << s.error_message();
+  v1::AcquireTrialRequest acq;
+  acq.set_worker_id("w-forged");
+  v1::AcquireTrialResponse acq_resp;
+  EXPECT_EQ(workers->AcquireTrial(coordinator::MakeContext("s3cret").get(), acq, &acq_resp)
+                .error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+}  // namespace
+}  // namespace sift::testing

@@ -1,0 +1,99 @@
+#include "tests/integration/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace sift::testing {
+
+Process::Process(const std::vector<std::string>& argv, const std::string& log_path)
+    : log_path_(log_path) {
+  std::vector<std::string> copy = argv;
+  std::vector<char*> args;
+  for (auto& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+}
+
+Process::~Process() {
+  if (Running()) {
+    kill(pid_, SIGKILL);
+    Wait(5);
+  }
+}
+
+bool Process::Running() {
+  if (exited_) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    exited_ = true;
+    code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  return !exited_;
+}
+
+void Process::Signal(int sig) {
+  if (Running()) kill(pid_, sig);
+}
+
+int Process::Wait(double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  while (Running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return exited_ ? code_ : -1;
+}
+
+std::string Process::Log() const {
+  std::ifstream f(log_path_);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+int RunCommand(const std::vector<std::string>& argv, std::string* output, double timeout_s) {
+  static int counter = 0;
+  const std::string log = TempDir("cmd") + "/out-" + std::to_string(counter++) + ".log";
+  Process p(argv, log);
+  const int code = p.Wait(timeout_s);
+  *output = p.Log();
+  return code;
+}
+
+std::string BinDir() {
+  const char* b = getenv("SIFT_BUILD_DIR");
+  return std::string(b ? b : SIFT_BUILD_DIR_DEFAULT) + "/bin";
+}
+
+std::string SourceDir() {
+  const char* s = getenv("SIFT_SOURCE_DIR");
+  return s ? s : SIFT_SOURCE_DIR_DEFAULT;
+}
+
+std::string TempDir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sift-it-" + std::to_string(getpid())) / name;
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+}  // namespace sift::testing

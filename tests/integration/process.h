@@ -1,0 +1,41 @@
+// Child processes for integration tests: spawn with captured output, signal, wait.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace sift::testing {
+
+class Process {
+ public:
+  // Starts argv with stdout+stderr to `log_path`.
+  Process(const std::vector<std::string>& argv, const std::string& log_path);
+  ~Process();  // SIGKILLs a still-running child
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool Running();
+  void Signal(int sig);
+  // Waits up to timeout_s; returns the exit code, or -1 (still running) / 128+signal.
+  int Wait(double timeout_s);
+  std::string Log() const;
+
+ private:
+  pid_t pid_ = 0;
+  bool exited_ = false;
+  int code_ = -1;
+  std::string log_path_;
+};
+
+// Runs argv to completion (with a timeout); returns the exit code and fills *output.
+int RunCommand(const std::vector<std::string>& argv, std::string* output, double timeout_s = 120);
+
+// The build's bin directory (sift, sift-worker) and a fresh temporary directory.
+std::string BinDir();
+std::string SourceDir();
+std::string TempDir(const std::string& name);
+
+}  // namespace sift::testing

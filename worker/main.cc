@@ -1,0 +1,67 @@
+// sift-worker: trains trials for a coordinator, or one trial standalone (`sift-worker train`).
+#include <CLI/CLI.hpp>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "coordinator/config.h"
+#include "worker/standalone.h"
+#include "worker/worker_client.h"
+
+namespace {
+
+sift::worker::WorkerClient* g_client = nullptr;
+
+void OnTerminate(int) {
+  if (g_client) g_client->RequestStop();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"sift-worker: trains Sift trials with LibTorch"};
+  sift::worker::WorkerOptions o;
+  o.name = "worker-" + std::to_string(getpid());
+  if (const char* t = getenv("SIFT_TOKEN")) o.token = t;
+  app.add_option("--coordinator", o.coordinator, "coordinator address");
+  app.add_option("--token", o.token, "bearer token (or SIFT_TOKEN)");
+  app.add_option("--name", o.name, "name shown in logs and reports");
+  app.add_option("--instance-type", o.instance_type, "price catalog key");
+  app.add_option("--market", o.market, "on-demand or spot")
+      ->check(CLI::IsMember({"on-demand", "spot"}));
+  app.add_option("--price-per-hour", o.price_per_hour, "override the catalog price");
+  app.add_option("--threads", o.threads, "LibTorch intra-op threads")->check(CLI::Range(1, 256));
+  app.add_option("--device", o.device, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  app.add_option("--cache-dir", o.cache_dir, "preprocessed dataset cache");
+  app.add_flag("--exit-when-idle", o.exit_when_idle, "exit when the coordinator has no more work");
+  app.add_option("--retry-seconds", o.retry_seconds, "keep retrying an unreachable coordinator");
+
+  sift::worker::StandaloneOptions s;
+  auto* train = app.add_subcommand("train", "run one trial standalone, without a coordinator");
+  train->add_option("--config", s.config_path, "study config (YAML or JSON)")->required();
+  train->add_option("--params", s.params_json, "searched parameters as JSON, e.g. '{\"lr\":0.001}'");
+  train->add_option("--epochs", s.epochs, "epochs (default: the config's budget.max_epochs)");
+  train->add_option("--checkpoint", s.checkpoint_path, "save a checkpoint here after each epoch");
+  train->add_option("--resume", s.resume_path, "resume from this checkpoint");
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_pattern("[%H:%M:%S.%e] [%n:" + o.name + "] [%l] %v");
+  if (*train) {
+    s.threads = o.threads;
+    s.device = o.device;
+    s.cache_dir = o.cache_dir;
+    return sift::worker::RunStandalone(s);
+  }
+  sift::worker::WorkerClient client(o);
+  g_client = &client;
+  // A spot VM's notice arrives as SIGTERM: finish the step, then leave.
+  signal(SIGTERM, OnTerminate);
+  signal(SIGINT, OnTerminate);
+  return client.Run();
+}

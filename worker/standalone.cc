@@ -1,0 +1,82 @@
+#include "worker/standalone.h"
+
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "coordinator/config.h"
+#include "worker/hparams/hparams.h"
+#include "worker/trainer/process_stats.h"
+#include "worker/trainer/trainer.h"
+
+namespace sift::worker {
+
+int RunStandalone(const StandaloneOptions& o) {
+  coordinator::StudyConfig config;
+  auto errors = coordinator::LoadStudyConfig(o.config_path, &config);
+  if (!errors.empty()) {
+    std::cerr << o.config_path << ": invalid config:\n";
+    for (const auto& e : errors) std::cerr << "  " << e << "\n";
+    return 2;
+  }
+  search::Params params = config.fixed;
+  try {
+    const auto j = nlohmann::json::parse(o.params_json);
+    if (!j.is_object()) throw std::runtime_error("must be a JSON object");
+    for (const auto& [name, v] : j.items()) {
+      if (v.is_number_integer()) {
+        params[name] = v.get<int64_t>();
+      } else if (v.is_number()) {
+        params[name] = v.get<double>();
+      } else if (v.is_string()) {
+        params[name] = v.get<std::string>();
+      } else {
+        throw std::runtime_error(name + ": must be a number or a string");
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "--params: " << e.what() << "\n";
+    return 2;
+  }
+  TrainerOptions topts;
+  if (std::string p = ParseHParams(params, &topts.hp); !p.empty()) {
+    std::cerr << "--params: " << p << "\n";
+    return 2;
+  }
+  topts.max_epochs = o.epochs > 0 ? o.epochs : config.budget.max_epochs;
+  topts.seed = config.seed;
+  topts.device = o.device;
+  topts.num_threads = o.threads;
+  try {
+    DataSpec spec;
+    spec.dir = config.data.dir;
+    spec.train_limit = config.data.train_limit;
+    spec.val_size = config.data.val_size;
+    spec.test_limit = config.data.test_limit;
+    spec.cache_dir = o.cache_dir;
+    Trainer trainer(topts, LoadDatasets(spec));
+    if (!o.resume_path.empty()) trainer.LoadCheckpoint(o.resume_path);
+    spdlog::info("training {} on {} in {} with {} threads: {}", topts.hp.model, trainer.device(),
+                 trainer.precision(), o.threads, search::ToString(params));
+    double best = 0, sps = 0;
+    while (trainer.epoch() < topts.max_epochs) {
+      EpochMetrics m = trainer.TrainEpoch();
+      if (!o.checkpoint_path.empty()) trainer.SaveCheckpoint(o.checkpoint_path);
+      best = std::max(best, m.val_accuracy);
+      sps = m.samples_per_second;
+      spdlog::info("epoch {}/{}: train_loss {:.4f} val_loss {:.4f} val_accuracy {:.4f} | {:.1f} s, "
+                   "{:.0f} samples/s, data wait {:.1f}%",
+                   m.epoch, topts.max_epochs, m.train_loss, m.val_loss, m.val_accuracy, m.seconds,
+                   m.samples_per_second, 100 * m.data_wait_fraction);
+    }
+    std::cout << "best val_accuracy " << best << ", test_accuracy " << trainer.TestAccuracy()
+              << ", " << sps << " samples/s, peak RSS " << PeakRssBytes() / 1048576.0 << " MiB\n";
+  } catch (const std::exception& e) {
+    std::cerr << "train: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace sift::worker

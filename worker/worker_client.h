@@ -1,0 +1,42 @@
+// The sift-worker loop: register, acquire a trial, train it epoch by epoch, report, obey the
+// decision, complete. Survives a coordinator restart by retrying with backoff.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace sift::worker {
+
+struct WorkerOptions {
+  std::string coordinator = "127.0.0.1:7070";
+  std::string token;
+  std::string name;
+  std::string instance_type = "local-cpu";
+  std::string market = "on-demand";
+  double price_per_hour = 0;   // 0: the coordinator's catalog price
+  int threads = 1;
+  std::string device = "cpu";
+  std::string cache_dir;        // preprocessed-dataset cache; "" disables it
+  bool exit_when_idle = false;  // exit on SHUTDOWN (embedded run) instead of waiting for work
+  double retry_seconds = 120;   // how long to keep retrying an unreachable coordinator
+};
+
+class WorkerClient {
+ public:
+  explicit WorkerClient(WorkerOptions options);
+  ~WorkerClient();
+
+  // Runs until SHUTDOWN, a stop request, or an unrecoverable error; returns the exit code.
+  int Run();
+  // Asks the loop to stop after the current optimizer step (SIGTERM handler, async-signal-safe).
+  void RequestStop() { stop_ = true; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace sift::worker
