@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "coordinator/checkpoint_names.h"
 #include "search/rng.h"
 
 namespace sift::coordinator {
@@ -52,18 +53,31 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
     auto runner = std::make_unique<StudyRunner>(s.id, std::move(config), s.created_at);
     auto trials = store_->ListTrials(s.id);
     auto segments = store_->ListSegments(s.id);
-    runner->Restore(trials, store_->ListReports(s.id), segments, now);
+    auto reports = store_->ListReports(s.id);
+    runner->Restore(trials, reports, segments, now);
     if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
+    std::map<std::string, double> last_report_by_lease;
+    std::map<int64_t, double> last_report_by_trial;
+    for (const auto& r : reports) {
+      last_report_by_lease[r.lease_id] = std::max(last_report_by_lease[r.lease_id], r.created_at);
+      last_report_by_trial[r.number] = std::max(last_report_by_trial[r.number], r.created_at);
+    }
     double& closed = closed_dollars_[s.id];
     for (const auto& seg : segments) {
       if (seg.end) {
         closed += seg.Dollars(now);
+        // A mid-epoch checkpoint newer than the trial's last report is where it resumes.
+        if (!seg.checkpoint.empty() && *seg.end >= last_report_by_trial[seg.number]) {
+          resume_[{s.id, seg.number}] = seg.checkpoint;
+        }
         continue;
       }
       // A lease held when the coordinator stopped: its worker gets one lease timeout to resume
       // heartbeats and reports before the trial is requeued.
-      leases_[seg.lease_id] = Lease{seg.lease_id, seg.worker_id, s.id,  seg.number,
-                                    seg.start,    now,           seg.price_per_hour, seg.market};
+      Lease lease{seg.lease_id, seg.worker_id, s.id,  seg.number,
+                  seg.start,    now,           seg.price_per_hour, seg.market};
+      lease.last_checkpoint_at = std::max(seg.start, last_report_by_lease[seg.lease_id]);
+      leases_[seg.lease_id] = lease;
     }
     spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
                  ToString(s.state), trials.size(), leases_.size());
@@ -147,6 +161,15 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
     }
   }
   out->dollars = StudyDollars(id, now);
+  out->wasted_dollars = 0;
+  out->dollars_by_market.clear();
+  out->preemptions = out->expirations = 0;
+  for (const auto& seg : store_->ListSegments(id)) {
+    out->wasted_dollars += seg.WastedDollars();
+    out->dollars_by_market[seg.market] += seg.Dollars(now);
+    out->preemptions += seg.end_reason == "preempted";
+    out->expirations += seg.end_reason == "expired";
+  }
   return Status::Ok();
 }
 
@@ -177,6 +200,9 @@ TrialSummary Coordinator::Summarize(const StudyRunner& runner, const TrialRecord
     if (seg.number != t.number) continue;
     s.dollars += seg.Dollars(now);
     s.seconds += seg.Seconds(now);
+    s.wasted_dollars += seg.WastedDollars();
+    ++s.segments;
+    s.interruptions += seg.end_reason == "preempted" || seg.end_reason == "expired";
   }
   const auto& view_trial = runner.view().trials.at(t.number);
   s.objective = view_trial.LastValue();
@@ -275,6 +301,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     if (!next) continue;
     Lease lease{RandomId("L-"), worker_id, study_id, next->number, now, now,
                 w->record.price_per_hour, w->record.market};
+    lease.last_checkpoint_at = now;
     try {
       store_->Atomically([&] {
         if (next->is_new) {
@@ -317,9 +344,10 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     out->seed = search::DeriveSeed(config.seed, {static_cast<uint64_t>(next->number)});
     out->data = config.data;
     out->metric = config.objective.metric;
-    if (!options_.checkpoint_dir.empty()) {
+    if (!options_.checkpoint_dir.empty() && options_.shared_checkpoints) {
       out->checkpoint_dir = options_.checkpoint_dir + "/study-" + std::to_string(study_id);
     }
+    out->resume_checkpoint = ResumeCheckpoint(study_id, next->number, next->start_epoch);
     *result = AcquireResult::kAssigned;
     spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
                  next->is_new ? "starts" : "resumes at epoch " +
@@ -435,6 +463,9 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   }
   runner->ApplyReport(r.number, epoch, m->second);
   runner->ApplyState(r.number, next_state);
+  // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
+  lease->last_checkpoint_at = now;
+  resume_.erase({r.study_id, r.number});
   std::string shown;
   for (const auto& [k, v] : metrics) {
     if (k == metric || k == "train_loss") shown += fmt::format(" {}={:.4f}", k, v);
@@ -445,11 +476,17 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   return Status::Ok();
 }
 
-void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double now) {
+std::string Coordinator::ResumeCheckpoint(int64_t study_id, int64_t number,
+                                          int64_t start_epoch) const {
+  if (auto it = resume_.find({study_id, number}); it != resume_.end()) return it->second;
+  return start_epoch > 0 ? EpochCheckpointName(number, start_epoch) : "";
+}
+
+void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double end) {
   auto it = leases_.find(lease_id);
   if (it == leases_.end()) return;
   const Lease& lease = it->second;
-  const double seconds = now - lease.start;
+  const double seconds = end - lease.start;
   const double dollars = seconds * lease.price_per_hour / 3600.0;
   closed_dollars_[lease.study_id] += dollars;
   if (StudyRunner* runner = FindStudy(lease.study_id)) {
@@ -541,6 +578,59 @@ Status Coordinator::Heartbeat(const std::string& worker_id,
   return Status::Ok();
 }
 
+Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string& lease_id,
+                                 const std::string& checkpoint, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Lease* lease = nullptr;
+  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  if (!checkpoint.empty() && !IsCheckpointNameOf(checkpoint, lease->number)) {
+    return Status::Error(Status::Code::kInvalidArgument,
+                         "checkpoint '" + checkpoint + "' is not a checkpoint name of trial " +
+                             std::to_string(lease->number));
+  }
+  StudyRunner* runner = FindStudy(lease->study_id);
+  const double now = Now();
+  const bool requeue = runner->view().trials.at(lease->number).state == TrialState::kRunning;
+  const double wasted = checkpoint.empty() ? std::max(0.0, now - lease->last_checkpoint_at) : 0.0;
+  const std::string why = "requeued: preempted (" + reason + ")";
+  try {
+    store_->Atomically([&] {
+      store_->CloseSegment(lease_id, now, "preempted", checkpoint, wasted);
+      if (requeue) {
+        store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kPending, why, 0);
+      }
+    });
+  } catch (const std::exception& e) {
+    return StorageError(e, "the preemption");
+  }
+  const int64_t study_id = lease->study_id, number = lease->number;
+  if (requeue) runner->ApplyState(number, TrialState::kPending);
+  if (!checkpoint.empty()) resume_[{study_id, number}] = checkpoint;
+  ApplyLeaseEnd(lease_id, now);
+  spdlog::warn("[study {}] trial {}: worker {} preempted ({}); {}{}", study_id, number, worker_id,
+               reason, requeue ? "requeued" : "released",
+               checkpoint.empty() ? "" : ", resumes from " + checkpoint);
+  return Status::Ok();
+}
+
+Status Coordinator::CheckpointPath(const std::string& worker_id, const std::string& lease_id,
+                                   const std::string& name, std::string* path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Lease* lease = nullptr;
+  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  if (options_.checkpoint_dir.empty()) {
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         "this coordinator keeps no checkpoints (start it with --checkpoint-dir)");
+  }
+  if (!IsCheckpointNameOf(name, lease->number)) {
+    return Status::Error(Status::Code::kInvalidArgument,
+                         "'" + name + "' is not a checkpoint name of trial " +
+                             std::to_string(lease->number) + " (the lease's trial)");
+  }
+  *path = options_.checkpoint_dir + "/study-" + std::to_string(lease->study_id) + "/" + name;
+  return Status::Ok();
+}
+
 void Coordinator::Tick() {
   std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
@@ -553,9 +643,12 @@ void Coordinator::Tick() {
     StudyRunner* runner = FindStudy(lease.study_id);
     const bool requeue =
         runner && runner->view().trials.at(lease.number).state == TrialState::kRunning;
+    // A lost VM is billed to its last sign of life; the work since its last checkpoint is lost.
+    const double end = std::max(lease.start, lease.last_seen);
+    const double wasted = std::max(0.0, end - lease.last_checkpoint_at);
     try {
       store_->Atomically([&] {
-        store_->CloseSegment(id, now, "expired");
+        store_->CloseSegment(id, end, "expired", "", wasted);
         if (requeue) {
           store_->UpdateTrialState(lease.study_id, lease.number, TrialState::kPending,
                                    "requeued: lease expired", 0);
@@ -566,7 +659,7 @@ void Coordinator::Tick() {
       continue;
     }
     if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
-    ApplyLeaseEnd(id, now);
+    ApplyLeaseEnd(id, end);
     spdlog::warn("[study {}] trial {}: lease {} of worker {} expired (no heartbeat for {:.0f} s){}",
                  lease.study_id, lease.number, id, lease.worker_id, now - lease.last_seen,
                  requeue ? "; requeued" : "");

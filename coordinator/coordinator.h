@@ -26,7 +26,11 @@ struct CoordinatorOptions {
   double heartbeat_interval_s = 5.0;  // what workers are told to use
   PriceCatalog catalog;
   bool shutdown_when_idle = false;    // embedded run: tell workers to exit once all is done
-  std::string checkpoint_dir;         // shared-path checkpoint store; "" disables resumes
+  // Where checkpoints live. With shared_checkpoints the workers read and write this directory
+  // directly (embedded run, shared filesystem); otherwise they upload and download through the
+  // Workers service and it is the coordinator's own store. "" disables resumes.
+  std::string checkpoint_dir;
+  bool shared_checkpoints = false;
   std::function<double()> clock;      // unix seconds; defaults to the system clock
 };
 
@@ -39,12 +43,17 @@ struct StudySummary {
   std::optional<int64_t> best_trial;
   double best_value = 0;
   double dollars = 0;
+  double wasted_dollars = 0;                 // over closed segments
+  std::map<std::string, double> dollars_by_market;
+  int64_t preemptions = 0, expirations = 0;  // lease endings of each kind
 };
 
 struct TrialSummary {
   TrialRecord record;
   std::vector<ReportRecord> reports;  // current curve, in epoch order
   double dollars = 0, seconds = 0;
+  double wasted_dollars = 0;          // work redone after preemptions and lost leases
+  int64_t segments = 0, interruptions = 0;
   std::optional<double> objective;    // last reported objective value
   int64_t epochs = 0;
 };
@@ -59,7 +68,8 @@ struct Assignment {
   uint64_t seed = 0;
   DataConfig data;
   std::string metric;
-  std::string checkpoint_dir;
+  std::string checkpoint_dir;     // set when workers share the coordinator's checkpoint directory
+  std::string resume_checkpoint;  // the file to resume from; "" = start fresh
 };
 
 enum class AcquireResult { kAssigned, kNoWork, kShutdown };
@@ -89,6 +99,12 @@ class Coordinator {
                    const std::string& error);
   Status Heartbeat(const std::string& worker_id, const std::vector<std::string>& lease_ids,
                    std::vector<std::string>* revoked);
+  // A worker leaving under a spot notice: requeue its trial now, resuming from `checkpoint`.
+  Status PreemptTrial(const std::string& worker_id, const std::string& lease_id,
+                      const std::string& checkpoint, const std::string& reason);
+  // Where the caller may write (upload) or read (download) checkpoint `name` of its lease's trial.
+  Status CheckpointPath(const std::string& worker_id, const std::string& lease_id,
+                        const std::string& name, std::string* path);
 
   // Expires silent leases and closes finished studies; called periodically by the server.
   void Tick();
@@ -105,6 +121,7 @@ class Coordinator {
     int64_t study_id = 0, number = 0;
     double start = 0, last_seen = 0, price_per_hour = 0;
     std::string market;
+    double last_checkpoint_at = 0;  // when its newest checkpoint was written (or it started)
   };
 
   double Now() const { return options_.clock(); }
@@ -114,7 +131,8 @@ class Coordinator {
   Status CheckLease(const std::string& worker_id, const std::string& lease_id, Lease** out);
   double StudyDollars(int64_t study_id, double now) const;
   // Ends a lease: closes its segment and charges the trial. The Store write is the caller's.
-  void ApplyLeaseEnd(const std::string& lease_id, double now);
+  void ApplyLeaseEnd(const std::string& lease_id, double end);
+  std::string ResumeCheckpoint(int64_t study_id, int64_t number, int64_t start_epoch) const;
   void MaybeFinishStudy(StudyRunner& runner, double now);
   Status StorageError(const std::exception& e, const std::string& what);
   TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,
@@ -128,6 +146,8 @@ class Coordinator {
   std::map<std::string, Worker> workers_;
   std::map<std::string, Lease> leases_;
   std::map<int64_t, double> closed_dollars_;  // per study, over closed segments
+  // The newest checkpoint of each (study, trial), when it is not simply its last epoch's.
+  std::map<std::pair<int64_t, int64_t>, std::string> resume_;
 };
 
 }  // namespace sift::coordinator

@@ -93,6 +93,7 @@ int RunEmbedded(const RunOptions& o) {
   copts.heartbeat_interval_s = std::max(0.2, o.lease_timeout_s / 6);
   copts.shutdown_when_idle = true;
   copts.checkpoint_dir = fs::absolute(out_dir + "/checkpoints").string();
+  copts.shared_checkpoints = true;  // local workers share this machine's filesystem
   const std::string prices = o.prices_path.empty() ? DefaultPrices(o.config_path) : o.prices_path;
   if (config.worker.price_per_hour <= 0) {
     std::string problem = prices.empty() ? "no price catalog found (pass --prices FILE)"
@@ -130,26 +131,39 @@ int RunEmbedded(const RunOptions& o) {
 
   const std::string worker_bin =
       o.worker_binary.empty() ? ExeDir() + "/sift-worker" : o.worker_binary;
-  LocalWorkers local;
-  try {
-    for (int i = 0; i < workers; ++i) {
-      std::vector<std::string> argv = {worker_bin,
-                                       "--coordinator", address,
-                                       "--name", "local-" + std::to_string(i),
-                                       "--instance-type", config.worker.instance_type,
-                                       "--market", config.worker.market,
-                                       "--threads", std::to_string(threads),
-                                       "--cache-dir", CacheDir(),
-                                       "--exit-when-idle"};
-      if (config.worker.price_per_hour > 0) {
-        argv.push_back("--price-per-hour");
-        argv.push_back(std::to_string(config.worker.price_per_hour));
-      }
-      std::istringstream extra(o.extra_worker_args);
-      for (std::string a; extra >> a;) argv.push_back(a);
-      local.Spawn(argv, WorkerEnvironment(threads),
-                  out_dir + "/workers/worker-" + std::to_string(i) + ".log");
+  // Worker `slot`, incarnation `generation`: a replacement after a reclaimed VM gets a new name,
+  // log and simulator seed, like a new VM from a managed instance group.
+  auto start_worker = [&](LocalWorkers& pool, int slot, int generation) {
+    const std::string name = "local-" + std::to_string(slot) +
+                             (generation ? "." + std::to_string(generation) : "");
+    std::vector<std::string> argv = {worker_bin,
+                                     "--coordinator", address,
+                                     "--name", name,
+                                     "--instance-type", config.worker.instance_type,
+                                     "--market", config.worker.market,
+                                     "--threads", std::to_string(threads),
+                                     "--cache-dir", CacheDir(),
+                                     "--exit-when-idle"};
+    if (config.worker.price_per_hour > 0) {
+      argv.push_back("--price-per-hour");
+      argv.push_back(std::to_string(config.worker.price_per_hour));
     }
+    if (o.simulate_preemption > 0) {
+      argv.push_back("--simulate-preemption");
+      argv.push_back(std::to_string(o.simulate_preemption));
+      argv.push_back("--preemption-seed");
+      argv.push_back(std::to_string(o.preemption_seed * 1000003 + slot * 1009 + generation));
+    }
+    std::istringstream extra(o.extra_worker_args);
+    for (std::string a; extra >> a;) argv.push_back(a);
+    pool.Spawn(argv, WorkerEnvironment(threads), out_dir + "/workers/" + name + ".log", slot);
+  };
+  LocalWorkers local;
+  std::vector<int> generation(workers, 0);
+  int replacements = 0;
+  const int max_replacements = 20 + 10 * workers;  // beyond that it is a crash loop, not spot
+  try {
+    for (int i = 0; i < workers; ++i) start_worker(local, i, 0);
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     local.StopAll(0);
@@ -169,7 +183,22 @@ int RunEmbedded(const RunOptions& o) {
       cancelled = true;
     }
     if (g_interrupts > 1) break;
-    if (local.Poll() == 0) {
+    local.Poll();
+    for (int slot : local.TakeExited()) {
+      if (coordinator->AllStudiesFinished() || cancelled) continue;
+      if (++replacements > max_replacements) {
+        workers_lost = true;
+        break;
+      }
+      spdlog::warn("worker local-{} is gone; starting a replacement", slot);
+      try {
+        start_worker(local, slot, ++generation[slot]);
+      } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+        workers_lost = true;
+      }
+    }
+    if (workers_lost || (local.Poll() == 0 && !coordinator->AllStudiesFinished())) {
       workers_lost = true;
       break;
     }
@@ -199,7 +228,8 @@ int RunEmbedded(const RunOptions& o) {
   std::cout << "results: " << out_dir << "/results.csv, " << out_dir << "/results.json, database "
             << out_dir << "/sift.db\n";
   if (workers_lost) {
-    std::cerr << "all workers exited before the study finished; see " << out_dir
+    std::cerr << "workers kept exiting (" << replacements
+              << " replacements) before the study finished; see " << out_dir
               << "/workers/*.log\n";
     return 1;
   }

@@ -18,6 +18,8 @@ struct RunOptions {
   double lease_timeout_s = 30;
   std::optional<double> target;
   std::string extra_worker_args;  // appended to every worker's command line (space-separated)
+  double simulate_preemption = 0;  // spot simulator: chance that a lease is reclaimed
+  uint64_t preemption_seed = 1;
 };
 
 // Returns the process exit code: 0 done, 1 failed, 2 invalid config.

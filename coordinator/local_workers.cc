@@ -35,7 +35,7 @@ std::map<std::string, std::string> WorkerEnvironment(int threads) {
 
 void LocalWorkers::Spawn(const std::vector<std::string>& argv,
                          const std::map<std::string, std::string>& env,
-                         const std::string& log_path) {
+                         const std::string& log_path, int slot) {
   std::map<std::string, std::string> merged;
   for (char** e = environ; *e; ++e) {
     const char* eq = std::strchr(*e, '=');
@@ -63,7 +63,7 @@ void LocalWorkers::Spawn(const std::vector<std::string>& argv,
   if (rc != 0) {
     throw std::runtime_error(argv[0] + ": cannot start worker: " + std::strerror(rc));
   }
-  processes_.push_back({pid, log_path, true, 0});
+  processes_.push_back({pid, slot, log_path, true, 0});
 }
 
 int LocalWorkers::Poll() {
@@ -74,11 +74,18 @@ int LocalWorkers::Poll() {
     if (waitpid(p.pid, &status, WNOHANG) == p.pid) {
       p.running = false;
       p.exit_status = status;
+      exited_.push_back(p.slot);
     } else {
       ++running;
     }
   }
   return running;
+}
+
+std::vector<int> LocalWorkers::TakeExited() {
+  std::vector<int> out;
+  out.swap(exited_);
+  return out;
 }
 
 void LocalWorkers::StopAll(double grace_s) {

@@ -90,11 +90,14 @@ int StatusCommand(const std::string& address, const std::string& token, int64_t 
 }
 
 int ServeCommand(const std::string& listen, const std::string& db, const std::string& prices,
-                 const std::string& token, const std::string& checkpoints, double lease_timeout) {
+                 const std::string& token, const std::string& checkpoints, bool shared,
+                 double lease_timeout) {
   sc::CoordinatorOptions options;
   options.lease_timeout_s = lease_timeout;
   options.heartbeat_interval_s = std::max(0.2, lease_timeout / 6);
-  options.checkpoint_dir = checkpoints;
+  // Checkpoints live beside the database unless told otherwise.
+  options.checkpoint_dir = checkpoints.empty() ? db + ".checkpoints" : checkpoints;
+  options.shared_checkpoints = shared;
   if (!prices.empty()) {
     if (std::string p = options.catalog.Load(prices); !p.empty()) {
       std::cerr << p << "\n";
@@ -167,6 +170,10 @@ int main(int argc, char** argv) {
   run->add_option("--lease-timeout", run_opts.lease_timeout_s, "seconds without heartbeat");
   run->add_option("--target", target, "report the dollars it took to reach this objective");
   run->add_option("--worker-args", run_opts.extra_worker_args, "extra sift-worker arguments");
+  run->add_option("--simulate-preemption", run_opts.simulate_preemption,
+                  "spot simulator: chance in [0,1] that a lease is reclaimed")
+      ->check(CLI::Range(0.0, 1.0));
+  run->add_option("--preemption-seed", run_opts.preemption_seed, "seed of the spot simulator");
 
   auto* submit = app.add_subcommand("submit", "send a study config to a running coordinator");
   submit->add_option("config", config)->required();
@@ -180,12 +187,15 @@ int main(int argc, char** argv) {
 
   std::string listen = "127.0.0.1:7070", checkpoints;
   double lease_timeout = 30;
+  bool shared_checkpoints = false;
   auto* serve = app.add_subcommand("coordinator", "run the coordinator service");
   serve->add_option("--listen", listen, "address to listen on (port 0: any free port)");
   serve->add_option("--db", db, "SQLite database (created if missing)");
   serve->add_option("--prices", prices, "price catalog JSON");
   serve->add_option("--token", token, "require this bearer token (or SIFT_TOKEN)");
-  serve->add_option("--checkpoint-dir", checkpoints, "shared checkpoint directory");
+  serve->add_option("--checkpoint-dir", checkpoints, "checkpoint store (default: DB.checkpoints)");
+  serve->add_flag("--shared-checkpoints", shared_checkpoints,
+                  "workers reach --checkpoint-dir directly (shared filesystem) instead of gRPC");
   serve->add_option("--lease-timeout", lease_timeout, "seconds without heartbeat");
 
   auto* report = app.add_subcommand("report", "print a study's report from its database");
@@ -204,7 +214,7 @@ int main(int argc, char** argv) {
   }
   if (*submit) return Submit(config, address, token);
   if (*status) return StatusCommand(address, token, study_id);
-  if (*serve) return ServeCommand(listen, db, prices, token, checkpoints, lease_timeout);
+  if (*serve) return ServeCommand(listen, db, prices, token, checkpoints, shared_checkpoints, lease_timeout);
   if (*report) return ReportCommand(db, study_id, out, target_opt);
   return 1;
 }

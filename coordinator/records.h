@@ -72,6 +72,10 @@ struct SegmentRecord {
   std::string market;
   std::string end_reason;  // completed, stopped, paused, failed, expired, preempted
   int64_t start_epoch = 0;
+  std::string checkpoint;  // preempted: the checkpoint it left behind
+  double wasted_seconds = 0;  // work lost: from the last checkpoint to the interruption
+
+  double WastedDollars() const { return wasted_seconds * price_per_hour / 3600.0; }
 
   double Seconds(double now) const { return (end ? *end : now) - start; }
   double Dollars(double now) const { return Seconds(now) * price_per_hour / 3600.0; }

@@ -105,6 +105,17 @@ std::string FormatSummary(const StudyReport& report) {
   out += fmt::format("study {} '{}': {} ({}); {} trials, ${:.4f} over {:.0f} worker-seconds\n",
                      s.record.id, s.record.name, ToString(s.record.state), s.record.end_reason,
                      s.total, s.dollars, total_seconds);
+  int64_t resumed = 0;
+  for (const auto& t : report.trials) resumed += t.segments > 1 ? t.segments - 1 : 0;
+  std::string markets;
+  for (const auto& [market, dollars] : s.dollars_by_market) {
+    markets += fmt::format("{}{} ${:.4f}", markets.empty() ? "" : ", ", market, dollars);
+  }
+  out += fmt::format("spot: {} preemptions, {} lost leases, {} resumes; ${:.6f} of work redone ({:.1f}%)"
+                     "; by market: {}\n",
+                     s.preemptions, s.expirations, resumed, s.wasted_dollars,
+                     s.dollars > 0 ? 100 * s.wasted_dollars / s.dollars : 0.0,
+                     markets.empty() ? "-" : markets);
   if (!s.best_trial) return out + "no trial reported a result\n";
   const TrialSummary& best = report.trials.at(*s.best_trial);
   out += fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.6f}; {}\n", best.record.number,
@@ -171,7 +182,11 @@ std::string ToJson(const StudyReport& report) {
   j["study"] = {{"id", s.record.id},       {"name", s.record.name},
                 {"state", ToString(s.record.state)}, {"end_reason", s.record.end_reason},
                 {"objective", s.metric},  {"maximize", s.maximize},
-                {"dollars", s.dollars},   {"trials", s.total}};
+                {"dollars", s.dollars},   {"trials", s.total},
+                {"wasted_dollars", s.wasted_dollars},
+                {"dollars_by_market", s.dollars_by_market},
+                {"preemptions", s.preemptions},
+                {"lost_leases", s.expirations}};
   if (s.best_trial) j["study"]["best_trial"] = *s.best_trial;
   json trials = json::array();
   for (const auto& t : report.trials) {
@@ -185,6 +200,9 @@ std::string ToJson(const StudyReport& report) {
                {"epochs", t.epochs},
                {"wall_seconds", t.seconds},
                {"dollars", t.dollars},
+               {"wasted_dollars", t.wasted_dollars},
+               {"leases", t.segments},
+               {"interruptions", t.interruptions},
                {"end_reason", t.record.end_reason},
                {"final_metrics", t.record.final_metrics},
                {"curve", curve}};

@@ -1,5 +1,8 @@
 #include "coordinator/services.h"
 
+#include <spdlog/spdlog.h>
+
+#include "coordinator/checkpoint_store.h"
 #include "coordinator/proto_convert.h"
 
 namespace sift::coordinator {
@@ -236,6 +239,73 @@ grpc::Status WorkersService::Heartbeat(grpc::ServerContext* ctx, const v1::Heart
   }
   for (const auto& id : revoked) resp->add_revoked_lease_ids(id);
   return grpc::Status::OK;
+}
+
+grpc::Status WorkersService::PreemptTrial(grpc::ServerContext* ctx,
+                                          const v1::PreemptTrialRequest* req,
+                                          v1::PreemptTrialResponse*) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  return ToGrpc(coordinator_->PreemptTrial(req->worker_id(), req->lease_id(), req->checkpoint(),
+                                           req->reason().empty() ? "SIGTERM" : req->reason()));
+}
+
+grpc::Status WorkersService::UploadCheckpoint(grpc::ServerContext* ctx,
+                                              grpc::ServerReader<v1::CheckpointChunk>* reader,
+                                              v1::UploadCheckpointResponse* resp) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  v1::CheckpointChunk chunk;
+  std::unique_ptr<CheckpointUpload> upload;
+  std::string name;
+  while (reader->Read(&chunk)) {
+    if (!upload) {
+      std::string path;
+      Status s = coordinator_->CheckpointPath(chunk.worker_id(), chunk.lease_id(), chunk.name(),
+                                              &path);
+      if (!s.ok()) return ToGrpc(s);
+      upload = std::make_unique<CheckpointUpload>(path);
+      name = chunk.name();
+    } else if (chunk.name() != name) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "one upload carries one checkpoint: got '" +
+                                                      chunk.name() + "' after '" + name + "'"};
+    }
+    if (Status s = upload->Append(chunk.offset(), chunk.data()); !s.ok()) return ToGrpc(s);
+    if (chunk.last()) {
+      Status s = upload->Finish(chunk.total_size(), chunk.crc32());
+      if (!s.ok()) {
+        spdlog::warn("upload of {} refused: {}", name, s.message);
+        return s.code == Status::Code::kInvalidArgument
+                   ? grpc::Status(grpc::StatusCode::DATA_LOSS, s.message)
+                   : ToGrpc(s);
+      }
+      resp->set_size(upload->size());
+      return grpc::Status::OK;
+    }
+  }
+  return {grpc::StatusCode::INVALID_ARGUMENT,
+          "checkpoint upload ended without its last chunk; nothing stored"};
+}
+
+grpc::Status WorkersService::DownloadCheckpoint(grpc::ServerContext* ctx,
+                                                const v1::DownloadCheckpointRequest* req,
+                                                grpc::ServerWriter<v1::CheckpointChunk>* writer) {
+  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  std::string path;
+  Status s = coordinator_->CheckpointPath(req->worker_id(), req->lease_id(), req->name(), &path);
+  if (!s.ok()) return ToGrpc(s);
+  s = ReadCheckpointChunks(path, 1 << 20, [&](int64_t offset, const std::string& data, bool last,
+                                              uint32_t crc) {
+    v1::CheckpointChunk chunk;
+    chunk.set_name(req->name());
+    chunk.set_offset(offset);
+    chunk.set_data(data);
+    chunk.set_last(last);
+    if (last) {
+      chunk.set_crc32(crc);
+      chunk.set_total_size(offset + static_cast<int64_t>(data.size()));
+    }
+    return writer->Write(chunk);
+  });
+  return ToGrpc(s);
 }
 
 }  // namespace sift::coordinator

@@ -49,6 +49,14 @@ class WorkersService final : public v1::Workers::Service {
                          v1::FailTrialResponse* resp) override;
   grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
                          v1::HeartbeatResponse* resp) override;
+  grpc::Status PreemptTrial(grpc::ServerContext* ctx, const v1::PreemptTrialRequest* req,
+                            v1::PreemptTrialResponse* resp) override;
+  grpc::Status UploadCheckpoint(grpc::ServerContext* ctx,
+                                grpc::ServerReader<v1::CheckpointChunk>* reader,
+                                v1::UploadCheckpointResponse* resp) override;
+  grpc::Status DownloadCheckpoint(grpc::ServerContext* ctx,
+                                  const v1::DownloadCheckpointRequest* req,
+                                  grpc::ServerWriter<v1::CheckpointChunk>* writer) override;
 
  private:
   Coordinator* coordinator_;

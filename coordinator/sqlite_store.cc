@@ -61,7 +61,9 @@ CREATE TABLE IF NOT EXISTS segments(
   price_per_hour REAL NOT NULL,
   market TEXT NOT NULL,
   end_reason TEXT NOT NULL DEFAULT '',
-  start_epoch INTEGER NOT NULL DEFAULT 0);
+  start_epoch INTEGER NOT NULL DEFAULT 0,
+  checkpoint TEXT NOT NULL DEFAULT '',
+  wasted_seconds REAL NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS segments_by_trial ON segments(study_id, number);
 )sql";
 
@@ -290,19 +292,24 @@ class SqliteStore : public Store {
     q.exec();
   }
 
-  void CloseSegment(const std::string& lease_id, double end, const std::string& reason) override {
+  void CloseSegment(const std::string& lease_id, double end, const std::string& reason,
+                    const std::string& checkpoint, double wasted_seconds) override {
     SQLite::Statement q(db_,
-                        "UPDATE segments SET end=?, end_reason=? WHERE lease_id=? AND end IS NULL");
+                        "UPDATE segments SET end=?, end_reason=?, checkpoint=?, wasted_seconds=? "
+                        "WHERE lease_id=? AND end IS NULL");
     q.bind(1, end);
     q.bind(2, reason);
-    q.bind(3, lease_id);
+    q.bind(3, checkpoint);
+    q.bind(4, wasted_seconds);
+    q.bind(5, lease_id);
     q.exec();
   }
 
   std::vector<SegmentRecord> ListSegments(int64_t study_id) override {
     SQLite::Statement q(db_,
                         "SELECT lease_id, worker_id, number, start, end, price_per_hour, market, "
-                        "end_reason, start_epoch FROM segments WHERE study_id=? ORDER BY start");
+                        "end_reason, start_epoch, checkpoint, wasted_seconds FROM segments "
+                        "WHERE study_id=? ORDER BY start");
     q.bind(1, study_id);
     std::vector<SegmentRecord> out;
     while (q.executeStep()) {
@@ -317,6 +324,8 @@ class SqliteStore : public Store {
       s.market = q.getColumn(6).getString();
       s.end_reason = q.getColumn(7).getString();
       s.start_epoch = q.getColumn(8).getInt64();
+      s.checkpoint = q.getColumn(9).getString();
+      s.wasted_seconds = q.getColumn(10).getDouble();
       out.push_back(std::move(s));
     }
     return out;

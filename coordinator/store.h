@@ -42,8 +42,9 @@ class Store {
   virtual std::vector<WorkerRecord> ListWorkers() = 0;
 
   virtual void OpenSegment(const SegmentRecord& segment) = 0;
-  virtual void CloseSegment(const std::string& lease_id, double end,
-                            const std::string& reason) = 0;
+  // Closes an open segment (a closed one is left as it is).
+  virtual void CloseSegment(const std::string& lease_id, double end, const std::string& reason,
+                            const std::string& checkpoint = "", double wasted_seconds = 0) = 0;
   virtual std::vector<SegmentRecord> ListSegments(int64_t study_id) = 0;
 };
 

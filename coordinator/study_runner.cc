@@ -82,6 +82,28 @@ bool StudyRunner::BudgetExhausted(double now, double spent, std::string* why) co
   return false;
 }
 
+bool StudyRunner::CanAffordNewTrial(double spent, std::string* why) const {
+  const double budget = config_.budget.max_dollars;
+  if (budget <= 0) return true;
+  double dollars = 0, epochs = 0;
+  for (const auto& t : view_.trials) {
+    if (t.cost_dollars > 0 && t.LastResource() > 0) {
+      dollars += t.cost_dollars;
+      epochs += static_cast<double>(t.LastResource());
+    }
+  }
+  if (epochs == 0) return true;  // nothing measured yet
+  const double per_epoch = dollars / epochs;
+  const double committed = per_epoch * static_cast<double>(CountInState(TrialState::kRunning) + 1);
+  if (spent + committed <= budget) return true;
+  char buf[160];
+  std::snprintf(buf, sizeof(buf),
+                "budget: %s spent of %s; another trial's next epoch (~%s each) would overshoot",
+                Dollars(spent).c_str(), Dollars(budget).c_str(), Dollars(per_epoch).c_str());
+  *why = buf;
+  return false;
+}
+
 double StudyRunner::DollarsLeft(double spent) const {
   if (config_.budget.max_dollars <= 0) return std::numeric_limits<double>::infinity();
   return config_.budget.max_dollars - spent;
@@ -113,7 +135,7 @@ std::optional<NextTrial> StudyRunner::PickNext(double now, double spent, std::st
     *why_none = "budget: all " + std::to_string(config_.budget.max_trials) + " trials created";
     return std::nullopt;
   }
-  if (exhausted_) return std::nullopt;
+  if (exhausted_ || !CanAffordNewTrial(spent, why_none)) return std::nullopt;
   auto suggestions = searcher_->Suggest(view_, 1);
   if (suggestions.empty()) {
     exhausted_ = true;
@@ -168,6 +190,7 @@ bool StudyRunner::Finished(double now, double spent, std::string* reason) {
     *reason = "all " + std::to_string(config_.budget.max_trials) + " trials finished";
     return true;
   }
+  if (!CanAffordNewTrial(spent, reason)) return true;
   if (exhausted_) {
     *reason = "search space exhausted";
     return true;

@@ -64,6 +64,9 @@ class StudyRunner {
 
  private:
   bool BudgetExhausted(double now, double spent, std::string* why) const;
+  // Whether one more trial fits the dollar budget: each running trial and the new one will spend
+  // about one more epoch (at the measured cost per epoch) before they can be stopped.
+  bool CanAffordNewTrial(double spent, std::string* why) const;
 
   int64_t id_;
   StudyConfig config_;

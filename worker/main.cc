@@ -41,6 +41,11 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", o.cache_dir, "preprocessed dataset cache");
   app.add_flag("--exit-when-idle", o.exit_when_idle, "exit when the coordinator has no more work");
   app.add_option("--retry-seconds", o.retry_seconds, "keep retrying an unreachable coordinator");
+  app.add_option("--simulate-preemption", o.simulate_preemption,
+                 "spot simulator: chance in [0,1] that a lease is reclaimed (half SIGTERM, half "
+                 "SIGKILL)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--preemption-seed", o.preemption_seed, "seed of the spot simulator");
 
   sift::worker::StandaloneOptions s;
   auto* train = app.add_subcommand("train", "run one trial standalone, without a coordinator");

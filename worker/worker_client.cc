@@ -10,7 +10,12 @@
 #include <mutex>
 #include <thread>
 
+#include <csignal>
+
+#include "coordinator/checkpoint_names.h"
 #include "coordinator/proto_convert.h"
+#include "search/rng.h"
+#include "worker/checkpoint_transfer.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "worker/hparams/hparams.h"
 #include "worker/trainer/process_stats.h"
@@ -25,10 +30,6 @@ using Clock = std::chrono::steady_clock;
 bool Retryable(const grpc::Status& s) {
   return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
          s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-}
-
-std::string CheckpointPath(const std::string& dir, int64_t trial, int64_t epoch) {
-  return dir + "/trial-" + std::to_string(trial) + "-e" + std::to_string(epoch) + ".ckpt";
 }
 
 }  // namespace
@@ -50,6 +51,11 @@ struct WorkerClient::Impl {
 
   DataSpec cached_spec;
   std::shared_ptr<const Datasets> cached_data;
+  std::string scratch_dir;       // checkpoints on their way to or from the coordinator
+  double last_epoch_seconds = 0;  // the spot simulator times its reclaims with it
+  bool have_epoch_seconds = false;
+  uint64_t leases_seen = 0;
+  std::string preempt_reason;
 
   std::unique_ptr<grpc::ClientContext> Context(double timeout_s = 30) {
     auto ctx = std::make_unique<grpc::ClientContext>();
@@ -154,8 +160,60 @@ struct WorkerClient::Impl {
   // dropped from the heartbeat on every exit, so an abandoned one can expire and be requeued.
   void RunTrial(const v1::TrialAssignment& a) {
     SetLease(a.lease_id());
+    MaybeScheduleSimulatedPreemption(a);
     TrainAssigned(a);
     SetLease("");
+  }
+
+  // Where checkpoint `name` lives on this machine: the shared directory, or a scratch copy that
+  // is uploaded to (and downloaded from) the coordinator.
+  std::string LocalCheckpoint(const v1::TrialAssignment& a, const std::string& name) {
+    const std::string dir = a.checkpoint_dir().empty() ? scratch_dir : a.checkpoint_dir();
+    fs::create_directories(dir);
+    return dir + "/" + name;
+  }
+
+  // Saves and, without a shared directory, uploads. Returns "" or the problem.
+  std::string StoreCheckpoint(Trainer& trainer, const v1::TrialAssignment& a,
+                              const std::string& name) {
+    const std::string path = LocalCheckpoint(a, name);
+    trainer.SaveCheckpoint(path);
+    if (!a.checkpoint_dir().empty()) return "";
+    grpc::Status s = Call("UploadCheckpoint", [&] {
+      return UploadCheckpoint(stub.get(), [this] { return Context(120); }, worker_id,
+                              a.lease_id(), path, name);
+    });
+    std::error_code ec;
+    fs::remove(path, ec);  // the coordinator holds it now (or the upload failed)
+    return s.ok() ? "" : "checkpoint upload failed: " + s.error_message();
+  }
+
+  void Preempt(Trainer& trainer, const v1::TrialAssignment& a) {
+    std::string name = coordinator::PreemptCheckpointName(a.trial_number(), trainer.epoch(),
+                                                          trainer.step_in_epoch());
+    std::string problem;
+    try {
+      problem = StoreCheckpoint(trainer, a, name);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) {
+      spdlog::error("trial {}: no checkpoint on preemption ({}); it resumes from its last epoch",
+                    a.trial_number(), problem);
+      name.clear();
+    }
+    v1::PreemptTrialRequest req;
+    req.set_worker_id(worker_id);
+    req.set_lease_id(a.lease_id());
+    req.set_checkpoint(name);
+    req.set_reason(preempt_reason.empty() ? "SIGTERM" : preempt_reason);
+    v1::PreemptTrialResponse resp;
+    grpc::Status s = Call("PreemptTrial", [&] {
+      return stub->PreemptTrial(Context().get(), req, &resp);
+    });
+    spdlog::warn("trial {} preempted at epoch {} step {}: {}", a.trial_number(),
+                 trainer.epoch() + 1, trainer.step_in_epoch(),
+                 s.ok() ? "checkpointed and handed back" : s.error_message());
   }
 
   void TrainAssigned(const v1::TrialAssignment& a) {
@@ -166,35 +224,52 @@ struct WorkerClient::Impl {
     topts.seed = a.seed();
     topts.device = options.device;
     topts.num_threads = options.threads;
-    const std::string& ckpt_dir = a.checkpoint_dir();
     try {
       Trainer trainer(topts, Data(a.data()));
-      if (a.start_epoch() > 0) {
-        const std::string path = CheckpointPath(ckpt_dir, a.trial_number(), a.start_epoch());
-        if (ckpt_dir.empty() || !fs::exists(path)) {
+      if (!a.resume_checkpoint().empty()) {
+        const std::string path = LocalCheckpoint(a, a.resume_checkpoint());
+        if (a.checkpoint_dir().empty()) {
+          grpc::Status s = Call("DownloadCheckpoint", [&] {
+            return DownloadCheckpoint(stub.get(), [this] { return Context(120); }, worker_id,
+                                      a.lease_id(), a.resume_checkpoint(), path);
+          });
+          if (!s.ok()) return Fail(a, "cannot fetch checkpoint: " + s.error_message());
+        } else if (!fs::exists(path)) {
           return Fail(a, "cannot resume at epoch " + std::to_string(a.start_epoch()) +
                              ": no checkpoint " + path);
         }
         trainer.LoadCheckpoint(path);
-        spdlog::info("trial {} resumed from {}", a.trial_number(), path);
+        if (a.checkpoint_dir().empty()) fs::remove(path);
+        spdlog::info("trial {} resumed from {} (epoch {}, step {})", a.trial_number(),
+                     a.resume_checkpoint(), trainer.epoch(), trainer.step_in_epoch());
       }
-      if (!ckpt_dir.empty()) fs::create_directories(ckpt_dir);
       int64_t seq = 0;
       bool paused = false;
       double samples_per_second = 0;
       while (trainer.epoch() < a.max_epochs()) {
+        ArmReclaim(trainer.epoch() + 1);
         EpochMetrics m = trainer.TrainEpoch(stop);
-        if (!m.completed || revoked) {
-          spdlog::warn("trial {} interrupted in epoch {}; its lease will be requeued",
-                       a.trial_number(), trainer.epoch() + 1);
+        if (m.completed) {
+          last_epoch_seconds = m.seconds;
+          have_epoch_seconds = true;
+        }
+        if (revoked) {
+          spdlog::warn("trial {}: lease revoked in epoch {}", a.trial_number(), trainer.epoch() + 1);
           return;
         }
+        if (!m.completed) return Preempt(trainer, a);
         samples_per_second = m.samples_per_second;
         // Checkpoint before reporting: every reported epoch can be resumed exactly.
-        if (!ckpt_dir.empty()) {
-          trainer.SaveCheckpoint(CheckpointPath(ckpt_dir, a.trial_number(), m.epoch));
-          std::error_code ec;
-          fs::remove(CheckpointPath(ckpt_dir, a.trial_number(), m.epoch - 2), ec);
+        if (std::string p = StoreCheckpoint(
+                trainer, a, coordinator::EpochCheckpointName(a.trial_number(), m.epoch));
+            !p.empty()) {
+          return Fail(a, p);
+        }
+        if (!a.checkpoint_dir().empty()) {
+          std::error_code ec;  // keep two: the one being reported and the one before it
+          fs::remove(
+              LocalCheckpoint(a, coordinator::EpochCheckpointName(a.trial_number(), m.epoch - 2)),
+              ec);
         }
         v1::ReportProgressRequest req;
         req.set_worker_id(worker_id);
@@ -244,11 +319,62 @@ struct WorkerClient::Impl {
       Fail(a, e.what());
     }
   }
-};
+
+  // The spot simulator: with probability `simulate_preemption` a lease is reclaimed during one of
+  // its epochs (drawn from the seed), half the time with notice (SIGTERM: checkpoint and hand
+  // back), half without (SIGKILL: the VM is simply gone).
+  struct Reclaim {
+    int64_t epoch = 0;  // 0: none for this lease
+    bool hard = false;
+    double fraction = 0;  // of an epoch's measured length, after it starts
+  } reclaim;
+
+  void MaybeScheduleSimulatedPreemption(const v1::TrialAssignment& a) {
+    reclaim = Reclaim{};
+    if (options.simulate_preemption <= 0) return;
+    search::Rng rng(search::DeriveSeed(options.preemption_seed, {++leases_seen}));
+    if (rng.Uniform() >= options.simulate_preemption) return;
+    const int64_t epochs = std::max<int64_t>(1, a.max_epochs() - a.start_epoch());
+    reclaim.epoch = a.start_epoch() + 1 + static_cast<int64_t>(rng.Below(epochs));
+    reclaim.hard = rng.Uniform() < 0.5;
+    reclaim.fraction = rng.Uniform();
+    spdlog::info("spot simulator: trial {} will be reclaimed {} during epoch {}",
+                 a.trial_number(), reclaim.hard ? "without notice" : "with notice",
+                 reclaim.epoch);
+  }
+
+  // Called as epoch `epoch` starts: arms the reclaim timer when this is the chosen epoch.
+  void ArmReclaim(int64_t epoch) {
+    if (reclaim.epoch != epoch) return;
+    const double at = reclaim.fraction * (have_epoch_seconds ? last_epoch_seconds : 0.05);
+    const bool hard = reclaim.hard;
+    std::string lease;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      lease = lease_id;
+    }
+    std::thread([this, at, hard, lease] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(at * 1000)));
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (lease_id != lease) return;  // that trial ended first
+      }
+      if (hard) {
+        spdlog::warn("spot simulator: the VM vanishes (SIGKILL)");
+        spdlog::default_logger()->flush();
+        raise(SIGKILL);
+      }
+      spdlog::warn("spot simulator: reclaim notice (as SIGTERM)");
+      preempt_reason = "simulated spot reclaim";
+      *stop = true;
+    }).detach();
+  }};
 
 WorkerClient::WorkerClient(WorkerOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   impl_->stop = &stop_;
+  impl_->scratch_dir = (fs::temp_directory_path() / ("sift-worker-" + std::to_string(getpid())))
+                           .string();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 << 20);
   impl_->stub = v1::Workers::NewStub(grpc::CreateCustomChannel(
@@ -256,6 +382,8 @@ WorkerClient::WorkerClient(WorkerOptions options) : impl_(std::make_unique<Impl>
 }
 
 WorkerClient::~WorkerClient() {
+  std::error_code ec;
+  fs::remove_all(impl_->scratch_dir, ec);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->quit = true;

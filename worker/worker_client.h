@@ -21,6 +21,8 @@ struct WorkerOptions {
   std::string cache_dir;        // preprocessed-dataset cache; "" disables it
   bool exit_when_idle = false;  // exit on SHUTDOWN (embedded run) instead of waiting for work
   double retry_seconds = 120;   // how long to keep retrying an unreachable coordinator
+  double simulate_preemption = 0;  // spot simulator: chance that a lease is reclaimed
+  uint64_t preemption_seed = 0;
 };
 
 class WorkerClient {

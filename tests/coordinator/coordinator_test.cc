@@ -51,6 +51,7 @@ class CoordinatorTest : public ::testing::Test {
     o.clock = clock_.fn();
     o.lease_timeout_s = 10;
     o.shutdown_when_idle = true;
+    o.checkpoint_dir = db_.string() + ".checkpoints";
     c_ = std::make_unique<Coordinator>(OpenSqliteStore(db_.string()), o);
   }
   std::string Worker(double price = 3.6) {
@@ -188,8 +189,12 @@ TEST_F(CoordinatorTest, ExpiredLeaseRequeuesTheTrialAtItsLastEpochAndTheLedgerBa
   const int64_t id = Study(Config("{type: fifo}", 1, 3));
   Assignment a = Acquire(w1);
   clock_.Advance(4);
-  Report(w1, a, 1, 1, 0.6);
-  clock_.Advance(11);  // past the 10 s lease timeout without a heartbeat
+  Report(w1, a, 1, 1, 0.6);  // epoch 1 checkpointed and reported at t=4
+  clock_.Advance(2);
+  std::vector<std::string> revoked;
+  ASSERT_TRUE(c_->Heartbeat(w1, {a.lease_id}, &revoked).ok());  // last sign of life at t=6
+  EXPECT_TRUE(revoked.empty());
+  clock_.Advance(11);  // the VM is gone: past the 10 s lease timeout without a heartbeat
   c_->Tick();
   std::vector<TrialSummary> trials;
   c_->ListTrials(id, &trials);
@@ -202,6 +207,7 @@ TEST_F(CoordinatorTest, ExpiredLeaseRequeuesTheTrialAtItsLastEpochAndTheLedgerBa
   Assignment b = Acquire(w2);
   EXPECT_EQ(b.number, 0);
   EXPECT_EQ(b.start_epoch, 1);
+  EXPECT_EQ(b.resume_checkpoint, "trial-0-e1.ckpt");
   EXPECT_EQ(b.seed, a.seed);  // the same trial trains from the same seed
   clock_.Advance(2);
   Report(w2, b, 1, 2, 0.7);
@@ -211,11 +217,97 @@ TEST_F(CoordinatorTest, ExpiredLeaseRequeuesTheTrialAtItsLastEpochAndTheLedgerBa
   EXPECT_EQ(trials[0].record.state, TrialState::kCompleted);
   ASSERT_EQ(trials[0].reports.size(), 3u);
   for (int e = 0; e < 3; ++e) EXPECT_EQ(trials[0].reports[e].epoch, e + 1);
-  // 15 s at $3.6/h on the first worker plus 2 s at $7.2/h on the second.
-  EXPECT_NEAR(trials[0].dollars, 15 * 0.001 + 2 * 0.002, 1e-9);
+  // The lost VM is billed to its last heartbeat: 6 s at $3.6/h, 2 s of them after its last
+  // checkpoint and so wasted; then 2 s at $7.2/h on the second worker.
+  EXPECT_NEAR(trials[0].dollars, 6 * 0.001 + 2 * 0.002, 1e-9);
+  EXPECT_NEAR(trials[0].wasted_dollars, 2 * 0.001, 1e-9);
+  EXPECT_EQ(trials[0].interruptions, 1);
   StudySummary s;
   c_->GetStudy(id, &s);
   EXPECT_NEAR(s.dollars, trials[0].dollars, 1e-9);
+  EXPECT_NEAR(s.wasted_dollars, 2 * 0.001, 1e-9);
+  EXPECT_EQ(s.expirations, 1);
+  EXPECT_NEAR(s.dollars_by_market.at("spot"), s.dollars, 1e-9);
+}
+
+TEST_F(CoordinatorTest, PreemptedTrialIsRequeuedAtOnceAndResumesFromItsCheckpoint) {
+  const std::string w1 = Worker(), w2 = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 1, 3));
+  Assignment a = Acquire(w1);
+  clock_.Advance(3);
+  Report(w1, a, 1, 1, 0.6);
+  clock_.Advance(2);
+  EXPECT_EQ(c_->PreemptTrial(w1, a.lease_id, "../../etc/passwd", "SIGTERM").code,
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(c_->PreemptTrial(w1, a.lease_id, "trial-9-e1-s5.ckpt", "SIGTERM").code,
+            Status::Code::kInvalidArgument);  // another trial's checkpoint
+  ASSERT_TRUE(c_->PreemptTrial(w1, a.lease_id, "trial-0-e1-s7.ckpt", "SIGTERM").ok());
+  // No lease timeout to wait for: the next worker gets it now, mid-epoch.
+  Assignment b = Acquire(w2);
+  EXPECT_EQ(b.number, 0);
+  EXPECT_EQ(b.start_epoch, 1);
+  EXPECT_EQ(b.resume_checkpoint, "trial-0-e1-s7.ckpt");
+  // Its checkpoint path is confined to its own trial's names.
+  std::string path;
+  EXPECT_EQ(c_->CheckpointPath(w2, b.lease_id, "trial-1-e1.ckpt", &path).code,
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(c_->CheckpointPath(w1, b.lease_id, "trial-0-e1.ckpt", &path).code,
+            Status::Code::kFailedPrecondition);
+  clock_.Advance(1);
+  Report(w2, b, 1, 2, 0.7);
+  Report(w2, b, 2, 3, 0.8);
+  ASSERT_TRUE(c_->CompleteTrial(w2, b.lease_id, {}).ok());
+  std::vector<TrialSummary> trials;
+  c_->ListTrials(id, &trials);
+  EXPECT_EQ(trials[0].record.state, TrialState::kCompleted);
+  EXPECT_EQ(trials[0].reports.size(), 3u);
+  EXPECT_EQ(trials[0].interruptions, 1);
+  EXPECT_NEAR(trials[0].wasted_dollars, 0.0, 1e-12);  // it checkpointed on the notice
+  StudySummary s;
+  c_->GetStudy(id, &s);
+  EXPECT_EQ(s.preemptions, 1);
+
+  // A restarted coordinator still knows where a preempted trial resumes.
+  c_.reset();
+  Open();
+  c_->ListTrials(id, &trials);
+  EXPECT_EQ(trials[0].reports.size(), 3u);
+}
+
+TEST_F(CoordinatorTest, RestartKeepsAMidEpochResumePoint) {
+  const std::string w = Worker();
+  Study(Config("{type: fifo}", 1, 3));
+  Assignment a = Acquire(w);
+  Report(w, a, 1, 1, 0.6);
+  clock_.Advance(1);
+  ASSERT_TRUE(c_->PreemptTrial(w, a.lease_id, "trial-0-e1-s3.ckpt", "SIGTERM").ok());
+  c_.reset();
+  Open();
+  Assignment b = Acquire(Worker());
+  EXPECT_EQ(b.resume_checkpoint, "trial-0-e1-s3.ckpt");
+  EXPECT_EQ(b.start_epoch, 1);
+}
+
+TEST_F(CoordinatorTest, NoNewTrialWhoseNextEpochWouldOvershootTheBudget) {
+  const std::string w = Worker();  // $0.001 per second
+  const int64_t id = Study(Config("{type: fifo}", 5, 1, ", max_dollars: 0.025"));
+  Assignment a = Acquire(w);
+  clock_.Advance(10);
+  Report(w, a, 1, 1, 0.5);
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());  // one epoch cost $0.010
+  Assignment b = Acquire(w);  // $0.010 + ~$0.010 fits in $0.025
+  clock_.Advance(10);
+  Report(w, b, 1, 1, 0.5);
+  ASSERT_TRUE(c_->CompleteTrial(w, b.lease_id, {}).ok());
+  AcquireResult r;
+  Assignment none;
+  ASSERT_TRUE(c_->AcquireTrial(w, &r, &none).ok());  // $0.020 + ~$0.010 would not
+  EXPECT_EQ(r, AcquireResult::kShutdown);
+  StudySummary s;
+  c_->GetStudy(id, &s);
+  EXPECT_EQ(s.total, 2);
+  EXPECT_NE(s.record.end_reason.find("would overshoot"), std::string::npos) << s.record.end_reason;
+  EXPECT_LE(s.dollars, 0.025);
 }
 
 TEST_F(CoordinatorTest, DollarBudgetStopsNewWorkAndRunningTrials) {
