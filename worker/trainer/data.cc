@@ -203,8 +203,8 @@ BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> order, int64_t
       num_batches_((static_cast<int64_t>(order_.size()) + batch_size - 1) / batch_size),
       next_to_make_(first),
       pin_memory_(pin_memory),
-      depth_(static_cast<size_t>(std::max(depth, 1))) {
-  thread_ = std::thread([this] { Run(); });
+      depth_(static_cast<size_t>(std::max(depth, 0))) {
+  if (depth_ > 0) thread_ = std::thread([this] { Run(); });
 }
 
 BatchLoader::~BatchLoader() {
@@ -213,7 +213,7 @@ BatchLoader::~BatchLoader() {
     cancel_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 Batch BatchLoader::Assemble(int64_t index) const {
@@ -267,6 +267,13 @@ void BatchLoader::Run() {
 
 bool BatchLoader::Next(Batch* out) {
   const auto start = std::chrono::steady_clock::now();
+  if (depth_ == 0) {
+    if (next_to_make_ >= num_batches_) return false;
+    *out = Assemble(next_to_make_++);
+    wait_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return true;
+  }
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return !ready_.empty() || done_; });
   wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

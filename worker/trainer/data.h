@@ -54,7 +54,8 @@ struct Batch {
 };
 
 // Assembles batches (gathered in `order`, batch_size samples each, the last one possibly shorter)
-// on a background thread, `depth` batches ahead of the consumer, starting at batch `first`.
+// on a background thread, `depth` batches ahead of the consumer, starting at batch `first`;
+// depth 0 assembles each batch in Next() on the calling thread instead.
 // The gather is a plain memcpy loop: no ATen parallelism competes with the training threads.
 class BatchLoader {
  public:

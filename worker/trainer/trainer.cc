@@ -15,7 +15,6 @@ namespace sift::worker {
 namespace {
 
 constexpr int64_t kEvalBatch = 1000;
-constexpr int kPrefetchDepth = 2;
 
 enum class Precision { kFp32, kBf16, kFp16 };
 
@@ -158,7 +157,7 @@ struct Trainer::Impl {
   int64_t epoch = 0;
   int64_t step = 0;
   // Partial sums of the current epoch (checkpointed, so an interrupted epoch reports fully).
-  double loss_sum = 0.0;
+  torch::Tensor loss_sum;  // float64 scalar on the device: no host sync per step
   int64_t samples = 0;
   int64_t skipped = 0;
   double train_seconds = 0.0;
@@ -172,7 +171,10 @@ struct Trainer::Impl {
     return LearningRate(options.hp, {e, s, StepsPerEpoch(), options.max_epochs});
   }
 
+  double LossSum() const { return loss_sum.item<double>(); }
+
   void Build() {
+    loss_sum = torch::zeros({}, torch::dtype(torch::kFloat64).device(device));
     torch::manual_seed(options.seed);
     model = MakeModel(options.hp);
     model->to(device);
@@ -206,7 +208,7 @@ struct Trainer::Impl {
       auto loss = torch::cross_entropy_loss(logits.to(torch::kFloat32), y) *
                   (static_cast<double>(count) / static_cast<double>(n));
       scaler.Scale(loss).backward();
-      loss_sum += loss.item<double>() * static_cast<double>(n);
+      loss_sum.add_(loss.detach().to(torch::kFloat64) * static_cast<double>(n));
     }
     samples += n;
     const bool stepped = scaler.Step(*optimizer);
@@ -273,7 +275,7 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
     BatchLoader loader(s.data->train,
                        EpochPermutation(s.data->train.size(), s.options.seed, s.epoch),
                        s.options.hp.batch_size, /*first=*/s.step,
-                       /*pin_memory=*/s.device.is_cuda(), kPrefetchDepth);
+                       /*pin_memory=*/s.device.is_cuda(), s.options.prefetch_depth);
     Batch batch;
     while (loader.Next(&batch)) {
       s.Step(batch);
@@ -286,7 +288,7 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
 
   EpochMetrics m;
   m.completed = s.step >= s.StepsPerEpoch();
-  m.train_loss = s.samples > 0 ? s.loss_sum / s.samples : 0.0;
+  m.train_loss = s.samples > 0 ? s.LossSum() / s.samples : 0.0;
   m.samples_per_second = s.train_seconds > 0 ? s.samples / s.train_seconds : 0.0;
   m.data_wait_fraction = s.train_seconds > 0 ? s.wait_seconds / s.train_seconds : 0.0;
   m.skipped_steps = s.skipped;
@@ -297,7 +299,7 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   }
   ++s.epoch;
   s.step = 0;
-  s.loss_sum = 0.0;
+  s.loss_sum.zero_();
   s.samples = 0;
   s.skipped = 0;
   s.train_seconds = 0.0;
@@ -328,7 +330,7 @@ void Trainer::SaveCheckpoint(const std::string& path) {
   WriteInt(a, "train_size", s.data->train.size());
   WriteInt(a, "epoch", s.epoch);
   WriteInt(a, "step", s.step);
-  WriteDouble(a, "loss_sum", s.loss_sum);
+  WriteDouble(a, "loss_sum", s.LossSum());
   WriteInt(a, "samples", s.samples);
   WriteInt(a, "skipped", s.skipped);
   WriteDouble(a, "train_seconds", s.train_seconds);
@@ -390,7 +392,7 @@ void Trainer::LoadCheckpoint(const std::string& path) {
     }
     fresh.epoch = ReadInt(a, "epoch");
     fresh.step = ReadInt(a, "step");
-    fresh.loss_sum = ReadDouble(a, "loss_sum");
+    fresh.loss_sum.fill_(ReadDouble(a, "loss_sum"));
     fresh.samples = ReadInt(a, "samples");
     fresh.skipped = ReadInt(a, "skipped");
     fresh.train_seconds = ReadDouble(a, "train_seconds");

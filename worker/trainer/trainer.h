@@ -21,6 +21,7 @@ struct TrainerOptions {
   uint64_t seed = 0;
   std::string device = "cpu";  // cpu | cuda | auto
   int num_threads = 0;         // intra-op threads (torch::set_num_threads); 0 leaves them as is
+  int prefetch_depth = 2;      // batches assembled ahead on a background thread; 0: inline
 };
 
 struct EpochMetrics {

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""PyTorch eager reference for bench/worker: the same models, optimiser, batch and threads as
+trainer_bench, on the same Fashion-MNIST slice. Prints one key=value line like trainer_bench.
+
+Run with Debian's /usr/bin/python3 (python3-torch 1.13)."""
+import argparse
+import gzip
+import os
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+MEAN, STD = 0.2860, 0.3530
+
+
+def load(path, offset):
+    with gzip.open(path, "rb") as f:
+        return np.frombuffer(f.read(), dtype=np.uint8, offset=offset)
+
+
+def mlp():
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256),
+                         nn.ReLU(), nn.Linear(256, 10))
+
+
+class Cnn(nn.Module):
+    def __init__(self, channels=32, depth=2, k=3):
+        super().__init__()
+        layers, c_in, size = [], 1, 28
+        for i in range(depth):
+            c_out = channels << i
+            layers += [nn.Conv2d(c_in, c_out, k, padding=k // 2, bias=False), nn.BatchNorm2d(c_out),
+                       nn.ReLU()]
+            if size >= 4:
+                layers.append(nn.MaxPool2d(2))
+                size //= 2
+            c_in = c_out
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(c_in, 10)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean(dim=(2, 3)))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", default="mlp")
+    p.add_argument("--precision", default="fp32")
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--train", type=int, default=12800)
+    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--label", default="pytorch")
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(1)
+    d = "/usr/share/datasets/fashion-mnist"
+    images = load(f"{d}/train-images-idx3-ubyte.gz", 16).reshape(-1, 1, 28, 28)[: a.train]
+    labels = load(f"{d}/train-labels-idx1-ubyte.gz", 8)[: a.train]
+    x = (torch.from_numpy(images.astype(np.float32)) / 255.0 - MEAN) / STD
+    y = torch.from_numpy(labels.astype(np.int64))
+    model = mlp() if a.model == "mlp" else Cnn()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+    n = x.shape[0]
+    best = 0.0  # best epoch after the first, as trainer_bench reports
+    for epoch in range(a.epochs):
+        start = time.perf_counter()
+        perm = torch.randperm(n)
+        for i in range(0, n, a.batch):
+            idx = perm[i:i + a.batch]
+            xb, yb = x.index_select(0, idx), y.index_select(0, idx)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+                logits = model(xb)
+            loss = F.cross_entropy(logits.float(), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        seconds = time.perf_counter() - start
+        if epoch > 0 or a.epochs == 1:
+            best = max(best, n / seconds)
+    with open("/proc/self/status") as f:
+        hwm = [int(l.split()[1]) for l in f if l.startswith("VmHWM")][0]
+    env = " ".join(f"{k}={os.environ.get(k, 'unset')}" for k in
+                   ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "LD_PRELOAD",
+                    "MALLOC_CONF"))
+    print(f"impl={a.label} model={a.model} precision={a.precision} batch={a.batch} micro=0 "
+          f"threads={a.threads} samples_per_second={best:.1f} peak_rss_mib={hwm / 1024:.1f} "
+          f"torch_threads={torch.get_num_threads()} {env}")
+
+
+if __name__ == "__main__":
+    main()
