@@ -36,6 +36,11 @@ struct EpochMetrics {
   int64_t skipped_steps = 0;        // fp16: steps skipped on inf/NaN gradients
 };
 
+// Determinism: the constructor seeds the global torch generator (weight init) with `seed`; data
+// order is a function of (seed, epoch) and dropout draws from the trainer's own CPU generator, so
+// on the CPU a run resumed from a checkpoint is bitwise identical to an uninterrupted one (fp32 and
+// bf16, any fixed thread count). On CUDA dropout uses the global CUDA generator (not checkpointed).
+// Cosine schedules decay over max_epochs: resuming with another max_epochs changes the rates.
 class Trainer {
  public:
   Trainer(const TrainerOptions& options, std::shared_ptr<const Datasets> data);
