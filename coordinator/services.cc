@@ -193,6 +193,7 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   out->set_seed(a.seed);
   out->set_objective_metric(a.metric);
   out->set_checkpoint_dir(a.checkpoint_dir);
+  out->set_resume_checkpoint(a.resume_checkpoint);
   auto* data = out->mutable_data();
   data->set_dir(a.data.dir);
   data->set_train_limit(a.data.train_limit);

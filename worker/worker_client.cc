@@ -55,6 +55,7 @@ struct WorkerClient::Impl {
   double last_epoch_seconds = 0;  // the spot simulator times its reclaims with it
   bool have_epoch_seconds = false;
   uint64_t leases_seen = 0;
+  uint64_t reclaims_drawn = 0;
   std::string preempt_reason;
 
   std::unique_ptr<grpc::ClientContext> Context(double timeout_s = 30) {
@@ -243,6 +244,12 @@ struct WorkerClient::Impl {
         spdlog::info("trial {} resumed from {} (epoch {}, step {})", a.trial_number(),
                      a.resume_checkpoint(), trainer.epoch(), trainer.step_in_epoch());
       }
+      // Never train a resumed trial from the wrong place: its curve would get a gap or a repeat.
+      if (trainer.epoch() != a.start_epoch()) {
+        return Fail(a, "checkpoint '" + a.resume_checkpoint() + "' is at epoch " +
+                           std::to_string(trainer.epoch()) + " but the trial resumes at epoch " +
+                           std::to_string(a.start_epoch()));
+      }
       int64_t seq = 0;
       bool paused = false;
       double samples_per_second = 0;
@@ -292,6 +299,9 @@ struct WorkerClient::Impl {
           spdlog::warn("trial {}: {}; abandoning it", a.trial_number(), s.error_message());
           return;
         }
+        if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+          return Fail(a, "the coordinator refused a report: " + s.error_message());
+        }
         if (!s.ok()) {
           spdlog::error("trial {}: report failed: {}", a.trial_number(), s.error_message());
           return;
@@ -321,8 +331,8 @@ struct WorkerClient::Impl {
   }
 
   // The spot simulator: with probability `simulate_preemption` a lease is reclaimed during one of
-  // its epochs (drawn from the seed), half the time with notice (SIGTERM: checkpoint and hand
-  // back), half without (SIGKILL: the VM is simply gone).
+  // its first epochs (drawn from the seed), alternately with notice (SIGTERM: checkpoint and hand
+  // back) and without (SIGKILL: the VM is simply gone).
   struct Reclaim {
     int64_t epoch = 0;  // 0: none for this lease
     bool hard = false;
@@ -334,9 +344,12 @@ struct WorkerClient::Impl {
     if (options.simulate_preemption <= 0) return;
     search::Rng rng(search::DeriveSeed(options.preemption_seed, {++leases_seen}));
     if (rng.Uniform() >= options.simulate_preemption) return;
-    const int64_t epochs = std::max<int64_t>(1, a.max_epochs() - a.start_epoch());
+    // One of the lease's first two epochs, which it nearly always reaches: a later one would
+    // often never come, because schedulers stop most trials early.
+    const int64_t epochs = std::clamp<int64_t>(a.max_epochs() - a.start_epoch(), 1, 2);
     reclaim.epoch = a.start_epoch() + 1 + static_cast<int64_t>(rng.Below(epochs));
-    reclaim.hard = rng.Uniform() < 0.5;
+    // Alternate with and without notice (from the seed's parity), so any run sees both kinds.
+    reclaim.hard = (options.preemption_seed + reclaims_drawn++) % 2 == 1;
     reclaim.fraction = rng.Uniform();
     spdlog::info("spot simulator: trial {} will be reclaimed {} during epoch {}",
                  a.trial_number(), reclaim.hard ? "without notice" : "with notice",

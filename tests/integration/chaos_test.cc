@@ -1,0 +1,232 @@
+// The chaos test: three workers on 127.0.0.1 under a seeded spot simulator (about 30% of leases
+// reclaimed, half with notice, half SIGKILL) and one kill -9 of the coordinator, restarted on the
+// same database. Random search plus plateau stopping decide independently of timing, so the
+// study must end exactly as a fault-free run with the same seed: same trials, the same
+// per-epoch metrics bit for bit, the same best configuration.
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "coordinator/client.h"
+#include "tests/integration/process.h"
+
+namespace sift::testing {
+namespace {
+
+constexpr const char* kConfig = R"(name: chaos
+objective: {metric: val_accuracy, direction: maximize}
+search_space:
+  lr: {type: float, low: 3.0e-4, high: 3.0e-3, scale: log}
+  hidden: {type: int, low: 32, high: 96}
+  dropout: {type: float, low: 0.0, high: 0.3}
+trainer: {model: mlp, depth: 1, batch_size: 64}
+searcher: {type: random}
+scheduler: {type: plateau, patience: 1, min_delta: 0.01}
+budget: {max_trials: 12, max_epochs: 4}
+seed: 11
+data: {train_limit: 6144, val_size: 512, test_limit: 500}
+)";
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct Outcome {
+  std::map<int64_t, std::string> params, state;
+  // trial -> epoch -> (val_accuracy, val_loss, train_loss), compared bitwise
+  std::map<int64_t, std::map<int64_t, std::tuple<double, double, double>>> curves;
+  int64_t best = -1;
+  int64_t duplicate_reports = 0, unfinished = 0;
+  int64_t preemptions = 0, expirations = 0, resumes = 0;
+  double dollars = 0, wasted = 0, max_wasted_seconds = 0, max_epoch_seconds = 0;
+  double study_dollars = 0, trial_dollars = 0;
+};
+
+class Cluster {
+ public:
+  Cluster(std::string dir, bool chaos) : dir_(std::move(dir)), chaos_(chaos), port_(FreePort()) {}
+
+  Outcome Run() {
+    { std::ofstream(dir_ + "/study.yaml") << kConfig; }
+    StartCoordinator();
+    std::string out;
+    if (RunCommand({BinDir() + "/sift", "submit", dir_ + "/study.yaml", "--coordinator",
+                    Address()},
+                   &out) != 0) {
+      ADD_FAILURE() << out << coordinator_->Log();
+      return {};
+    }
+    for (int slot = 0; slot < 3; ++slot) StartWorker(slot);
+    bool coordinator_killed = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      // A reclaimed VM is replaced by a fresh one, as a managed instance group would.
+      for (int slot = 0; slot < 3; ++slot) {
+        if (!workers_[slot]->Running()) StartWorker(slot);
+      }
+      v1::Study study;
+      if (!GetStudy(&study)) continue;
+      if (chaos_ && !coordinator_killed && study.trials_finished() >= 3) {
+        coordinator_->Signal(SIGKILL);  // kill -9, mid-study
+        coordinator_->Wait(10);
+        std::this_thread::sleep_for(std::chrono::milliseconds(700));
+        StartCoordinator();
+        coordinator_killed = true;
+        continue;
+      }
+      if (study.state() != v1::STUDY_RUNNING) break;
+    }
+    EXPECT_TRUE(!chaos_ || coordinator_killed);
+    Outcome o = Collect();
+    for (auto& w : workers_) w->Signal(SIGTERM);
+    coordinator_->Signal(SIGTERM);
+    coordinator_->Wait(20);
+    return o;
+  }
+
+ private:
+  std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  void StartCoordinator() {
+    coordinator_ = std::make_unique<Process>(
+        std::vector<std::string>{BinDir() + "/sift", "coordinator", "--listen", Address(), "--db",
+                                 dir_ + "/sift.db", "--prices",
+                                 SourceDir() + "/examples/prices.json", "--lease-timeout", "2"},
+        dir_ + "/coordinator-" + std::to_string(coordinator_starts_++) + ".log");
+    for (int i = 0; i < 200 && coordinator_->Log().find("listening on") == std::string::npos;
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  void StartWorker(int slot) {
+    std::vector<std::string> argv = {BinDir() + "/sift-worker", "--coordinator", Address(),
+                                     "--name", "w" + std::to_string(slot), "--threads", "1",
+                                     "--instance-type", "c6i.large", "--market", "spot",
+                                     "--cache-dir", dir_ + "/cache"};
+    if (chaos_) {
+      argv.insert(argv.end(), {"--simulate-preemption", "0.3", "--preemption-seed",
+                               std::to_string(1000 + worker_starts_)});
+    }
+    const std::string log = dir_ + "/worker-" + std::to_string(worker_starts_++) + ".log";
+    if (static_cast<int>(workers_.size()) <= slot) workers_.resize(slot + 1);
+    workers_[slot] = std::make_unique<Process>(argv, log);
+  }
+
+  bool GetStudy(v1::Study* study) {
+    auto stub = v1::Studies::NewStub(coordinator::MakeChannel(Address()));
+    v1::GetStudyRequest req;
+    req.set_study_id(1);
+    return stub->GetStudy(coordinator::MakeContext("", 2).get(), req, study).ok();
+  }
+
+  Outcome Collect() {
+    Outcome o;
+    // What the coordinator says, over gRPC: the study's total and each trial's dollars.
+    v1::Study study;
+    EXPECT_TRUE(GetStudy(&study));
+    o.study_dollars = study.cost_dollars();
+    auto stub = v1::Studies::NewStub(coordinator::MakeChannel(Address()));
+    v1::ListTrialsRequest req;
+    req.set_study_id(1);
+    v1::ListTrialsResponse trials;
+    EXPECT_TRUE(stub->ListTrials(coordinator::MakeContext("").get(), req, &trials).ok());
+    for (const auto& t : trials.trials()) o.trial_dollars += t.cost_dollars();
+    if (study.has_best()) o.best = study.best_trial_number();
+
+    // What the database holds.
+    SQLite::Database db(dir_ + "/sift.db");
+    SQLite::Statement q(db, "SELECT number, params, state FROM trials ORDER BY number");
+    while (q.executeStep()) {
+      const int64_t n = q.getColumn(0).getInt64();
+      o.params[n] = q.getColumn(1).getString();
+      o.state[n] = q.getColumn(2).getString();
+      const std::string s = o.state[n];
+      o.unfinished += s != "COMPLETED" && s != "STOPPED";
+    }
+    SQLite::Statement r(db,
+                        "SELECT number, epoch, json_extract(metrics, '$.val_accuracy'), "
+                        "json_extract(metrics, '$.val_loss'), json_extract(metrics, "
+                        "'$.train_loss'), json_extract(metrics, '$.epoch_seconds') FROM reports");
+    while (r.executeStep()) {
+      auto& curve = o.curves[r.getColumn(0).getInt64()];
+      const int64_t epoch = r.getColumn(1).getInt64();
+      o.duplicate_reports += curve.count(epoch);
+      curve[epoch] = {r.getColumn(2).getDouble(), r.getColumn(3).getDouble(),
+                      r.getColumn(4).getDouble()};
+      o.max_epoch_seconds = std::max(o.max_epoch_seconds, r.getColumn(5).getDouble());
+    }
+    SQLite::Statement g(db,
+                        "SELECT end_reason, wasted_seconds, (end - start) * price_per_hour / 3600,"
+                        " wasted_seconds * price_per_hour / 3600, start_epoch FROM segments");
+    while (g.executeStep()) {
+      const std::string why = g.getColumn(0).getString();
+      o.preemptions += why == "preempted";
+      o.expirations += why == "expired";
+      o.resumes += g.getColumn(4).getInt64() > 0;
+      o.max_wasted_seconds = std::max(o.max_wasted_seconds, g.getColumn(1).getDouble());
+      o.dollars += g.getColumn(2).getDouble();
+      o.wasted += g.getColumn(3).getDouble();
+    }
+    return o;
+  }
+
+  std::string dir_;
+  bool chaos_;
+  int port_;
+  int coordinator_starts_ = 0, worker_starts_ = 0;
+  std::unique_ptr<Process> coordinator_;
+  std::vector<std::unique_ptr<Process>> workers_;
+};
+
+TEST(Chaos, PreemptionsAndACoordinatorCrashChangeNothingButTheBill) {
+  Outcome calm = Cluster(TempDir("chaos-reference"), /*chaos=*/false).Run();
+  Outcome chaos = Cluster(TempDir("chaos"), /*chaos=*/true).Run();
+
+  std::printf(
+      "chaos summary: %lld preemptions with notice, %lld lost leases (SIGKILL), %lld resumes, "
+      "1 coordinator kill -9; $%.8f total, $%.8f wasted (%.1f%%); fault-free run $%.8f\n",
+      static_cast<long long>(chaos.preemptions), static_cast<long long>(chaos.expirations),
+      static_cast<long long>(chaos.resumes), chaos.dollars, chaos.wasted,
+      chaos.dollars > 0 ? 100 * chaos.wasted / chaos.dollars : 0.0, calm.dollars);
+
+  ASSERT_EQ(calm.params.size(), 12u);
+  EXPECT_EQ(calm.unfinished, 0);
+  EXPECT_EQ(chaos.unfinished, 0) << "every trial ends in a terminal state";
+  EXPECT_GE(chaos.preemptions, 1) << "no reclaim with notice happened";
+  EXPECT_GE(chaos.expirations, 1) << "no VM vanished (SIGKILL)";
+  // The same trials, ending the same way, with the same curves bit for bit.
+  EXPECT_EQ(chaos.params, calm.params);
+  EXPECT_EQ(chaos.state, calm.state);
+  EXPECT_EQ(chaos.curves, calm.curves);
+  EXPECT_EQ(chaos.best, calm.best);
+  // No report lost or applied twice.
+  EXPECT_EQ(chaos.duplicate_reports, 0);
+  // Wasted work per interruption is at most one checkpoint interval (an epoch here), plus the
+  // heartbeat period by which a silent VM's last sign of life can trail its death (tolerance).
+  EXPECT_LE(chaos.max_wasted_seconds, chaos.max_epoch_seconds + 1.0);
+  // The ledger balances: segments, trials and the study agree.
+  EXPECT_NEAR(chaos.trial_dollars, chaos.study_dollars, 1e-9);
+  EXPECT_NEAR(chaos.dollars, chaos.study_dollars, 1e-9);
+}
+
+}  // namespace
+}  // namespace sift::testing
