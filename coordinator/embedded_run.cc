@@ -128,6 +128,9 @@ int RunEmbedded(const RunOptions& o) {
   const std::string address = "127.0.0.1:" + std::to_string(server->port());
   spdlog::info("run directory {}; coordinator on {}; {} workers x {} threads on {} cores", out_dir,
                address, workers, threads, cores);
+  std::string settings;
+  for (const auto& [k, v] : WorkerEnvironment(threads)) settings += " " + k + "=" + v;
+  spdlog::info("worker settings:{}", settings);
 
   const std::string worker_bin =
       o.worker_binary.empty() ? ExeDir() + "/sift-worker" : o.worker_binary;
@@ -220,6 +223,10 @@ int RunEmbedded(const RunOptions& o) {
   signal(SIGTERM, SIG_DFL);
 
   StudyReport report = Collect(*coordinator, study_id, o.target);
+  report.environment = WorkerEnvironment(threads);
+  report.environment["workers"] = std::to_string(workers);
+  report.environment["threads_per_worker"] = std::to_string(threads);
+  report.environment["cores"] = std::to_string(cores);
   std::cout << "\n" << FormatTable(report) << "\n" << FormatSummary(report);
   if (std::string problem = WriteReportFiles(report, out_dir); !problem.empty()) {
     std::cerr << problem << "\n";

@@ -219,6 +219,7 @@ std::string ToJson(const StudyReport& report) {
     curve.push_back({{"dollars", b.dollars}, {"best", b.value}, {"trial", b.trial}});
   }
   j["best_so_far_by_dollars"] = curve;
+  if (!report.environment.empty()) j["environment"] = report.environment;
   return j.dump(2) + "\n";
 }
 

@@ -2,6 +2,7 @@
 // (with curves, the cost/accuracy Pareto frontier and dollars to each best-so-far).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@ struct StudyReport {
   StudySummary study;
   std::vector<TrialSummary> trials;
   std::optional<double> target;  // objective value to reach (e.g. 0.85); dollars to it reported
+  // How the figures were produced (workers, threads, allocator, BLAS), when known.
+  std::map<std::string, std::string> environment;
 };
 
 // Trial numbers on the Pareto frontier of (dollars low, objective good), cheapest first.

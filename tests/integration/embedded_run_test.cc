@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include "tests/integration/process.h"
 
 namespace sift::testing {
@@ -47,6 +49,41 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   }
   EXPECT_FALSE(j["pareto_frontier"].empty());
   EXPECT_TRUE(std::ifstream(out + "/sift.db").good());
+}
+
+TEST(EmbeddedRun, PromotionAshaPausesAndResumesTrialsFromCheckpoints) {
+  const std::string dir = TempDir("promotion");
+  std::ofstream(dir + "/asha.yaml") << R"(name: promotion
+search_space:
+  lr: {type: float, low: 3.0e-4, high: 3.0e-3, scale: log}
+  hidden: {type: int, low: 32, high: 64}
+trainer: {model: mlp, depth: 1, batch_size: 128}
+searcher: {type: sobol}
+scheduler: {type: asha, eta: 2, min_resource: 1, variant: promotion}
+budget: {max_trials: 8, max_epochs: 4}
+data: {train_limit: 1024, val_size: 256, test_limit: 200}
+)";
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", dir + "/asha.yaml", "--out", dir + "/run",
+                        "--workers", "2"},
+                       &output, 300),
+            0)
+      << output;
+  SQLite::Database db(dir + "/run/sift.db");
+  // Every trial ended; some were promoted, i.e. resumed from a checkpoint past epoch 0.
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state IN ('COMPLETED','STOPPED')")
+                .getInt(),
+            8);
+  EXPECT_GT(db.execAndGet("SELECT COUNT(*) FROM segments WHERE start_epoch > 0").getInt(), 0)
+      << output;
+  EXPECT_GT(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state='COMPLETED'").getInt(), 0);
+  // Curves have no gap and no repeat: epochs 1..n, each once.
+  SQLite::Statement q(db, "SELECT number, COUNT(*), MAX(epoch), COUNT(DISTINCT epoch) "
+                          "FROM reports GROUP BY number");
+  while (q.executeStep()) {
+    EXPECT_EQ(q.getColumn(1).getInt(), q.getColumn(2).getInt()) << "trial " << q.getColumn(0);
+    EXPECT_EQ(q.getColumn(1).getInt(), q.getColumn(3).getInt()) << "trial " << q.getColumn(0);
+  }
 }
 
 }  // namespace
