@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -90,7 +91,8 @@ int RunEmbedded(const RunOptions& o) {
 
   CoordinatorOptions copts;
   copts.lease_timeout_s = o.lease_timeout_s;
-  copts.heartbeat_interval_s = std::max(0.2, o.lease_timeout_s / 6);
+  // Frequent beats bound how much of a lost VM's time the ledger cannot see (one interval).
+  copts.heartbeat_interval_s = std::clamp(o.lease_timeout_s / 6, 0.2, 1.0);
   copts.shutdown_when_idle = true;
   copts.checkpoint_dir = fs::absolute(out_dir + "/checkpoints").string();
   copts.shared_checkpoints = true;  // local workers share this machine's filesystem

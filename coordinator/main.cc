@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -94,7 +95,8 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
                  double lease_timeout) {
   sc::CoordinatorOptions options;
   options.lease_timeout_s = lease_timeout;
-  options.heartbeat_interval_s = std::max(0.2, lease_timeout / 6);
+  // Frequent beats bound how much of a lost VM's time the ledger cannot see (one interval).
+  options.heartbeat_interval_s = std::clamp(lease_timeout / 6, 0.2, 1.0);
   // Checkpoints live beside the database unless told otherwise.
   options.checkpoint_dir = checkpoints.empty() ? db + ".checkpoints" : checkpoints;
   options.shared_checkpoints = shared;

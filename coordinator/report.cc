@@ -111,7 +111,7 @@ std::string FormatSummary(const StudyReport& report) {
   for (const auto& [market, dollars] : s.dollars_by_market) {
     markets += fmt::format("{}{} ${:.4f}", markets.empty() ? "" : ", ", market, dollars);
   }
-  out += fmt::format("spot: {} preemptions, {} lost leases, {} resumes; ${:.6f} of work redone ({:.1f}%)"
+  out += fmt::format("spot: {} preemptions, {} lost leases, {} resumes; ${:.7f} of work redone ({:.1f}%)"
                      "; by market: {}\n",
                      s.preemptions, s.expirations, resumed, s.wasted_dollars,
                      s.dollars > 0 ? 100 * s.wasted_dollars / s.dollars : 0.0,

@@ -372,6 +372,23 @@ TEST_F(CoordinatorTest, RestartRestoresHistoryLeasesAndMakesTheSameSuggestions) 
   for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(reference_db + sfx);
 }
 
+TEST_F(CoordinatorTest, HoursBudgetStopsTheStudy) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 5, 10, ", max_hours: 0.01"));  // 36 s
+  Assignment a = Acquire(w);
+  clock_.Advance(20);
+  EXPECT_EQ(Report(w, a, 1, 1, 0.5).action, Action::kContinue);
+  clock_.Advance(20);
+  auto d = Report(w, a, 2, 2, 0.6);
+  EXPECT_EQ(d.action, Action::kStop);
+  EXPECT_EQ(d.reason, "budget: 0.01 h elapsed of 0.01 h");
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
+  StudySummary s;
+  c_->GetStudy(id, &s);
+  EXPECT_EQ(s.record.state, StudyState::kCompleted);
+  EXPECT_EQ(s.total, 1);
+}
+
 TEST_F(CoordinatorTest, CancelStopsPendingWorkAndRunningTrialsAtTheirNextReport) {
   const std::string w = Worker();
   const int64_t id = Study(Config("{type: fifo}", 3, 5));
