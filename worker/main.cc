@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
                  "SIGKILL)")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--preemption-seed", o.preemption_seed, "seed of the spot simulator");
+  app.add_option("--grace-seconds", o.grace_seconds,
+                 "after SIGTERM, leave within this many seconds (checkpoint and hand back first)");
 
   sift::worker::StandaloneOptions s;
   auto* train = app.add_subcommand("train", "run one trial standalone, without a coordinator");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -412,6 +413,15 @@ int WorkerClient::Run() {
     return 1;
   }
   w.heartbeat = std::thread([&w] { w.HeartbeatLoop(); });
+  // The grace-period watchdog: once a stop is requested, checkpointing and handing back get
+  // grace_seconds; past that the process leaves as the VM would be taken anyway.
+  std::thread([this, grace = w.options.grace_seconds] {
+    while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(grace * 1000)));
+    spdlog::error("grace period of {:.0f} s over; leaving now", grace);
+    spdlog::default_logger()->flush();
+    std::_Exit(0);
+  }).detach();
   while (!stop_) {
     v1::AcquireTrialRequest req;
     req.set_worker_id(w.worker_id);

@@ -21,6 +21,9 @@ struct WorkerOptions {
   std::string cache_dir;        // preprocessed-dataset cache; "" disables it
   bool exit_when_idle = false;  // exit on SHUTDOWN (embedded run) instead of waiting for work
   double retry_seconds = 120;   // how long to keep retrying an unreachable coordinator
+  // After a stop request (SIGTERM), the worker is gone within this many seconds whatever it is
+  // doing: a spot VM's notice (Kubernetes' default grace period is 30 s) does not wait.
+  double grace_seconds = 25;
   double simulate_preemption = 0;  // spot simulator: chance that a lease is reclaimed
   uint64_t preemption_seed = 0;
 };

@@ -133,6 +133,65 @@ TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
   EXPECT_EQ(db.execAndGet("SELECT COUNT(DISTINCT worker_id) FROM segments").getInt(), 2);
 }
 
+TEST(Cluster, SigtermCheckpointsMidEpochHandsBackAndTheNextWorkerResumes) {
+  const std::string dir = TempDir("sigterm");
+  std::unique_ptr<Process> coordinator;
+  const int port = StartCoordinator(&coordinator, dir);
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
+                        WriteFile(dir + "/study.yaml", R"(name: sigterm
+search_space:
+  lr: {type: float, low: 1.0e-3, high: 2.0e-3, scale: log}
+trainer: {model: mlp, hidden: 256, depth: 2, batch_size: 32}
+budget: {max_trials: 1, max_epochs: 3}
+data: {train_limit: 12288, val_size: 512, test_limit: 500}
+)"),
+                        "--coordinator", address},
+                       &output),
+            0)
+      << output;
+  auto worker = [&](const std::string& name) {
+    return std::make_unique<Process>(
+        std::vector<std::string>{BinDir() + "/sift-worker", "--coordinator", address, "--name",
+                                 name, "--threads", "1", "--cache-dir", dir + "/cache"},
+        dir + "/" + name + ".log");
+  };
+  auto first = worker("first");
+  SQLite::Database db(dir + "/sift.db", SQLite::OPEN_READONLY);
+  // Wait for epoch 1's report, then give the VM notice in the middle of epoch 2.
+  for (int i = 0; i < 600 && db.execAndGet("SELECT COUNT(*) FROM reports").getInt() < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(db.execAndGet("SELECT COUNT(*) FROM reports").getInt(), 1) << first->Log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  first->Signal(SIGTERM);
+  EXPECT_EQ(first->Wait(30), 0) << first->Log();
+  const std::string checkpoint =
+      db.execAndGet("SELECT checkpoint FROM segments WHERE end_reason='preempted'").getString();
+  EXPECT_EQ(checkpoint.rfind("trial-0-e1-s", 0), 0u) << checkpoint << first->Log();
+  EXPECT_EQ(db.execAndGet("SELECT state FROM trials").getString(), "PENDING");
+
+  auto second = worker("second");
+  auto stub = v1::Studies::NewStub(coordinator::MakeChannel(address));
+  v1::Study study;
+  for (int i = 0; i < 600; ++i) {
+    v1::GetStudyRequest req;
+    req.set_study_id(1);
+    ASSERT_TRUE(stub->GetStudy(coordinator::MakeContext("").get(), req, &study).ok());
+    if (study.state() != v1::STUDY_RUNNING) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << second->Log();
+  EXPECT_NE(second->Log().find("resumed from " + checkpoint), std::string::npos) << second->Log();
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(DISTINCT epoch) || '/' || COUNT(*) FROM reports")
+                .getString(),
+            "3/3");
+  second->Signal(SIGTERM);
+  EXPECT_EQ(second->Wait(30), 0);
+}
+
 TEST(Cluster, BadConfigIsRefusedByValidateSubmitAndCreateStudyAlike) {
   const std::string dir = TempDir("badconfig");
   const std::string bad = WriteFile(dir + "/bad.yaml", kBadConfig);
