@@ -60,6 +60,24 @@ int StartCoordinator(std::unique_ptr<Process>* out, const std::string& dir,
   return 0;
 }
 
+// Polls GetStudy until the study leaves RUNNING or `timeout_s` passes; returns the last answer.
+v1::Study WaitForStudyEnd(const std::string& address, double timeout_s) {
+  auto stub = v1::Studies::NewStub(coordinator::MakeChannel(address));
+  v1::Study study;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  while (std::chrono::steady_clock::now() < deadline) {
+    v1::GetStudyRequest req;
+    req.set_study_id(1);
+    if (stub->GetStudy(coordinator::MakeContext("").get(), req, &study).ok() &&
+        study.state() != v1::STUDY_RUNNING) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return study;
+}
+
 TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
   const std::string dir = TempDir("cluster");
   std::unique_ptr<Process> coordinator;
@@ -82,16 +100,7 @@ TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
         dir + "/worker-" + std::to_string(i) + ".log"));
   }
 
-  auto stub = v1::Studies::NewStub(coordinator::MakeChannel(address));
-  v1::Study study;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
-  while (std::chrono::steady_clock::now() < deadline) {
-    v1::GetStudyRequest req;
-    req.set_study_id(1);
-    ASSERT_TRUE(stub->GetStudy(coordinator::MakeContext("").get(), req, &study).ok());
-    if (study.state() != v1::STUDY_RUNNING) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  v1::Study study = WaitForStudyEnd(address, /*timeout_s=*/240);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED)
       << coordinator->Log() << workers[0]->Log() << workers[1]->Log();
 
@@ -174,15 +183,7 @@ data: {train_limit: 12288, val_size: 512, test_limit: 500}
   EXPECT_EQ(db.execAndGet("SELECT state FROM trials").getString(), "PENDING");
 
   auto second = worker("second");
-  auto stub = v1::Studies::NewStub(coordinator::MakeChannel(address));
-  v1::Study study;
-  for (int i = 0; i < 600; ++i) {
-    v1::GetStudyRequest req;
-    req.set_study_id(1);
-    ASSERT_TRUE(stub->GetStudy(coordinator::MakeContext("").get(), req, &study).ok());
-    if (study.state() != v1::STUDY_RUNNING) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  v1::Study study = WaitForStudyEnd(address, /*timeout_s=*/60);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << second->Log();
   EXPECT_NE(second->Log().find("resumed from " + checkpoint), std::string::npos) << second->Log();
   EXPECT_EQ(db.execAndGet("SELECT COUNT(DISTINCT epoch) || '/' || COUNT(*) FROM reports")
