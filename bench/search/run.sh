@@ -2,6 +2,8 @@
 # Builds the search benchmarks and runs them, with Optuna 3.1 measured in the same run.
 # Usage: bench/search/run.sh [speed|quality|all]   (BUILD_DIR defaults to /tmp/build-search)
 set -euo pipefail
+# The references (Optuna, PyTorch) are Debian packages; install them if missing.
+bash "$(cd "$(dirname "$0")/../.." && pwd)/scripts/install-deps.sh" --bench
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 build="${BUILD_DIR:-/tmp/build-search}"

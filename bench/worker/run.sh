@@ -3,6 +3,8 @@
 # optimiser (Adam), batch (256) and threads (2), measured in the same run, interleaved, best epoch
 # of the best of $REPEATS runs (other processes on a 2-core machine steal whole time slices). Builds trainer_bench if needed. Usage: bench/worker/run.sh [build-dir]
 set -euo pipefail
+# The references (Optuna, PyTorch) are Debian packages; install them if missing.
+bash "$(cd "$(dirname "$0")/../.." && pwd)/scripts/install-deps.sh" --bench
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-${SIFT_BUILD_DIR:-/tmp/build-trainer}}
 REPEATS=${REPEATS:-3}
