@@ -1,6 +1,7 @@
-// The chaos test: three workers on 127.0.0.1 under a seeded spot simulator (about 30% of leases
-// reclaimed, half with notice, half SIGKILL) and one kill -9 of the coordinator, restarted on the
-// same database. Random search plus plateau stopping decide independently of timing, so the
+// The chaos test: three workers on 127.0.0.1 under a seeded spot simulator (a 30% chance per
+// lease of a reclaim, alternately with notice and SIGKILL), plus one certain real SIGTERM and one
+// real SIGKILL to busy workers, and one kill -9 of the coordinator, restarted on the same
+// database. Random search plus plateau stopping decide independently of timing, so the
 // study must end exactly as a fault-free run with the same seed: same trials, the same
 // per-epoch metrics bit for bit, the same best configuration.
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -74,7 +75,7 @@ class Cluster {
       return {};
     }
     for (int slot = 0; slot < 3; ++slot) StartWorker(slot);
-    bool coordinator_killed = false;
+    bool coordinator_killed = false, notice_sent = false, vm_killed = false;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
     while (std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -84,6 +85,16 @@ class Cluster {
       }
       v1::Study study;
       if (!GetStudy(&study)) continue;
+      // Besides the simulator's random reclaims, one certain of each kind: a real SIGTERM and a
+      // real SIGKILL to workers that are busy training (all three are until the last trials).
+      if (chaos_ && !notice_sent && study.trials_finished() >= 1) {
+        workers_[0]->Signal(SIGTERM);
+        notice_sent = true;
+      }
+      if (chaos_ && coordinator_killed && !vm_killed && study.trials_finished() >= 6) {
+        workers_[1]->Signal(SIGKILL);
+        vm_killed = true;
+      }
       if (chaos_ && !coordinator_killed && study.trials_finished() >= 3) {
         coordinator_->Signal(SIGKILL);  // kill -9, mid-study
         coordinator_->Wait(10);
