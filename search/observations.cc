@@ -33,6 +33,7 @@ void UnitCache::Reset(const StudyView& study) {
   dims_ = study.space->size();
   data_.clear();
   have_.clear();
+  ++generation_;
 }
 
 const double* UnitCache::Row(const StudyView& study, int64_t number) {

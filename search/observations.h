@@ -34,6 +34,8 @@ class UnitCache {
   static constexpr double kInactive = std::numeric_limits<double>::quiet_NaN();
   // Row of trial `number`: space->size() values.
   const double* Row(const StudyView& study, int64_t number);
+  // Changes whenever the cache starts over, so that what is derived from its rows can follow.
+  uint64_t generation() const { return generation_; }
 
  private:
   void Reset(const StudyView& study);
@@ -42,6 +44,7 @@ class UnitCache {
   size_t dims_ = 0;
   std::vector<double> data_;
   std::vector<char> have_;
+  uint64_t generation_ = 0;
 };
 
 }  // namespace sift::search

@@ -57,6 +57,12 @@ void SortPairs(std::vector<std::pair<double, size_t>>& v) {
 
 }  // namespace
 
+uint64_t TpeSortKey(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof(double));
+  return b;
+}
+
 ParzenEstimator::ParzenEstimator(std::vector<int> choices)
     : choices_(std::move(choices)),
       mu_(choices_.size()),
@@ -132,11 +138,16 @@ void ParzenEstimator::Reserve(size_t n) {
 void ParzenEstimator::EnableWindow() {
   if (choices_.size() != 1 || choices_[0] != 0 || weight_.size() < 2) return;
   const size_t m = weight_.size() - 1;
+  // Locals, not the members, in the loop: stores through `this` could alias the arrays.
+  const double *mu = mu_[0].data(), *sigma = sigma_[0].data(), *log_const = log_const_.data();
+  double max_sigma = 0, max_const = log_const[0];
   for (size_t k = 0; k < m; ++k) {
-    if (k > 0 && mu_[0][k] < mu_[0][k - 1]) return;
-    max_sigma_ = std::max(max_sigma_, sigma_[0][k]);
-    max_const_ = k == 0 ? log_const_[k] : std::max(max_const_, log_const_[k]);
+    if (k > 0 && mu[k] < mu[k - 1]) return;
+    max_sigma = std::max(max_sigma, sigma[k]);
+    max_const = std::max(max_const, log_const[k]);
   }
+  max_sigma_ = max_sigma;
+  max_const_ = max_const;
   windowed_ = true;
 }
 
@@ -211,8 +222,8 @@ std::vector<double> TpeDefaultWeights(size_t n) {
 
 ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
                                   const std::vector<double>& observations,
-                                  const std::vector<double>& weights,
-                                  const TpeKernelOptions& o) {
+                                  const std::vector<double>& weights, const TpeKernelOptions& o,
+                                  const std::vector<size_t>* order) {
   const size_t dims = choices.size();
   const size_t n = dims == 0 ? 0 : observations.size() / dims;
   auto obs = [&](size_t i, size_t d) { return observations[i * dims + d]; };
@@ -231,9 +242,31 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
     } else {
       // Neighbour gaps among the observations and the prior's centre, bounded by the ends.
       std::vector<std::pair<double, size_t>> sorted;
-      for (size_t i = 0; i < n; ++i) sorted.push_back({obs(i, d), i});
-      if (with_prior) sorted.push_back({0.5, n});
-      SortPairs(sorted);
+      if (order != nullptr && dims == 1) {
+        // The prior (0.5, index n) goes after every value whose bits are <= those of 0.5. Filled
+        // by index, not push_back: that compiles to a store-forwarding stall per element.
+        sorted.resize(n + (with_prior ? 1 : 0));
+        size_t k = 0;
+        bool prior_placed = !with_prior;
+        for (size_t i : *order) {
+          const double v = obs(i, d);
+          if (!prior_placed && TpeSortKey(v) > TpeSortKey(0.5)) {
+            sorted[k].first = 0.5;
+            sorted[k++].second = n;
+            prior_placed = true;
+          }
+          sorted[k].first = v;
+          sorted[k++].second = i;
+        }
+        if (!prior_placed) {
+          sorted[k].first = 0.5;
+          sorted[k].second = n;
+        }
+      } else {
+        for (size_t i = 0; i < n; ++i) sorted.push_back({obs(i, d), i});
+        if (with_prior) sorted.push_back({0.5, n});
+        SortPairs(sorted);
+      }
       if (dims == 1 && with_prior) {
         for (const auto& [value, i] : sorted) {
           if (i < n) order1d.push_back(i);
@@ -255,6 +288,31 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
     for (double& s : sigma[d]) s = std::clamp(s, min_sigma, 1.0);
   }
   ParzenEstimator est(choices);
+  if (dims == 1 && choices[0] == 0) {
+    // One numeric dimension (TPE's univariate case, thousands of components): fill the arrays
+    // directly rather than through Add's per-call vectors; the same arithmetic in the same order.
+    est.weight_.resize(kernels);
+    est.log_const_.resize(kernels);
+    est.mu_[0].resize(kernels);
+    est.sigma_[0].resize(kernels);
+    est.inv_sigma_[0].resize(kernels);
+    for (size_t c = 0; c < kernels; ++c) {
+      const size_t i = order1d.size() == n && c < n ? order1d[c] : c;
+      const bool prior = i == n;
+      const double w = prior ? (n == 0 ? 1.0 : o.prior_weight) : weights[i];
+      const double mu = prior ? 0.5 : obs(i, 0), s = prior ? 1.0 : sigma[0][i];
+      est.weight_[c] = w;
+      est.total_weight_ += w;
+      est.mu_[0][c] = mu;
+      est.sigma_[0][c] = s;
+      est.inv_sigma_[0][c] = 1.0 / s;
+      double ratio = w;
+      ratio /= s * std::sqrt(2.0 * M_PI) * std::max(UnitMass(mu, s), 1e-300);
+      est.log_const_[c] = 0.0 + std::log(ratio);  // as Add: its categorical sum starts at 0
+    }
+    if (order1d.size() == n && n > 0) est.EnableWindow();
+    return est;
+  }
   est.Reserve(kernels);
   std::vector<double> mu(dims), sig(dims);
   std::vector<std::vector<double>> probs(dims);

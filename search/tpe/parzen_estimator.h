@@ -4,11 +4,14 @@
 // estimator takes them ready-made and the rules live in the builders.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "search/rng.h"
 
 namespace sift::search {
+
+struct TpeKernelOptions;
 
 class ParzenEstimator {
  public:
@@ -37,6 +40,10 @@ class ParzenEstimator {
   void EnableWindow();
 
  private:
+  // Fills a 1-d numeric estimator's arrays directly (thousands of components per ask).
+  friend ParzenEstimator BuildTpeEstimator(const std::vector<int>&, const std::vector<double>&,
+                                           const std::vector<double>&, const TpeKernelOptions&,
+                                           const std::vector<size_t>*);
   double WindowedLogPdf(double x) const;
 
   std::vector<int> choices_;
@@ -54,7 +61,10 @@ class ParzenEstimator {
 // Optuna 3.1's TPE bandwidths ("_ParzenEstimator"): prior component at the centre with sigma 1,
 // univariate sigmas from neighbour gaps (clipped by the "magic clip"), multivariate ones by
 // Scott-like 0.2 * n^(-1/(d+4)). Observations are n rows (row-major, choices.size() columns) of
-// unit values / category indices, in trial order, with one weight each.
+// unit values / category indices, in trial order, with one weight each. `order`, optional for a
+// 1-d numeric estimator, lists the observation indices already sorted by (value bit pattern,
+// index) - the order the bandwidth sort would produce - so a caller that keeps observations
+// sorted across builds skips that sort.
 struct TpeKernelOptions {
   bool consider_prior = true;
   double prior_weight = 1.0;
@@ -65,7 +75,11 @@ struct TpeKernelOptions {
 ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
                                   const std::vector<double>& observations,
                                   const std::vector<double>& weights,
-                                  const TpeKernelOptions& options);
+                                  const TpeKernelOptions& options,
+                                  const std::vector<size_t>* order = nullptr);
+
+// The key of the bandwidth sort: v's IEEE bit pattern, which orders like v for v >= 0.
+uint64_t TpeSortKey(double v);
 
 // Optuna's default weights: flat for the 25 most recent observations, a linear ramp before them.
 std::vector<double> TpeDefaultWeights(size_t n);

@@ -50,7 +50,9 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
   const SearchSpace& space = *study.space;
   const std::vector<int> choices = Choices(space, dims);
   // Rows of one side's trials where every dim of the group is active.
-  auto rows = [&](const std::vector<int64_t>& numbers) {
+  // For a 1-d numeric group, also the trial number of each row, to sort them from sorted_.
+  const bool sortable = dims.size() == 1 && choices[0] == 0;
+  auto rows = [&](const std::vector<int64_t>& numbers, std::vector<int64_t>& kept) {
     std::vector<double> m;
     m.reserve(numbers.size() * dims.size());
     for (int64_t number : numbers) {
@@ -58,6 +60,7 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
       bool active = true;
       for (size_t d : dims) active = active && !std::isnan(row[d]);
       if (!active) continue;
+      if (sortable) kept.push_back(number);
       for (size_t j = 0; j < dims.size(); ++j) {
         const double u = row[dims[j]];
         // Categoricals as their index: ToUnit put choice i at (i + 0.5) / k.
@@ -70,9 +73,19 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
   };
   TpeKernelOptions kernel = options_.kernel;
   kernel.multivariate = kernel.multivariate && dims.size() > 1;
-  const std::vector<double> below = rows(split.below), above = rows(split.above);
-  const ParzenEstimator l = BuildTpeEstimator(choices, below, TpeDefaultWeights(below.size() / dims.size()), kernel);
-  const ParzenEstimator g = BuildTpeEstimator(choices, above, TpeDefaultWeights(above.size() / dims.size()), kernel);
+  std::vector<int64_t> below_numbers, above_numbers;
+  const std::vector<double> below = rows(split.below, below_numbers);
+  const std::vector<double> above = rows(split.above, above_numbers);
+  std::vector<size_t> below_order, above_order;
+  const bool presorted = sortable &&
+                         SortedRows(study, dims[0], below_numbers, below, below_order) &&
+                         SortedRows(study, dims[0], above_numbers, above, above_order);
+  const ParzenEstimator l =
+      BuildTpeEstimator(choices, below, TpeDefaultWeights(below.size() / dims.size()), kernel,
+                        presorted ? &below_order : nullptr);
+  const ParzenEstimator g =
+      BuildTpeEstimator(choices, above, TpeDefaultWeights(above.size() / dims.size()), kernel,
+                        presorted ? &above_order : nullptr);
   std::vector<double> best;
   double best_score = -INFINITY;
   for (int64_t i = 0; i < options_.n_ei_candidates; ++i) {
@@ -88,6 +101,42 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
     out[spec.name] = choices[j] == 0 ? space.FromUnit(spec, best[j])
                                      : spec.choices[static_cast<size_t>(best[j])];
   }
+}
+
+bool TpeSearcher::SortedRows(const StudyView& study, size_t d, const std::vector<int64_t>& numbers,
+                             const std::vector<double>& values, std::vector<size_t>& order) {
+  if (sorted_generation_ != units_.generation() || sorted_.size() != study.space->size()) {
+    sorted_.assign(study.space->size(), SortedDim{});
+    sorted_generation_ = units_.generation();
+  }
+  SortedDim& s = sorted_[d];
+  row_of_.assign(study.trials.size(), -1);
+  bool negative = false;
+  const size_t old_size = s.entries.size();
+  for (size_t r = 0; r < numbers.size(); ++r) {
+    const auto number = static_cast<size_t>(numbers[r]);
+    row_of_[number] = static_cast<int64_t>(r);
+    if (!(values[r] >= 0.0)) {
+      negative = true;  // the bandwidth sort orders by value, not bits, then
+      continue;
+    }
+    if (number >= s.has.size()) s.has.resize(number + 1, 0);
+    if (!s.has[number]) {
+      s.has[number] = 1;
+      s.entries.push_back({TpeSortKey(values[r]), numbers[r]});
+    }
+  }
+  // Usually one new trial since the last ask: merging it in is cheap where sorting is not.
+  const auto mid = s.entries.begin() + static_cast<std::ptrdiff_t>(old_size);
+  std::sort(mid, s.entries.end());
+  std::inplace_merge(s.entries.begin(), mid, s.entries.end());
+  if (negative) return false;
+  order.clear();
+  for (const auto& [bits, number] : s.entries) {
+    const auto i = static_cast<size_t>(number);
+    if (i < row_of_.size() && row_of_[i] >= 0) order.push_back(static_cast<size_t>(row_of_[i]));
+  }
+  return true;
 }
 
 Params TpeSearcher::SuggestOne(const StudyView& study, uint64_t number, const Split& split) {

@@ -37,8 +37,23 @@ class TpeSearcher : public Searcher {
   void SampleGroup(const StudyView& study, const std::vector<size_t>& dims, const Split& split,
                    Rng& rng, Params& out);
 
+  // For a 1-d numeric group on space dimension d: the rows (trial `numbers`, with `values`) in
+  // the order of the bandwidth sort, read off sorted_. False when that order cannot be used.
+  bool SortedRows(const StudyView& study, size_t d, const std::vector<int64_t>& numbers,
+                  const std::vector<double>& values, std::vector<size_t>& order);
+
   TpeOptions options_;
   UnitCache units_;
+  // Per space dimension, the unit values of every trial seen so far as (bit pattern, trial
+  // number), sorted. Trials' values never change while units_ keeps them, so each ask inserts
+  // only the new trials instead of sorting thousands; it starts over with units_.
+  struct SortedDim {
+    std::vector<std::pair<uint64_t, int64_t>> entries;
+    std::vector<char> has;  // by trial number
+  };
+  std::vector<SortedDim> sorted_;
+  uint64_t sorted_generation_ = 0;
+  std::vector<int64_t> row_of_;  // scratch: row index by trial number, -1 if not on this side
 };
 
 }  // namespace sift::search

@@ -45,6 +45,41 @@ TEST(ParzenEstimator, OptunaSigmasFromNeighbourGaps) {
   for (double x : {0.0, 0.33, 0.9}) EXPECT_NEAR(est.LogPdf(&x), ref.LogPdf(&x), 1e-12);
 }
 
+TEST(ParzenEstimator, PresortedOrderGivesTheSameEstimator) {
+  // A caller may pass the observations' order by (value bits, index) instead of having them
+  // sorted; the estimator must be bit-identical. Values with ties, the ends and the prior's 0.5.
+  Rng rng(3);
+  for (int round = 0; round < 40; ++round) {
+    const size_t n = 1 + rng.Below(300);
+    std::vector<double> obs(n);
+    for (double& v : obs) {
+      const uint64_t kind = rng.Below(10);
+      v = kind == 0   ? 0.5
+          : kind == 1 ? 0.0
+          : kind == 2 ? 1.0
+          : kind < 5  ? std::round(rng.Uniform() * 20) / 20
+                      : rng.Uniform();
+    }
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::make_pair(TpeSortKey(obs[a]), a) < std::make_pair(TpeSortKey(obs[b]), b);
+    });
+    TpeKernelOptions o;
+    o.consider_prior = round % 4 != 3;
+    o.consider_endpoints = round % 3 == 1;
+    const std::vector<double> w = TpeDefaultWeights(n);
+    const ParzenEstimator sorted_here = BuildTpeEstimator({0}, obs, w, o);
+    const ParzenEstimator presorted = BuildTpeEstimator({0}, obs, w, o, &order);
+    Rng a(round), b(round);
+    for (int i = 0; i < 50; ++i) {
+      const std::vector<double> x = sorted_here.Sample(a);
+      EXPECT_EQ(x, presorted.Sample(b));
+      EXPECT_EQ(sorted_here.LogPdf(x.data()), presorted.LogPdf(x.data()));
+    }
+  }
+}
+
 TEST(TpeDefaultWeights, FlatForRecentRampBefore) {
   EXPECT_EQ(TpeDefaultWeights(3), (std::vector<double>{1, 1, 1}));
   auto w = TpeDefaultWeights(30);
@@ -77,6 +112,47 @@ TEST(TpeSearcher, ConcentratesNearTheOptimumOfA1dQuadratic) {
     }
     std::nth_element(dist.begin(), dist.begin() + 15, dist.end());
     EXPECT_LT(dist[15], 0.6) << "seed " << seed;
+  }
+}
+
+TEST(TpeSearcher, CachesAcrossAsksNeverChangeSuggestions) {
+  // One searcher kept across asks (sorted observations cached, new ones merged in) against a
+  // fresh one per ask, while the history grows, trials finish out of order, values tie and the
+  // history is swapped for a shorter one.
+  const SearchSpace spaces[] = {
+      SearchSpace({testing::FloatParam("a", 0, 1), testing::IntParam("b", 1, 8),
+                   testing::FloatParam("c", 1e-4, 1, Scale::kLog)}),
+      testing::MixedSpace()};
+  for (const SearchSpace& space : spaces) {
+    TpeSearcher kept({});
+    StudyView study;
+    study.space = &space;
+    study.seed = 11;
+    Rng rng(8);
+    for (int i = 0; i < 300; ++i) {
+      const auto p = kept.Suggest(study, 1);
+      TpeSearcher fresh({});
+      ASSERT_EQ(fresh.Suggest(study, 1), p) << "ask " << i;
+      TrialView t;
+      t.number = static_cast<int64_t>(study.trials.size());
+      t.params = rng.Below(10) == 0 && !study.trials.empty()
+                     ? study.trials[rng.Below(study.trials.size())].params
+                     : p[0];
+      t.state = rng.Below(5) == 0 ? TrialState::kRunning : TrialState::kCompleted;
+      if (t.state == TrialState::kCompleted) {
+        t.values[1] = std::round(testing::Objective(space, t.params) * 50) / 50;
+      }
+      study.trials.push_back(t);
+      if (rng.Below(4) == 0) {  // a running trial finishes
+        for (auto& r : study.trials) {
+          if (r.state != TrialState::kRunning) continue;
+          r.state = TrialState::kCompleted;
+          r.values[1] = testing::Objective(space, r.params);
+          break;
+        }
+      }
+      if (i == 200) study.trials.resize(120);  // another, shorter history
+    }
   }
 }
 
