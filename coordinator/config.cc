@@ -448,6 +448,14 @@ void ParseWorker(MapReader& top, Diagnostics* d, WorkerConfig* w) {
   r.RejectUnknown();
 }
 
+void ParseCheckpoint(MapReader& top, Diagnostics* d, CheckpointConfig* c) {
+  MapReader r(top.Get("checkpoint"), "checkpoint", d);
+  if (r.Int("every_epochs", &c->every_epochs)) {
+    AtLeast(d, "checkpoint.every_epochs", c->every_epochs, 1);
+  }
+  r.RejectUnknown();
+}
+
 std::string SyntaxError(const std::string& origin, const YAML::Mark& mark,
                         const std::string& message) {
   std::string out = origin.empty() ? "config" : origin;
@@ -488,6 +496,7 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   top.UInt64("seed", &cfg.seed);
   ParseData(top, &d, &cfg.data);
   ParseWorker(top, &d, &cfg.worker);
+  ParseCheckpoint(top, &d, &cfg.checkpoint);
   top.RejectUnknown();
 
   // The factories are the judges of algorithm options, so `sift validate` and a running study

@@ -38,6 +38,12 @@ struct WorkerConfig {
   int64_t threads = 0;                      // per worker; 0: chosen by `sift run`
 };
 
+struct CheckpointConfig {
+  // A checkpoint after every this many epochs (and on a spot notice, mid-epoch). A lost VM
+  // retrains at most this many epochs; fewer checkpoints save disk and upload time.
+  int64_t every_epochs = 1;
+};
+
 struct StudyConfig {
   std::string name;
   search::Objective objective;  // objective: {metric, direction: maximize|minimize}
@@ -50,6 +56,7 @@ struct StudyConfig {
   uint64_t seed = 0;
   DataConfig data;
   WorkerConfig worker;
+  CheckpointConfig checkpoint;
 };
 
 // Parses and validates `text` (YAML, or JSON, which YAML reads too). `origin` (a path) prefixes

@@ -56,18 +56,28 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
     auto reports = store_->ListReports(s.id);
     runner->Restore(trials, reports, segments, now);
     if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
-    std::map<std::string, double> last_report_by_lease;
-    std::map<int64_t, double> last_report_by_trial;
+    // Each trial resumes from its newest checkpoint: a checkpointed report's, or the one a
+    // preempted or paused lease handed back (newer on a tie: it came after the report).
+    std::map<std::string, double> last_checkpoint_by_lease;
+    std::map<int64_t, double> newest_checkpoint_at;
     for (const auto& r : reports) {
-      last_report_by_lease[r.lease_id] = std::max(last_report_by_lease[r.lease_id], r.created_at);
-      last_report_by_trial[r.number] = std::max(last_report_by_trial[r.number], r.created_at);
+      if (r.checkpoint.empty()) continue;
+      double& lease_at = last_checkpoint_by_lease[r.lease_id];
+      lease_at = std::max(lease_at, r.created_at);
+      auto [at, fresh] = newest_checkpoint_at.emplace(r.number, r.created_at);
+      if (fresh || r.created_at >= at->second) {
+        at->second = r.created_at;
+        resume_[{s.id, r.number}] = r.checkpoint;
+      }
     }
     double& closed = closed_dollars_[s.id];
     for (const auto& seg : segments) {
       if (seg.end) {
         closed += seg.Dollars(now);
-        // A mid-epoch checkpoint newer than the trial's last report is where it resumes.
-        if (!seg.checkpoint.empty() && *seg.end >= last_report_by_trial[seg.number]) {
+        if (seg.checkpoint.empty()) continue;
+        auto [at, fresh] = newest_checkpoint_at.emplace(seg.number, *seg.end);
+        if (fresh || *seg.end >= at->second) {
+          at->second = *seg.end;
           resume_[{s.id, seg.number}] = seg.checkpoint;
         }
         continue;
@@ -76,7 +86,7 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
       // heartbeats and reports before the trial is requeued.
       Lease lease{seg.lease_id, seg.worker_id, s.id,  seg.number,
                   seg.start,    now,           seg.price_per_hour, seg.market};
-      lease.last_checkpoint_at = std::max(seg.start, last_report_by_lease[seg.lease_id]);
+      lease.last_checkpoint_at = std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]);
       leases_[seg.lease_id] = lease;
     }
     spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
@@ -347,7 +357,8 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     if (!options_.checkpoint_dir.empty() && options_.shared_checkpoints) {
       out->checkpoint_dir = options_.checkpoint_dir + "/study-" + std::to_string(study_id);
     }
-    out->resume_checkpoint = ResumeCheckpoint(study_id, next->number, next->start_epoch);
+    out->resume_checkpoint = ResumeCheckpoint(study_id, next->number);
+    out->checkpoint_every_epochs = config.checkpoint.every_epochs;
     *result = AcquireResult::kAssigned;
     spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
                  next->is_new ? "starts" : "resumes at epoch " +
@@ -396,7 +407,7 @@ Status Coordinator::CheckLease(const std::string& worker_id, const std::string& 
 Status Coordinator::ReportProgress(const std::string& worker_id, const std::string& lease_id,
                                    int64_t seq, int64_t epoch,
                                    const std::map<std::string, double>& metrics,
-                                   search::Decision* decision) {
+                                   const std::string& checkpoint, search::Decision* decision) {
   std::lock_guard<std::mutex> lock(mu_);
   // A retried report (same lease and seq) gets the answer it got the first time, even when
   // that answer ended the lease.
@@ -427,6 +438,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
                          "trial " + std::to_string(lease->number) + " is " +
                              search::ToString(trial.state) + ", not running");
   }
+  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
   if (epoch != trial.LastResource() + 1 || epoch > runner->config().budget.max_epochs) {
     return Status::Error(Status::Code::kInvalidArgument,
                          "trial " + std::to_string(lease->number) + ": epoch " +
@@ -447,6 +459,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   r.decision = search::ToString(decision->action);
   r.reason = decision->reason;
   r.created_at = now;
+  r.checkpoint = checkpoint;
   const TrialState next_state = decision->action == search::Action::kStop    ? TrialState::kStopped
                                 : decision->action == search::Action::kPause ? TrialState::kPaused
                                                                               : trial.state;
@@ -464,8 +477,10 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   runner->ApplyReport(r.number, epoch, m->second);
   runner->ApplyState(r.number, next_state);
   // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
-  lease->last_checkpoint_at = now;
-  resume_.erase({r.study_id, r.number});
+  if (!checkpoint.empty()) {
+    lease->last_checkpoint_at = now;
+    resume_[{r.study_id, r.number}] = checkpoint;
+  }
   std::string shown;
   for (const auto& [k, v] : metrics) {
     if (k == metric || k == "train_loss") shown += fmt::format(" {}={:.4f}", k, v);
@@ -476,10 +491,16 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   return Status::Ok();
 }
 
-std::string Coordinator::ResumeCheckpoint(int64_t study_id, int64_t number,
-                                          int64_t start_epoch) const {
-  if (auto it = resume_.find({study_id, number}); it != resume_.end()) return it->second;
-  return start_epoch > 0 ? EpochCheckpointName(number, start_epoch) : "";
+std::string Coordinator::ResumeCheckpoint(int64_t study_id, int64_t number) const {
+  auto it = resume_.find({study_id, number});
+  return it == resume_.end() ? "" : it->second;
+}
+
+Status Coordinator::CheckCheckpointName(const std::string& name, int64_t number) const {
+  if (name.empty() || IsCheckpointNameOf(name, number)) return Status::Ok();
+  return Status::Error(Status::Code::kInvalidArgument,
+                       "checkpoint '" + name + "' is not a checkpoint name of trial " +
+                           std::to_string(number));
 }
 
 void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double end) {
@@ -496,10 +517,12 @@ void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double end) {
 }
 
 Status Coordinator::CompleteTrial(const std::string& worker_id, const std::string& lease_id,
-                                  const std::map<std::string, double>& final_metrics) {
+                                  const std::map<std::string, double>& final_metrics,
+                                  const std::string& checkpoint) {
   std::lock_guard<std::mutex> lock(mu_);
   Lease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
   const auto& trial = runner->view().trials.at(lease->number);
   const double now = Now();
@@ -508,9 +531,10 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   const bool completes = trial.state == TrialState::kRunning;
   const std::string reason =
       "completed " + std::to_string(trial.LastResource()) + " epochs";
-  const char* segment_reason = completes ? "completed"
-                               : trial.state == TrialState::kPaused ? "paused"
-                                                                     : "stopped";
+  const bool paused = trial.state == TrialState::kPaused;
+  const char* segment_reason = completes ? "completed" : paused ? "paused" : "stopped";
+  // Only a paused trial runs again; its promotion resumes from this checkpoint.
+  const std::string kept = paused ? checkpoint : "";
   try {
     store_->Atomically([&] {
       if (completes) {
@@ -520,7 +544,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
       if (!final_metrics.empty()) {
         store_->SetFinalMetrics(lease->study_id, lease->number, final_metrics);
       }
-      store_->CloseSegment(lease_id, now, segment_reason);
+      store_->CloseSegment(lease_id, now, segment_reason, kept, 0.0);
     });
   } catch (const std::exception& e) {
     return StorageError(e, "the completion");
@@ -528,6 +552,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   const int64_t study_id = lease->study_id;
   const int64_t number = lease->number;
   if (completes) runner->ApplyState(number, TrialState::kCompleted);
+  if (!kept.empty()) resume_[{study_id, number}] = kept;
   ApplyLeaseEnd(lease_id, now);
   spdlog::info("[study {}] trial {} {}", study_id, number,
                completes ? reason : std::string("released (") + segment_reason + ")");
@@ -583,11 +608,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   std::lock_guard<std::mutex> lock(mu_);
   Lease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
-  if (!checkpoint.empty() && !IsCheckpointNameOf(checkpoint, lease->number)) {
-    return Status::Error(Status::Code::kInvalidArgument,
-                         "checkpoint '" + checkpoint + "' is not a checkpoint name of trial " +
-                             std::to_string(lease->number));
-  }
+  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
   const double now = Now();
   const bool requeue = runner->view().trials.at(lease->number).state == TrialState::kRunning;

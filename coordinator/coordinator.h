@@ -64,12 +64,13 @@ struct Assignment {
   std::string lease_id;
   search::Params params;  // searched and fixed trainer parameters together
   int64_t max_epochs = 0;
-  int64_t start_epoch = 0;
+  int64_t start_epoch = 0;  // epochs already reported; resume_checkpoint may be older
   uint64_t seed = 0;
   DataConfig data;
   std::string metric;
   std::string checkpoint_dir;     // set when workers share the coordinator's checkpoint directory
   std::string resume_checkpoint;  // the file to resume from; "" = start fresh
+  int64_t checkpoint_every_epochs = 1;
 };
 
 enum class AcquireResult { kAssigned, kNoWork, kShutdown };
@@ -92,9 +93,11 @@ class Coordinator {
   Status AcquireTrial(const std::string& worker_id, AcquireResult* result, Assignment* out);
   Status ReportProgress(const std::string& worker_id, const std::string& lease_id, int64_t seq,
                         int64_t epoch, const std::map<std::string, double>& metrics,
-                        search::Decision* decision);
+                        const std::string& checkpoint, search::Decision* decision);
+  // `checkpoint`: for a paused trial, the file its promotion resumes from.
   Status CompleteTrial(const std::string& worker_id, const std::string& lease_id,
-                       const std::map<std::string, double>& final_metrics);
+                       const std::map<std::string, double>& final_metrics,
+                       const std::string& checkpoint = "");
   Status FailTrial(const std::string& worker_id, const std::string& lease_id,
                    const std::string& error);
   Status Heartbeat(const std::string& worker_id, const std::vector<std::string>& lease_ids,
@@ -132,7 +135,8 @@ class Coordinator {
   double StudyDollars(int64_t study_id, double now) const;
   // Ends a lease: closes its segment and charges the trial. The Store write is the caller's.
   void ApplyLeaseEnd(const std::string& lease_id, double end);
-  std::string ResumeCheckpoint(int64_t study_id, int64_t number, int64_t start_epoch) const;
+  std::string ResumeCheckpoint(int64_t study_id, int64_t number) const;
+  Status CheckCheckpointName(const std::string& name, int64_t number) const;
   void MaybeFinishStudy(StudyRunner& runner, double now);
   Status StorageError(const std::exception& e, const std::string& what);
   TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,
@@ -146,7 +150,7 @@ class Coordinator {
   std::map<std::string, Worker> workers_;
   std::map<std::string, Lease> leases_;
   std::map<int64_t, double> closed_dollars_;  // per study, over closed segments
-  // The newest checkpoint of each (study, trial), when it is not simply its last epoch's.
+  // The newest checkpoint of each (study, trial): an epoch's, a spot notice's or a pause's.
   std::map<std::pair<int64_t, int64_t>, std::string> resume_;
 };
 

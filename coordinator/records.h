@@ -47,6 +47,7 @@ struct ReportRecord {
   std::string decision;  // CONTINUE | STOP | PAUSE
   std::string reason;
   double created_at = 0;
+  std::string checkpoint;  // written for this epoch before the report; "" if none
 };
 
 struct WorkerRecord {

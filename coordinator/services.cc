@@ -194,6 +194,7 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   out->set_objective_metric(a.metric);
   out->set_checkpoint_dir(a.checkpoint_dir);
   out->set_resume_checkpoint(a.resume_checkpoint);
+  out->set_checkpoint_every_epochs(a.checkpoint_every_epochs);
   auto* data = out->mutable_data();
   data->set_dir(a.data.dir);
   data->set_train_limit(a.data.train_limit);
@@ -208,7 +209,8 @@ grpc::Status WorkersService::ReportProgress(grpc::ServerContext* ctx,
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   search::Decision d;
   Status s = coordinator_->ReportProgress(req->worker_id(), req->lease_id(), req->seq(),
-                                          req->epoch(), ToMap(req->metrics()), &d);
+                                          req->epoch(), ToMap(req->metrics()),
+                                          req->checkpoint(), &d);
   if (!s.ok()) return ToGrpc(s);
   resp->set_decision(d.action == search::Action::kStop    ? v1::DECISION_STOP
                      : d.action == search::Action::kPause ? v1::DECISION_PAUSE
@@ -222,7 +224,7 @@ grpc::Status WorkersService::CompleteTrial(grpc::ServerContext* ctx,
                                            v1::CompleteTrialResponse*) {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   return ToGrpc(coordinator_->CompleteTrial(req->worker_id(), req->lease_id(),
-                                            ToMap(req->final_metrics())));
+                                            ToMap(req->final_metrics()), req->checkpoint()));
 }
 
 grpc::Status WorkersService::FailTrial(grpc::ServerContext* ctx, const v1::FailTrialRequest* req,

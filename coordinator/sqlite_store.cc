@@ -9,7 +9,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS studies(
@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS reports(
   decision TEXT NOT NULL,
   reason TEXT NOT NULL DEFAULT '',
   created_at REAL NOT NULL,
+  checkpoint TEXT NOT NULL DEFAULT '',
   UNIQUE(lease_id, seq));
 CREATE INDEX IF NOT EXISTS reports_by_trial ON reports(study_id, number, epoch);
 CREATE TABLE IF NOT EXISTS workers(
@@ -111,8 +112,15 @@ class SqliteStore : public Store {
                                " is newer than this sift (" + std::to_string(kSchemaVersion) +
                                ")");
     }
+    SQLite::Transaction tx(db_);
+    if (version == 1) {
+      // Version 1 checkpointed every reported epoch, under the epoch's checkpoint name.
+      db_.exec("ALTER TABLE reports ADD COLUMN checkpoint TEXT NOT NULL DEFAULT ''");
+      db_.exec("UPDATE reports SET checkpoint = 'trial-' || number || '-e' || epoch || '.ckpt'");
+    }
     db_.exec(kSchema);
     db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+    tx.commit();
   }
 
   void Atomically(const std::function<void()>& fn) override {
@@ -214,7 +222,7 @@ class SqliteStore : public Store {
   void InsertReport(const ReportRecord& r) override {
     SQLite::Statement q(db_,
                         "INSERT INTO reports(study_id, number, epoch, metrics, lease_id, seq, "
-                        "decision, reason, created_at) VALUES(?,?,?,?,?,?,?,?,?)");
+                        "decision, reason, created_at, checkpoint) VALUES(?,?,?,?,?,?,?,?,?,?)");
     q.bind(1, r.study_id);
     q.bind(2, r.number);
     q.bind(3, r.epoch);
@@ -224,6 +232,7 @@ class SqliteStore : public Store {
     q.bind(7, r.decision);
     q.bind(8, r.reason);
     q.bind(9, r.created_at);
+    q.bind(10, r.checkpoint);
     q.exec();
   }
 
@@ -355,7 +364,7 @@ class SqliteStore : public Store {
                                          const std::function<void(SQLite::Statement&)>& bind) {
     SQLite::Statement q(db_,
                         "SELECT study_id, number, epoch, metrics, lease_id, seq, decision, reason,"
-                        " created_at FROM reports " + where);
+                        " created_at, checkpoint FROM reports " + where);
     bind(q);
     std::vector<ReportRecord> out;
     while (q.executeStep()) {
@@ -369,6 +378,7 @@ class SqliteStore : public Store {
       r.decision = q.getColumn(6).getString();
       r.reason = q.getColumn(7).getString();
       r.created_at = q.getColumn(8).getDouble();
+      r.checkpoint = q.getColumn(9).getString();
       out.push_back(std::move(r));
     }
     return out;

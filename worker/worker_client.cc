@@ -246,14 +246,17 @@ struct WorkerClient::Impl {
                      a.resume_checkpoint(), trainer.epoch(), trainer.step_in_epoch());
       }
       // Never train a resumed trial from the wrong place: its curve would get a gap or a repeat.
-      if (trainer.epoch() != a.start_epoch()) {
+      // A checkpoint older than the last report is fine: those epochs are retrained silently.
+      if (trainer.epoch() > a.start_epoch()) {
         return Fail(a, "checkpoint '" + a.resume_checkpoint() + "' is at epoch " +
                            std::to_string(trainer.epoch()) + " but the trial resumes at epoch " +
                            std::to_string(a.start_epoch()));
       }
+      const int64_t every = std::max<int64_t>(1, a.checkpoint_every_epochs());
       int64_t seq = 0;
       bool paused = false;
       double samples_per_second = 0;
+      std::string checkpoint;  // of the newest reported epoch; "" if it has none
       while (trainer.epoch() < a.max_epochs()) {
         ArmReclaim(trainer.epoch() + 1);
         EpochMetrics m = trainer.TrainEpoch(stop);
@@ -267,23 +270,31 @@ struct WorkerClient::Impl {
         }
         if (!m.completed) return Preempt(trainer, a);
         samples_per_second = m.samples_per_second;
-        // Checkpoint before reporting: every reported epoch can be resumed exactly.
-        if (std::string p = StoreCheckpoint(
-                trainer, a, coordinator::EpochCheckpointName(a.trial_number(), m.epoch));
-            !p.empty()) {
-          return Fail(a, p);
+        if (m.epoch <= a.start_epoch()) {
+          spdlog::info("trial {}: retrained epoch {} (reported before its VM was lost)",
+                       a.trial_number(), m.epoch);
+          continue;
         }
-        if (!a.checkpoint_dir().empty()) {
-          std::error_code ec;  // keep two: the one being reported and the one before it
-          fs::remove(
-              LocalCheckpoint(a, coordinator::EpochCheckpointName(a.trial_number(), m.epoch - 2)),
-              ec);
+        // Checkpoint before reporting, so a reported checkpoint always exists.
+        checkpoint.clear();
+        if (m.epoch % every == 0) {
+          checkpoint = coordinator::EpochCheckpointName(a.trial_number(), m.epoch);
+          if (std::string p = StoreCheckpoint(trainer, a, checkpoint); !p.empty()) {
+            return Fail(a, p);
+          }
+          if (!a.checkpoint_dir().empty()) {
+            std::error_code ec;  // keep two: the one being reported and the one before it
+            fs::remove(LocalCheckpoint(a, coordinator::EpochCheckpointName(
+                                              a.trial_number(), m.epoch - 2 * every)),
+                       ec);
+          }
         }
         v1::ReportProgressRequest req;
         req.set_worker_id(worker_id);
         req.set_lease_id(a.lease_id());
         req.set_seq(++seq);
         req.set_epoch(m.epoch);
+        req.set_checkpoint(checkpoint);
         auto& metrics = *req.mutable_metrics();
         metrics["val_accuracy"] = m.val_accuracy;
         metrics["val_loss"] = m.val_loss;
@@ -314,6 +325,16 @@ struct WorkerClient::Impl {
         }
       }
       v1::CompleteTrialRequest req;
+      if (paused) {
+        // A promotion resumes exactly here, whatever the checkpoint interval.
+        if (checkpoint.empty()) {
+          checkpoint = coordinator::EpochCheckpointName(a.trial_number(), trainer.epoch());
+          if (std::string p = StoreCheckpoint(trainer, a, checkpoint); !p.empty()) {
+            return Fail(a, p);
+          }
+        }
+        req.set_checkpoint(checkpoint);
+      }
       req.set_worker_id(worker_id);
       req.set_lease_id(a.lease_id());
       auto& final_metrics = *req.mutable_final_metrics();

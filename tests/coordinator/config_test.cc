@@ -35,6 +35,7 @@ parallelism: 2
 seed: 7
 data: {dir: /data/fmnist, train_limit: 4096, val_size: 1000, test_limit: 500}
 worker: {instance_type: g5.xlarge, market: spot, price_per_hour: 0.4, threads: 3}
+checkpoint: {every_epochs: 2}
 )";
 
 // The same study as JSON.
@@ -56,7 +57,8 @@ constexpr const char* kFullJson = R"({
   "parallelism": 2,
   "seed": 7,
   "data": {"dir": "/data/fmnist", "train_limit": 4096, "val_size": 1000, "test_limit": 500},
-  "worker": {"instance_type": "g5.xlarge", "market": "spot", "price_per_hour": 0.4, "threads": 3}
+  "worker": {"instance_type": "g5.xlarge", "market": "spot", "price_per_hour": 0.4, "threads": 3},
+  "checkpoint": {"every_epochs": 2}
 })";
 
 std::vector<std::string> Parse(const std::string& text, StudyConfig* out = nullptr) {
@@ -156,6 +158,7 @@ void ExpectFullStudy(const StudyConfig& c) {
   EXPECT_EQ(c.worker.market, "spot");
   EXPECT_DOUBLE_EQ(c.worker.price_per_hour, 0.4);
   EXPECT_EQ(c.worker.threads, 3);
+  EXPECT_EQ(c.checkpoint.every_epochs, 2);
 }
 
 TEST(StudyConfig, ParsesEverySectionOfAYamlConfig) {
@@ -192,6 +195,7 @@ TEST(StudyConfig, FillsDefaultsForOmittedSections) {
   EXPECT_EQ(c.data.val_size, 10000);
   EXPECT_EQ(c.worker.instance_type, "local-cpu");
   EXPECT_EQ(c.worker.market, "on-demand");
+  EXPECT_EQ(c.checkpoint.every_epochs, 1);
 }
 
 TEST(StudyConfig, ALossIsMinimisedUnlessSaidOtherwise) {
@@ -449,7 +453,8 @@ TEST(StudyConfigErrors, BudgetDataAndWorkerBounds) {
                                       "parallelism: -2\n"
                                       "data: {dir: '', val_size: 0, train_limit: -5}\n"
                                       "worker: {market: preemptible, price_per_hour: -0.1, "
-                                      "threads: -1}\n"));
+                                      "threads: -1}\n"
+                                      "checkpoint: {every_epochs: 0, every_minutes: 5}\n"));
   EXPECT_EQ(errors, (std::vector<std::string>{
                         "budget.max_trials: must be >= 1, got 0 (line 4)",
                         "budget.max_epochs: must be >= 1, got 0 (line 4)",
@@ -461,6 +466,8 @@ TEST(StudyConfigErrors, BudgetDataAndWorkerBounds) {
                         "worker.market: must be one of on-demand, spot, got 'preemptible' (line 7)",
                         "worker.price_per_hour: must be >= 0, got -0.1 (line 7)",
                         "worker.threads: must be >= 0, got -1 (line 7)",
+                        "checkpoint.every_epochs: must be >= 1, got 0 (line 8)",
+                        "checkpoint.every_minutes: unknown key (line 8)",
                     }))
       << JoinLines(errors);
 }

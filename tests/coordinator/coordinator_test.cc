@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "coordinator/checkpoint_names.h"
 #include "tests/coordinator/test_clock.h"
 
 namespace sift::coordinator {
@@ -77,10 +78,12 @@ class CoordinatorTest : public ::testing::Test {
     EXPECT_EQ(r, AcquireResult::kAssigned);
     return a;
   }
+  // Reports epoch `epoch`, checkpointed under its epoch name as workers do by default.
   search::Decision Report(const std::string& w, const Assignment& a, int64_t seq, int64_t epoch,
-                          double acc) {
+                          double acc, bool checkpointed = true) {
     search::Decision d;
-    Status s = c_->ReportProgress(w, a.lease_id, seq, epoch, {{"val_accuracy", acc}}, &d);
+    Status s = c_->ReportProgress(w, a.lease_id, seq, epoch, {{"val_accuracy", acc}},
+                                  checkpointed ? EpochCheckpointName(a.number, epoch) : "", &d);
     EXPECT_TRUE(s.ok()) << s.message;
     return d;
   }
@@ -167,17 +170,17 @@ TEST_F(CoordinatorTest, ForeignUnknownAndMalformedCallsAreRefusedClearly) {
   Study(Config());
   Assignment a = Acquire(w1);
   search::Decision d;
-  Status s = c_->ReportProgress(w2, a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, &d);
+  Status s = c_->ReportProgress(w2, a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d);
   EXPECT_EQ(s.code, Status::Code::kFailedPrecondition);
   EXPECT_NE(s.message.find("belongs to another worker"), std::string::npos);
-  s = c_->ReportProgress("w-nobody", a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, &d);
+  s = c_->ReportProgress("w-nobody", a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d);
   EXPECT_EQ(s.code, Status::Code::kNotFound);
-  s = c_->ReportProgress(w1, "L-bogus", 1, 1, {{"val_accuracy", 0.5}}, &d);
+  s = c_->ReportProgress(w1, "L-bogus", 1, 1, {{"val_accuracy", 0.5}}, "", &d);
   EXPECT_EQ(s.code, Status::Code::kFailedPrecondition);
-  s = c_->ReportProgress(w1, a.lease_id, 1, 1, {{"val_loss", 0.5}}, &d);
+  s = c_->ReportProgress(w1, a.lease_id, 1, 1, {{"val_loss", 0.5}}, "", &d);
   EXPECT_EQ(s.code, Status::Code::kInvalidArgument);
   EXPECT_NE(s.message.find("val_accuracy"), std::string::npos);
-  s = c_->ReportProgress(w1, a.lease_id, 1, 3, {{"val_accuracy", 0.5}}, &d);
+  s = c_->ReportProgress(w1, a.lease_id, 1, 3, {{"val_accuracy", 0.5}}, "", &d);
   EXPECT_EQ(s.code, Status::Code::kInvalidArgument);
   EXPECT_NE(s.message.find("expected 1"), std::string::npos);
   // None of that disturbed the real worker.
@@ -201,7 +204,7 @@ TEST_F(CoordinatorTest, ExpiredLeaseRequeuesTheTrialAtItsLastEpochAndTheLedgerBa
   EXPECT_EQ(trials[0].record.state, TrialState::kPending);
   // The stale worker's late report changes nothing.
   search::Decision d;
-  EXPECT_EQ(c_->ReportProgress(w1, a.lease_id, 2, 2, {{"val_accuracy", 0.9}}, &d).code,
+  EXPECT_EQ(c_->ReportProgress(w1, a.lease_id, 2, 2, {{"val_accuracy", 0.9}}, "", &d).code,
             Status::Code::kFailedPrecondition);
 
   Assignment b = Acquire(w2);
@@ -286,6 +289,68 @@ TEST_F(CoordinatorTest, RestartKeepsAMidEpochResumePoint) {
   Assignment b = Acquire(Worker());
   EXPECT_EQ(b.resume_checkpoint, "trial-0-e1-s3.ckpt");
   EXPECT_EQ(b.start_epoch, 1);
+}
+
+TEST_F(CoordinatorTest, SparseCheckpointsResumeFromTheNewestAndBillTheRedoneEpochs) {
+  const std::string w1 = Worker(), w2 = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 1, 4) + "checkpoint: {every_epochs: 2}\n");
+  Assignment a = Acquire(w1);
+  EXPECT_EQ(a.checkpoint_every_epochs, 2);
+  EXPECT_EQ(a.resume_checkpoint, "");
+  clock_.Advance(2);
+  Report(w1, a, 1, 1, 0.6, /*checkpointed=*/false);
+  clock_.Advance(2);
+  Report(w1, a, 2, 2, 0.7);  // checkpoint at t=4
+  clock_.Advance(2);
+  Report(w1, a, 3, 3, 0.75, /*checkpointed=*/false);  // t=6, last sign of life
+  search::Decision d;
+  EXPECT_EQ(c_->ReportProgress(w1, a.lease_id, 4, 4, {{"val_accuracy", 0.8}}, "trial-3-e4.ckpt",
+                               &d)
+                .code,
+            Status::Code::kInvalidArgument);  // another trial's name
+  clock_.Advance(11);
+  c_->Tick();
+  // Three epochs are on record, the newest checkpoint is epoch 2's: the next worker loads it and
+  // retrains epoch 3 without reporting it again.
+  Assignment b = Acquire(w2);
+  EXPECT_EQ(b.start_epoch, 3);
+  EXPECT_EQ(b.resume_checkpoint, "trial-0-e2.ckpt");
+  std::vector<TrialSummary> trials;
+  c_->ListTrials(id, &trials);
+  EXPECT_NEAR(trials[0].wasted_dollars, 2 * 0.001, 1e-9);  // t=4..6, since the checkpoint
+  // A restarted coordinator agrees.
+  c_.reset();
+  Open();
+  clock_.Advance(11);
+  c_->Tick();  // b's lease had no heartbeat since the restart
+  Assignment c = Acquire(Worker());
+  EXPECT_EQ(c.start_epoch, 3);
+  EXPECT_EQ(c.resume_checkpoint, "trial-0-e2.ckpt");
+}
+
+TEST_F(CoordinatorTest, PausedTrialResumesFromTheCheckpointItHandedBack) {
+  const std::string w = Worker();
+  // ASHA with promotion: the first trial pauses at its first rung (epoch 1) until promoted.
+  const int64_t id = Study(Config("{type: asha, variant: promotion, min_resource: 1, eta: 2}", 2, 2) +
+                           "checkpoint: {every_epochs: 5}\n");
+  Assignment a = Acquire(w);
+  ASSERT_EQ(Report(w, a, 1, 1, 0.9, /*checkpointed=*/false).action, Action::kPause);
+  EXPECT_EQ(c_->CompleteTrial(w, a.lease_id, {}, "x.ckpt").code,
+            Status::Code::kInvalidArgument);
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}, "trial-0-e1.ckpt").ok());
+  Assignment b = Acquire(w);
+  ASSERT_EQ(b.number, 1);
+  ASSERT_EQ(Report(w, b, 1, 1, 0.1, /*checkpointed=*/false).action, Action::kPause);
+  ASSERT_TRUE(c_->CompleteTrial(w, b.lease_id, {}, EpochCheckpointName(1, 1)).ok());
+  c_.reset();
+  Open();  // the promotion point survives a restart
+  Assignment p = Acquire(w);
+  EXPECT_EQ(p.number, 0);
+  EXPECT_EQ(p.start_epoch, 1);
+  EXPECT_EQ(p.resume_checkpoint, "trial-0-e1.ckpt");
+  std::vector<TrialSummary> trials;
+  c_->ListTrials(id, &trials);
+  EXPECT_EQ(trials[0].record.state, TrialState::kRunning);
 }
 
 TEST_F(CoordinatorTest, NoNewTrialWhoseNextEpochWouldOvershootTheBudget) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include <filesystem>
 
 namespace sift::coordinator {
@@ -59,8 +61,10 @@ TEST_P(StoreTest, StudiesTrialsReportsRoundTripWithTypes) {
   r.lease_id = "L-1";
   r.seq = 1;
   r.decision = "CONTINUE";
+  r.checkpoint = "trial-0-e1.ckpt";
   store_->InsertReport(r);
-  EXPECT_TRUE(store_->FindReport("L-1", 1).has_value());
+  ASSERT_TRUE(store_->FindReport("L-1", 1).has_value());
+  EXPECT_EQ(store_->FindReport("L-1", 1)->checkpoint, "trial-0-e1.ckpt");
   EXPECT_FALSE(store_->FindReport("L-1", 2).has_value());
   // (lease, seq) is unique: a second insert of the same report is refused by the database.
   EXPECT_ANY_THROW(store_->InsertReport(r));
@@ -102,6 +106,31 @@ TEST_P(StoreTest, SegmentsOpenAndClose) {
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "File" : "Memory"; });
+
+// Version 1 wrote no checkpoint column: it checkpointed every reported epoch by name.
+TEST(SqliteStore, UpgradesAVersion1DatabaseKeepingItsResumePoints) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("sift-store-v1-" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(path);
+  {
+    SQLite::Database db(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec(
+        "CREATE TABLE reports(study_id INTEGER NOT NULL, number INTEGER NOT NULL,"
+        " epoch INTEGER NOT NULL, metrics TEXT NOT NULL, lease_id TEXT NOT NULL,"
+        " seq INTEGER NOT NULL, decision TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',"
+        " created_at REAL NOT NULL, UNIQUE(lease_id, seq));"
+        "INSERT INTO reports VALUES(1, 3, 2, '{\"val_accuracy\":0.5}', 'L-9', 2, 'CONTINUE',"
+        " '', 12.5);"
+        "PRAGMA user_version=1;");
+  }
+  auto store = OpenSqliteStore(path.string());
+  auto reports = store->ListReports(1);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].checkpoint, "trial-3-e2.ckpt");
+  EXPECT_EQ(reports[0].metrics.at("val_accuracy"), 0.5);
+  store.reset();
+  std::filesystem::remove(path);
+}
 
 TEST(SqliteStore, UnopenablePathNamesTheFile) {
   try {

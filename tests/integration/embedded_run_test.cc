@@ -62,6 +62,7 @@ searcher: {type: sobol}
 scheduler: {type: asha, eta: 2, min_resource: 1, variant: promotion}
 budget: {max_trials: 8, max_epochs: 4}
 data: {train_limit: 1024, val_size: 256, test_limit: 200}
+checkpoint: {every_epochs: 4}
 )";
   std::string output;
   ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", dir + "/asha.yaml", "--out", dir + "/run",
@@ -77,6 +78,11 @@ data: {train_limit: 1024, val_size: 256, test_limit: 200}
   EXPECT_GT(db.execAndGet("SELECT COUNT(*) FROM segments WHERE start_epoch > 0").getInt(), 0)
       << output;
   EXPECT_GT(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state='COMPLETED'").getInt(), 0);
+  // Rungs (epochs 1, 2) fall between interval checkpoints (every 4): pauses write their own.
+  EXPECT_GT(db.execAndGet("SELECT COUNT(*) FROM segments WHERE end_reason='paused' AND "
+                          "checkpoint LIKE 'trial-%-e_.ckpt'")
+                .getInt(),
+            0);
   // Curves have no gap and no repeat: epochs 1..n, each once.
   SQLite::Statement q(db, "SELECT number, COUNT(*), MAX(epoch), COUNT(DISTINCT epoch) "
                           "FROM reports GROUP BY number");
