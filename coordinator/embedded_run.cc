@@ -9,6 +9,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -60,6 +61,16 @@ StudyReport Collect(Coordinator& c, int64_t id, std::optional<double> target) {
   c.ListTrials(id, &r.trials);
   r.target = target;
   return r;
+}
+
+// MemAvailable in MiB (0 if unknown): split among the local workers, so that each one's
+// `micro_batch: auto` leaves room for the others.
+int64_t AvailableMiB() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line) && line.rfind("MemAvailable:", 0) != 0) {
+  }
+  return line.empty() ? 0 : std::stoll(line.substr(13)) / 1024;
 }
 
 }  // namespace
@@ -128,8 +139,10 @@ int RunEmbedded(const RunOptions& o) {
     return 1;
   }
   const std::string address = "127.0.0.1:" + std::to_string(server->port());
-  spdlog::info("run directory {}; coordinator on {}; {} workers x {} threads on {} cores", out_dir,
-               address, workers, threads, cores);
+  const int64_t memory_per_worker_mb = AvailableMiB() / workers;
+  spdlog::info("run directory {}; coordinator on {}; {} workers x {} threads on {} cores, "
+               "{} MiB of memory each",
+               out_dir, address, workers, threads, cores, memory_per_worker_mb);
   std::string settings;
   for (const auto& [k, v] : WorkerEnvironment(threads)) settings += " " + k + "=" + v;
   spdlog::info("worker settings:{}", settings);
@@ -149,6 +162,10 @@ int RunEmbedded(const RunOptions& o) {
                                      "--threads", std::to_string(threads),
                                      "--cache-dir", CacheDir(),
                                      "--exit-when-idle"};
+    if (memory_per_worker_mb > 0) {
+      argv.push_back("--memory-limit-mb");
+      argv.push_back(std::to_string(memory_per_worker_mb));
+    }
     if (config.worker.price_per_hour > 0) {
       argv.push_back("--price-per-hour");
       argv.push_back(std::to_string(config.worker.price_per_hour));

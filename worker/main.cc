@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
                  "SIGKILL)")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--preemption-seed", o.preemption_seed, "seed of the spot simulator");
+  app.add_option("--memory-limit-mb", o.memory_limit_mb,
+                 "memory a trial may use, for micro_batch: auto (default: what is available)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--grace-seconds", o.grace_seconds,
                  "after SIGTERM, leave within this many seconds (checkpoint and hand back first)");
 
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
     s.threads = o.threads;
     s.device = o.device;
     s.cache_dir = o.cache_dir;
+    s.memory_limit_mb = o.memory_limit_mb;
     return sift::worker::RunStandalone(s);
   }
   sift::worker::WorkerClient client(o);

@@ -7,6 +7,7 @@
 
 #include "coordinator/config.h"
 #include "worker/hparams/hparams.h"
+#include "worker/trainer/micro_batch.h"
 #include "worker/trainer/process_stats.h"
 #include "worker/trainer/trainer.h"
 
@@ -55,7 +56,11 @@ int RunStandalone(const StandaloneOptions& o) {
     spec.val_size = config.data.val_size;
     spec.test_limit = config.data.test_limit;
     spec.cache_dir = o.cache_dir;
-    Trainer trainer(topts, LoadDatasets(spec));
+    auto data = LoadDatasets(spec);
+    if (auto c = ResolveMicroBatch(&topts, o.memory_limit_mb << 20)) {
+      spdlog::info("micro_batch auto: {}", c->Describe());
+    }
+    Trainer trainer(topts, std::move(data));
     if (!o.resume_path.empty()) trainer.LoadCheckpoint(o.resume_path);
     spdlog::info("training {} on {} in {} with {} threads: {}", topts.hp.model, trainer.device(),
                  trainer.precision(), o.threads, search::ToString(params));

@@ -13,6 +13,7 @@ struct StandaloneOptions {
   int threads = 1;
   std::string device = "cpu";
   std::string cache_dir;
+  int64_t memory_limit_mb = 0;  // what the trial may use (micro_batch: auto); 0: what is free
   std::string checkpoint_path;
   std::string resume_path;
 };

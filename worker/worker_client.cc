@@ -19,6 +19,7 @@
 #include "worker/checkpoint_transfer.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "worker/hparams/hparams.h"
+#include "worker/trainer/micro_batch.h"
 #include "worker/trainer/process_stats.h"
 #include "worker/trainer/trainer.h"
 
@@ -227,7 +228,15 @@ struct WorkerClient::Impl {
     topts.device = options.device;
     topts.num_threads = options.threads;
     try {
-      Trainer trainer(topts, Data(a.data()));
+      auto data = Data(a.data());
+      std::optional<MicroBatchChoice> micro;
+      try {
+        micro = ResolveMicroBatch(&topts, options.memory_limit_mb << 20);
+      } catch (const std::runtime_error& e) {
+        return Fail(a, e.what());
+      }
+      if (micro) spdlog::info("trial {}: {}", a.trial_number(), micro->Describe());
+      Trainer trainer(topts, std::move(data));
       if (!a.resume_checkpoint().empty()) {
         const std::string path = LocalCheckpoint(a, a.resume_checkpoint());
         if (a.checkpoint_dir().empty()) {
@@ -341,6 +350,7 @@ struct WorkerClient::Impl {
       if (!paused) final_metrics["test_accuracy"] = trainer.TestAccuracy();
       final_metrics["peak_rss_mb"] = PeakRssBytes() / 1048576.0;
       final_metrics["samples_per_second"] = samples_per_second;
+      if (micro) final_metrics["micro_batch"] = static_cast<double>(micro->micro_batch);
       v1::CompleteTrialResponse resp;
       grpc::Status s = Call("CompleteTrial", [&] {
         return stub->CompleteTrial(Context().get(), req, &resp);

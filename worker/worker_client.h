@@ -24,6 +24,7 @@ struct WorkerOptions {
   // After a stop request (SIGTERM), the worker is gone within this many seconds whatever it is
   // doing: a spot VM's notice (Kubernetes' default grace period is 30 s) does not wait.
   double grace_seconds = 25;
+  int64_t memory_limit_mb = 0;     // what a trial may use (micro_batch: auto); 0: what is free
   double simulate_preemption = 0;  // spot simulator: chance that a lease is reclaimed
   uint64_t preemption_seed = 0;
 };

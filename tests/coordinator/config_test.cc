@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coordinator/price_catalog.h"
+#include "worker/hparams/hparams.h"
 
 namespace sift::coordinator {
 namespace {
@@ -377,6 +378,30 @@ TEST(StudyConfigErrors, TrainerValuesOutOfRange) {
                     }));
   EXPECT_EQ(OnlyError(WithSpace(kLr, "trainer: {batch_size: 100, micro_batch: 48}\n")),
             "trainer.micro_batch: 48 does not divide batch_size 100 (line 4)");
+  EXPECT_EQ(OnlyError(WithSpace(kLr, "trainer: {micro_batch: some}\n")),
+            "trainer.micro_batch: must be an integer (or 'auto') (line 4)");
+  EXPECT_EQ(OnlyError(WithSpace(kLr, "trainer: {batch_size: 100, accumulation_steps: 3}\n")),
+            "trainer.accumulation_steps: 3 does not divide batch_size 100 (line 4)");
+  EXPECT_EQ(
+      OnlyError(WithSpace(kLr, "trainer: {batch_size: 64, accumulation_steps: 4, micro_batch: 32}\n")),
+      "trainer.accumulation_steps: 4 x micro_batch 32 is not batch_size 64; set one of them "
+      "(line 4)");
+}
+
+TEST(StudyConfig, MicroBatchIsAutoOrSetDirectlyOrThroughAccumulationSteps) {
+  auto hparams = [](const std::string& trainer) {
+    StudyConfig c;
+    const auto errors = Parse(WithSpace(kLr, "trainer: " + trainer + "\n"), &c);
+    EXPECT_TRUE(errors.empty()) << JoinLines(errors);
+    worker::HParams hp;
+    EXPECT_EQ(worker::ParseHParams(c.fixed, &hp), "");
+    return hp;
+  };
+  EXPECT_TRUE(worker::MicroBatchIsAuto(hparams("{micro_batch: auto}")));
+  EXPECT_EQ(hparams("{batch_size: 256, accumulation_steps: 4}").micro_batch, 64);
+  EXPECT_EQ(worker::AccumulationSteps(hparams("{batch_size: 256, accumulation_steps: 4}")), 4);
+  EXPECT_EQ(hparams("{batch_size: 256, accumulation_steps: 1}").micro_batch, 0);
+  EXPECT_EQ(hparams("{batch_size: 256, micro_batch: 64, accumulation_steps: 4}").micro_batch, 64);
 }
 
 TEST(StudyConfigErrors, SearchBoundsOutsideTheTrainersRange) {

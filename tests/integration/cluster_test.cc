@@ -22,7 +22,7 @@ objective: {metric: val_accuracy, direction: maximize}
 search_space:
   lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
   hidden: {type: int, low: 32, high: 64}
-trainer: {model: mlp, depth: 1, batch_size: 128}
+trainer: {model: mlp, depth: 1, batch_size: 128, micro_batch: auto}
 searcher: {type: random}
 scheduler: {type: fifo}
 budget: {max_trials: 4, max_epochs: 2}
@@ -96,7 +96,7 @@ TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
     workers.push_back(std::make_unique<Process>(
         std::vector<std::string>{BinDir() + "/sift-worker", "--coordinator", address, "--name",
                                  "w" + std::to_string(i), "--threads", "1", "--cache-dir",
-                                 dir + "/cache"},
+                                 dir + "/cache", "--memory-limit-mb", "2048"},
         dir + "/worker-" + std::to_string(i) + ".log"));
   }
 
@@ -125,6 +125,11 @@ TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
             8);
   EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE "
                           "json_extract(final_metrics, '$.test_accuracy') > 0.3")
+                .getInt(),
+            4);
+  // micro_batch: auto measured the model and found room for the whole batch in 2 GiB.
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE "
+                          "json_extract(final_metrics, '$.micro_batch') = 128")
                 .getInt(),
             4);
   // Every trial cost something, and every segment closed.

@@ -89,7 +89,18 @@ const std::map<std::string, Setter>& Setters() {
       {"batch_size",
        [](auto& v, auto* h) { return GetInt("batch_size", v, 1, 65536, &h->batch_size); }},
       {"micro_batch",
-       [](auto& v, auto* h) { return GetInt("micro_batch", v, 0, 65536, &h->micro_batch); }},
+       [](auto& v, auto* h) {
+         if (const auto* s = std::get_if<std::string>(&v); s && *s == "auto") {
+           h->micro_batch = kAutoMicroBatch;
+           return std::string();
+         }
+         std::string e = GetInt("micro_batch", v, 0, 65536, &h->micro_batch);
+         return e.empty() ? e : e + " (or 'auto')";
+       }},
+      {"accumulation_steps",
+       [](auto& v, auto* h) {
+         return GetInt("accumulation_steps", v, 1, 65536, &h->accumulation_steps);
+       }},
       {"precision",
        [](auto& v, auto* h) {
          return GetChoice("precision", v, {"fp32", "bf16", "fp16", "auto"}, &h->precision);
@@ -121,6 +132,20 @@ std::string ParseHParams(const search::Params& params, HParams* out) {
   if (out->micro_batch > 0 && out->batch_size % out->micro_batch != 0) {
     return "micro_batch: " + std::to_string(out->micro_batch) + " does not divide batch_size " +
            std::to_string(out->batch_size);
+  }
+  if (out->accumulation_steps > 0) {
+    const int64_t k = out->accumulation_steps;
+    if (out->batch_size % k != 0) {
+      return "accumulation_steps: " + std::to_string(k) + " does not divide batch_size " +
+             std::to_string(out->batch_size);
+    }
+    if (out->micro_batch != 0 && out->micro_batch * k != out->batch_size) {
+      return "accumulation_steps: " + std::to_string(k) + " x micro_batch " +
+             (MicroBatchIsAuto(*out) ? std::string("auto")
+                                     : std::to_string(out->micro_batch)) +
+             " is not batch_size " + std::to_string(out->batch_size) + "; set one of them";
+    }
+    out->micro_batch = k == 1 ? 0 : out->batch_size / k;
   }
   return "";
 }

@@ -11,6 +11,8 @@
 
 namespace sift::worker {
 
+inline constexpr int64_t kAutoMicroBatch = -1;
+
 struct HParams {
   // Model.
   std::string model = "mlp";  // mlp | cnn
@@ -31,7 +33,11 @@ struct HParams {
   double step_gamma = 0.1;   // step schedule: multiply lr by this
   // Batching and precision.
   int64_t batch_size = 128;         // effective batch per optimizer step
-  int64_t micro_batch = 0;          // 0: the whole batch at once; else batch_size must divide by it
+  // 0: the whole batch at once; kAutoMicroBatch: the largest divisor of batch_size that fits the
+  // worker's memory (resolved by the worker, see micro_batch.h); else it must divide batch_size.
+  // `accumulation_steps: k` in a config sets it to batch_size / k.
+  int64_t micro_batch = 0;
+  int64_t accumulation_steps = 0;  // as set in the config (0: not set); micro_batch says it all
   std::string precision = "fp32";   // fp32 | bf16 | fp16 | auto
 };
 
@@ -46,5 +52,8 @@ std::string ParseHParams(const search::Params& params, HParams* out);
 inline int64_t AccumulationSteps(const HParams& hp) {
   return hp.micro_batch > 0 ? hp.batch_size / hp.micro_batch : 1;
 }
+
+// Whether the micro-batch is still to be chosen from the worker's memory.
+inline bool MicroBatchIsAuto(const HParams& hp) { return hp.micro_batch == kAutoMicroBatch; }
 
 }  // namespace sift::worker

@@ -9,5 +9,8 @@ namespace sift::worker {
 int64_t PeakRssBytes();
 // Current resident set size (VmRSS) in bytes; 0 if /proc is unavailable.
 int64_t CurrentRssBytes();
+// Memory this process could still take: MemAvailable, or less when its cgroup (a container's
+// memory limit) has less headroom. 0 if neither can be read.
+int64_t AvailableMemoryBytes();
 
 }  // namespace sift::worker

@@ -14,8 +14,6 @@
 namespace sift::worker {
 namespace {
 
-constexpr int64_t kEvalBatch = 1000;
-
 enum class Precision { kFp32, kBf16, kFp16 };
 
 using Clock = std::chrono::steady_clock;
@@ -224,8 +222,9 @@ struct Trainer::Impl {
     model->eval();
     double loss = 0.0;
     int64_t correct = 0;
-    for (int64_t start = 0; start < split.size(); start += kEvalBatch) {
-      const int64_t count = std::min(kEvalBatch, split.size() - start);
+    const int64_t batch = std::max<int64_t>(1, options.eval_batch);
+    for (int64_t start = 0; start < split.size(); start += batch) {
+      const int64_t count = std::min(batch, split.size() - start);
       auto x = split.images.narrow(0, start, count).to(device);
       auto y = split.labels.narrow(0, start, count).to(device);
       torch::Tensor logits;

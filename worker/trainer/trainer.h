@@ -15,6 +15,8 @@
 
 namespace sift::worker {
 
+inline constexpr int64_t kDefaultEvalBatch = 1000;
+
 struct TrainerOptions {
   HParams hp;
   int64_t max_epochs = 10;
@@ -22,6 +24,7 @@ struct TrainerOptions {
   std::string device = "cpu";  // cpu | cuda | auto
   int num_threads = 0;         // intra-op threads (torch::set_num_threads); 0 leaves them as is
   int prefetch_depth = 2;      // batches assembled ahead on a background thread; 0: inline
+  int64_t eval_batch = kDefaultEvalBatch;  // samples per evaluation forward pass
 };
 
 struct EpochMetrics {
