@@ -130,6 +130,26 @@ TEST(DataTest, CacheIsReusedAndRebuiltWhenCorrupt) {
   EXPECT_NE(DatasetCachePath(other), cache);
 }
 
+TEST(DataTest, CacheIsKeyedByTheSourceBytesNotTheirPathOrTime) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "a");
+  testing::WriteSyntheticDataset(dir / "a", 100, 30);
+  std::filesystem::copy(dir / "a", dir / "b");  // same bytes, another path, newer mtime
+  DataSpec a;
+  a.dir = dir / "a";
+  a.val_size = 20;
+  a.cache_dir = dir / "cache";
+  DataSpec b = a;
+  b.dir = dir / "b";
+  EXPECT_EQ(DatasetCachePath(a), DatasetCachePath(b));
+  // One pixel changed, same size and name: another entry.
+  const std::string images = dir / "b/train-images-idx3-ubyte.gz";
+  std::string bytes = testing::ReadFile(images);
+  bytes[bytes.size() - 10] ^= 0x01;
+  WriteFile(images, bytes);
+  EXPECT_NE(DatasetCachePath(a), DatasetCachePath(b));
+}
+
 TEST(DataTest, EpochPermutationIsAPermutationFixedBySeedAndEpoch) {
   auto a = EpochPermutation(1000, /*seed=*/7, /*epoch=*/0);
   EXPECT_EQ(std::set<int64_t>(a.begin(), a.end()).size(), 1000u);

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
+#include <vector>
 
 #include "worker/trainer/framed_file.h"
 #include "worker/trainer/idx_reader.h"
@@ -33,6 +35,26 @@ struct Fnv64 {
   void Add(const std::string& s) { Add(s.data(), s.size() + 1); }
   void Add(int64_t v) { Add(&v, sizeof(v)); }
   void Add(double v) { Add(&v, sizeof(v)); }
+  // A file's bytes, eight at a time (FNV-1a over 64-bit words: 8x fewer serial multiplies).
+  void AddFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(path + ": cannot read");
+    std::vector<char> buf(1 << 20);
+    int64_t total = 0;
+    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+      const size_t n = static_cast<size_t>(in.gcount());
+      size_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        uint64_t word;
+        std::memcpy(&word, buf.data() + i, 8);
+        h = (h ^ word) * 1099511628211ull;
+      }
+      Add(buf.data() + i, n - i);
+      total += static_cast<int64_t>(n);
+    }
+    if (in.bad()) throw std::runtime_error(path + ": read error");
+    Add(total);
+  }
 };
 
 std::string JoinPath(const std::string& dir, const std::string& name) {
@@ -129,12 +151,7 @@ std::string DatasetCachePath(const DataSpec& spec) {
   h.Add(std::string(kCacheMagic));
   h.Add(int64_t{kCacheVersion});
   for (const char* name : {kTrainImages, kTrainLabels, kTestImages, kTestLabels}) {
-    const std::string path = JoinPath(spec.dir, name);
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw std::runtime_error(path + ": cannot stat");
-    h.Add(std::filesystem::absolute(path).string());
-    h.Add(static_cast<int64_t>(st.st_size));
-    h.Add(static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
+    h.AddFile(JoinPath(spec.dir, name));
   }
   h.Add(spec.train_limit);
   h.Add(spec.val_size);

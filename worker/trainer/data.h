@@ -41,7 +41,8 @@ inline constexpr double kPixelMean = 0.2860;
 inline constexpr double kPixelStd = 0.3530;
 
 // The cache file LoadDatasets uses for `spec` ("" when spec.cache_dir is empty). Its name is a
-// hash of the source files (path, size, mtime), the spec and the cache format version.
+// hash of the source files' bytes (wherever they live), the spec and the cache format version:
+// a copy of the data set elsewhere shares the entry, an edited file gets a new one.
 std::string DatasetCachePath(const DataSpec& spec);
 
 // The order of an epoch's samples: a permutation of [0, n) that depends only on (seed, epoch),
