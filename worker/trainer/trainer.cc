@@ -7,6 +7,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "worker/trainer/fused_optimizer.h"
 #include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/lr_schedule.h"
 #include "worker/trainer/models.h"
@@ -106,23 +107,23 @@ class AutocastRegion {
   at::ScalarType previous_dtype_ = at::kFloat;
 };
 
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const HParams& hp,
-                                                       std::vector<torch::Tensor> params) {
+std::unique_ptr<FusedOptimizer> MakeOptimizer(const HParams& hp,
+                                              std::vector<torch::Tensor> params) {
+  FusedOptimizerOptions o;
+  o.lr = hp.lr;
+  o.weight_decay = hp.weight_decay;
   if (hp.optimizer == "sgd") {
-    return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(hp.lr)
-                                                           .momentum(hp.momentum)
-                                                           .nesterov(hp.nesterov != 0)
-                                                           .weight_decay(hp.weight_decay));
+    o.kind = OptimizerKind::kSgd;
+    o.momentum = hp.momentum;
+    o.nesterov = hp.nesterov != 0;
+  } else if (hp.optimizer == "adam") {
+    o.kind = OptimizerKind::kAdam;
+  } else if (hp.optimizer == "adamw") {
+    o.kind = OptimizerKind::kAdamW;
+  } else {
+    throw std::invalid_argument("optimizer: unknown '" + hp.optimizer + "'");
   }
-  if (hp.optimizer == "adam") {
-    return std::make_unique<torch::optim::Adam>(
-        params, torch::optim::AdamOptions(hp.lr).weight_decay(hp.weight_decay));
-  }
-  if (hp.optimizer == "adamw") {
-    return std::make_unique<torch::optim::AdamW>(
-        params, torch::optim::AdamWOptions(hp.lr).weight_decay(hp.weight_decay));
-  }
-  throw std::invalid_argument("optimizer: unknown '" + hp.optimizer + "'");
+  return std::make_unique<FusedOptimizer>(std::move(params), o);
 }
 
 // Everything that shapes the model, optimiser and data order: a checkpoint must match it.
@@ -146,7 +147,7 @@ struct Trainer::Impl {
   int64_t micro_batch = 0;
 
   std::shared_ptr<Net> model;
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<FusedOptimizer> optimizer;
   std::vector<torch::Tensor> params;
   GradScaler scaler;
   at::Generator generator;  // dropout's randomness (CPU)
@@ -189,7 +190,7 @@ struct Trainer::Impl {
   bool Step(const Batch& batch) {
     const double lr = LearningRateAt(epoch, step);
     for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
-    optimizer->zero_grad();
+    optimizer->ClearGrads();
     const int64_t n = batch.labels.size(0);
     const int64_t m = micro_batch > 0 ? micro_batch : n;
     for (int64_t start = 0; start < n; start += m) {
