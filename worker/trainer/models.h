@@ -42,15 +42,20 @@ class Mlp : public Net {
 
 // `depth` blocks of conv(kernel_size, same padding, no bias) - batch norm - ReLU, channels
 // doubling from `channels`, a 2x2 max pool after each block while the feature map is at least
-// 4 pixels wide; then global average pooling, dropout and a linear head.
+// 4 pixels wide (computed as pool then ReLU: the same values and gradients); then global average
+// pooling, dropout and a linear head. The convolution weights are channels-last (NHWC) tensors.
 class Cnn : public Net {
  public:
   Cnn(const HParams& hp, int64_t in_channels);
   torch::Tensor forward(torch::Tensor x) override;
   // Multiply-accumulates of one forward pass on an image of `size` x `size` (for FLOP figures).
   int64_t ForwardMacs(int64_t size) const;
+  // Loads as Module::load does, then puts the convolution weights back in channels-last layout.
+  void load(torch::serialize::InputArchive& archive) override;
 
  private:
+  void UseChannelsLast();
+
   std::vector<torch::nn::Conv2d> convs_;
   std::vector<torch::nn::BatchNorm2d> norms_;
   torch::nn::Linear head_{nullptr};
