@@ -2,6 +2,11 @@
 """PyTorch eager reference for bench/worker: the same models, optimiser, batch and threads as
 trainer_bench, on the same Fashion-MNIST slice. Prints one key=value line like trainer_bench.
 
+By default a natural PyTorch program: NCHW, torch.optim.Adam's defaults, zero_grad() as 1.13
+does it. --tricks adds what Sift does that a PyTorch user could do too, to show where each gain
+comes from: channels_last (CNN weights and input), max-pool before ReLU, in-place ReLU (cl),
+Adam(foreach=True), zero_grad(set_to_none=True) (foreach).
+
 Run with Debian's /usr/bin/python3 (python3-torch 1.13)."""
 import argparse
 import gzip
@@ -21,22 +26,24 @@ def load(path, offset):
         return np.frombuffer(f.read(), dtype=np.uint8, offset=offset)
 
 
-def mlp():
-    return nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256),
-                         nn.ReLU(), nn.Linear(256, 10))
+def mlp(inplace=False):
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(inplace), nn.Linear(512, 256),
+                         nn.ReLU(inplace), nn.Linear(256, 10))
 
 
 class Cnn(nn.Module):
-    def __init__(self, channels=32, depth=2, k=3):
+    def __init__(self, channels=32, depth=2, k=3, pool_first=False):
         super().__init__()
         layers, c_in, size = [], 1, 28
         for i in range(depth):
             c_out = channels << i
-            layers += [nn.Conv2d(c_in, c_out, k, padding=k // 2, bias=False), nn.BatchNorm2d(c_out),
-                       nn.ReLU()]
+            layers += [nn.Conv2d(c_in, c_out, k, padding=k // 2, bias=False), nn.BatchNorm2d(c_out)]
+            # Max-pool and ReLU commute exactly; pooling first leaves ReLU a quarter of the work.
+            block = [nn.ReLU(pool_first)]
             if size >= 4:
-                layers.append(nn.MaxPool2d(2))
+                block = [nn.MaxPool2d(2)] + block if pool_first else block + [nn.MaxPool2d(2)]
                 size //= 2
+            layers += block
             c_in = c_out
         self.features = nn.Sequential(*layers)
         self.head = nn.Linear(c_in, 10)
@@ -54,7 +61,10 @@ def main():
     p.add_argument("--train", type=int, default=12800)
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--label", default="pytorch")
+    p.add_argument("--tricks", default="", help="comma-separated: cl, foreach")
     a = p.parse_args()
+    tricks = set(filter(None, a.tricks.split(",")))
+    cl = "cl" in tricks
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     d = "/usr/share/datasets/fashion-mnist"
@@ -62,8 +72,12 @@ def main():
     labels = load(f"{d}/train-labels-idx1-ubyte.gz", 8)[: a.train]
     x = (torch.from_numpy(images.astype(np.float32)) / 255.0 - MEAN) / STD
     y = torch.from_numpy(labels.astype(np.int64))
-    model = mlp() if a.model == "mlp" else Cnn()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model = mlp(inplace=cl) if a.model == "mlp" else Cnn(pool_first=cl)
+    if cl and a.model == "cnn":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    foreach = {"foreach": True} if "foreach" in tricks else {}
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, **foreach)
     model.train()
     n = x.shape[0]
     best = 0.0  # best epoch after the first, as trainer_bench reports
@@ -76,7 +90,7 @@ def main():
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
                 logits = model(xb)
             loss = F.cross_entropy(logits.float(), yb)
-            opt.zero_grad()
+            opt.zero_grad(**({"set_to_none": True} if foreach else {}))
             loss.backward()
             opt.step()
         seconds = time.perf_counter() - start
@@ -87,7 +101,8 @@ def main():
     env = " ".join(f"{k}={os.environ.get(k, 'unset')}" for k in
                    ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "LD_PRELOAD",
                     "MALLOC_CONF"))
-    print(f"impl={a.label} model={a.model} precision={a.precision} batch={a.batch} micro=0 "
+    print(f"impl={a.label} tricks={a.tricks or 'none'} model={a.model} precision={a.precision} "
+          f"batch={a.batch} micro=0 "
           f"threads={a.threads} samples_per_second={best:.1f} peak_rss_mib={hwm / 1024:.1f} "
           f"torch_threads={torch.get_num_threads()} {env}")
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Trainer throughput: Sift (C++) against PyTorch eager (Python) on Fashion-MNIST, same models,
 # optimiser (Adam), batch (256) and threads (2), measured in the same run, interleaved, best epoch
-# of the best of $REPEATS runs (other processes on a 2-core machine steal whole time slices). Builds trainer_bench if needed. Usage: bench/worker/run.sh [build-dir]
+# of the best of $REPEATS runs (other processes on a 2-core machine steal whole time slices).
+# PyTorch runs as written (NCHW, default Adam) and "tuned" with the tricks Sift uses that a
+# PyTorch user could apply (pytorch_reference.py --tricks). Builds trainer_bench if needed.
+# Usage: bench/worker/run.sh [build-dir]
 set -euo pipefail
 # The references (Optuna, PyTorch) are Debian packages; install them if missing.
 bash "$(cd "$(dirname "$0")/../.." && pwd)/scripts/install-deps.sh" --bench
@@ -47,8 +50,16 @@ for rep in $(seq "$REPEATS"); do
     run "sift-bf16" "${FAST[@]}" "$BENCH" "${common[@]}" --train=$N --epochs=5 --precision=bf16
     run "sift-fp32-4x64" "${FAST[@]}" "$BENCH" "${common[@]}" --train=$N --epochs=5 --precision=fp32 --micro=64
     run "sift-bf16-4x64" "${FAST[@]}" "$BENCH" "${common[@]}" --train=$N --epochs=5 --precision=bf16 --micro=64
-    run "pytorch-fp32" "${FAST[@]}" $PY "$ROOT/bench/worker/pytorch_reference.py" "${common[@]}" --train=$N --epochs=5 --precision=fp32
-    run "pytorch-bf16" "${FAST[@]}" $PY "$ROOT/bench/worker/pytorch_reference.py" "${common[@]}" --train=$N --epochs=5 --precision=bf16
+    PT=("${FAST[@]}" $PY "$ROOT/bench/worker/pytorch_reference.py" "${common[@]}" --train=$N --epochs=5)
+    run "pytorch-fp32" "${PT[@]}" --precision=fp32
+    run "pytorch-bf16" "${PT[@]}" --precision=bf16
+    # What Sift does that PyTorch users can do too, one trick at a time and all together.
+    run "pytorch-fp32-foreach" "${PT[@]}" --precision=fp32 --tricks=foreach
+    if [ $model = cnn ]; then
+      run "pytorch-fp32-channels_last" "${PT[@]}" --precision=fp32 --tricks=cl
+    fi
+    run "pytorch-fp32-tuned" "${PT[@]}" --precision=fp32 --tricks=cl,foreach
+    run "pytorch-bf16-tuned" "${PT[@]}" --precision=bf16 --tricks=cl,foreach
     if [ "$rep" = 1 ]; then  # the shipped environment is 10-40x slower: one short round
       run "sift-fp32-shipped-env" "${SHIPPED[@]}" "$BENCH" "${common[@]}" --train=$SLOW_N --epochs=3 --precision=fp32
       run "pytorch-fp32-shipped-env" "${SHIPPED[@]}" $PY "$ROOT/bench/worker/pytorch_reference.py" "${common[@]}" --train=$SLOW_N --epochs=3 --precision=fp32
