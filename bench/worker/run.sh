@@ -4,6 +4,7 @@
 # of the best of $REPEATS runs (other processes on a 2-core machine steal whole time slices).
 # PyTorch runs as written (NCHW, default Adam) and "tuned" with the tricks Sift uses that a
 # PyTorch user could apply (pytorch_reference.py --tricks). Builds trainer_bench if needed.
+# MODELS="mlp" runs only the MLP rows.
 # Usage: bench/worker/run.sh [build-dir]
 set -euo pipefail
 # The references (Optuna, PyTorch) are Debian packages; install them if missing.
@@ -43,11 +44,16 @@ run() {  # run LABEL COMMAND...: appends "label=... <the command's key=value lin
 
 for rep in $(seq "$REPEATS"); do
   echo "# round $rep/$REPEATS"
-  for model in mlp cnn; do
-    if [ $model = mlp ]; then N=12800; SLOW_N=3072; else N=2560; SLOW_N=768; fi
+  for model in ${MODELS:-mlp cnn}; do
+    # The MLP's tuned PyTorch also runs its layers on oneDNN's sgemm, as Sift's FusedLinear does.
+    if [ $model = mlp ]; then N=12800; SLOW_N=3072; TUNED=cl,foreach,onednn
+    else N=2560; SLOW_N=768; TUNED=cl,foreach; fi
     common=(--model=$model --threads=$THREADS --batch=256)
     run "sift-fp32" "${FAST[@]}" "$BENCH" "${common[@]}" --train=$N --epochs=5 --precision=fp32
     run "sift-bf16" "${FAST[@]}" "$BENCH" "${common[@]}" --train=$N --epochs=5 --precision=bf16
+    if [ $model = mlp ]; then  # Sift's fused layers on OpenBLAS (at::mm), as before oneDNN
+      run "sift-fp32-openblas" "${FAST[@]}" SIFT_NO_ONEDNN_SGEMM=1 "$BENCH" "${common[@]}" --train=$N --epochs=5 --precision=fp32
+    fi
     run "sift-fp32-4x64" "${FAST[@]}" "$BENCH" "${common[@]}" --train=$N --epochs=5 --precision=fp32 --micro=64
     run "sift-bf16-4x64" "${FAST[@]}" "$BENCH" "${common[@]}" --train=$N --epochs=5 --precision=bf16 --micro=64
     PT=("${FAST[@]}" $PY "$ROOT/bench/worker/pytorch_reference.py" "${common[@]}" --train=$N --epochs=5)
@@ -57,9 +63,11 @@ for rep in $(seq "$REPEATS"); do
     run "pytorch-fp32-foreach" "${PT[@]}" --precision=fp32 --tricks=foreach
     if [ $model = cnn ]; then
       run "pytorch-fp32-channels_last" "${PT[@]}" --precision=fp32 --tricks=cl
+    else
+      run "pytorch-fp32-onednn" "${PT[@]}" --precision=fp32 --tricks=onednn
     fi
-    run "pytorch-fp32-tuned" "${PT[@]}" --precision=fp32 --tricks=cl,foreach
-    run "pytorch-bf16-tuned" "${PT[@]}" --precision=bf16 --tricks=cl,foreach
+    run "pytorch-fp32-tuned" "${PT[@]}" --precision=fp32 --tricks=$TUNED
+    run "pytorch-bf16-tuned" "${PT[@]}" --precision=bf16 --tricks=$TUNED
     if [ "$rep" = 1 ]; then  # the shipped environment is 10-40x slower: one short round
       run "sift-fp32-shipped-env" "${SHIPPED[@]}" "$BENCH" "${common[@]}" --train=$SLOW_N --epochs=3 --precision=fp32
       run "pytorch-fp32-shipped-env" "${SHIPPED[@]}" $PY "$ROOT/bench/worker/pytorch_reference.py" "${common[@]}" --train=$SLOW_N --epochs=3 --precision=fp32

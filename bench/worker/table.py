@@ -39,6 +39,8 @@ for (model, label), runs in sorted(rows.items(), key=lambda kv: (kv[0][0] != "ml
           f"{(f'{gflops:.1f}' if gflops else '-'):>8} {float(top['peak_rss_mib']):7.0f}MiB")
 print()
 for model in ("mlp", "cnn"):
+    if not any(m == model for m, _ in rows):  # MODELS= left it out
+        continue
     f32, b16 = best(model, "sift-fp32"), best(model, "sift-bf16")
     print(f"{model}: sift fp32 / pytorch fp32 (same env) = {f32 / best(model, 'pytorch-fp32'):.2f}; "
           f"/ pytorch fp32 tuned = {f32 / best(model, 'pytorch-fp32-tuned'):.2f}; "
