@@ -1,8 +1,9 @@
-// Forward + backward of the benchmark MLP (784-512-256-10, batch 256, fp32, cross-entropy) with
-// the plain layers (linear, then ReLU in place) against FusedLinear (worker/trainer/
-// fused_linear.h), interleaved in one process so both see the same machine load. Prints the
-// best and median milliseconds per step of each. SIFT_NO_ONEDNN_SGEMM=1 makes FusedLinear's
-// products run at::mm (OpenBLAS) instead of oneDNN.
+// Forward + backward of the benchmark MLP (784-512-256-10, batch 256, cross-entropy) with the
+// plain layers (linear, then ReLU in place) against FusedLinear (worker/trainer/fused_linear.h),
+// in fp32 and under bf16 autocast (FusedLinearBf16 where GemmBf16Available()), interleaved in
+// one process so all see the same machine load. Prints the best and median milliseconds per
+// step of each. SIFT_NO_ONEDNN_SGEMM=1 makes FusedLinear's fp32 products run at::mm (OpenBLAS)
+// instead of oneDNN.
 //
 //   mlp_layers_bench [--rounds=200] [--threads=2]
 #include <algorithm>
@@ -12,16 +13,20 @@
 #include <cstring>
 #include <vector>
 
+#include <ATen/autocast_mode.h>
+
 #include "worker/trainer/fused_linear.h"
 #include "worker/trainer/sgemm.h"
 
 namespace {
 
 using sift::worker::FusedLinear;
+using sift::worker::FusedLinearBf16;
 
 struct Mlp {
   std::vector<torch::nn::Linear> layers{torch::nn::Linear(784, 512), torch::nn::Linear(512, 256),
                                         torch::nn::Linear(256, 10)};
+  std::vector<sift::worker::Bf16Weight> bf16{3};
 };
 
 torch::Tensor Plain(Mlp& m, torch::Tensor x) {
@@ -34,6 +39,56 @@ torch::Tensor Fused(Mlp& m, torch::Tensor x) {
   x = FusedLinear(x, m.layers[0], /*relu=*/true);
   x = FusedLinear(x, m.layers[1], /*relu=*/true);
   return FusedLinear(x, m.layers[2], /*relu=*/false);
+}
+
+// Under autocast, as the trainer runs bf16; the weight copies are remade each step, as after an
+// optimizer step.
+struct Autocast {
+  Autocast() {
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  }
+  ~Autocast() {
+    at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(false);
+  }
+};
+
+torch::Tensor PlainBf16(Mlp& m, torch::Tensor x) {
+  Autocast autocast;
+  return Plain(m, x).to(torch::kFloat32);
+}
+
+torch::Tensor FusedBf16(Mlp& m, torch::Tensor x) {
+  Autocast autocast;
+  if (!sift::worker::FusedLinearBf16Applies(x, m.layers[0])) return Plain(m, x);
+  for (auto& l : m.layers) l->weight.unsafeGetTensorImpl()->bump_version();
+  x = FusedLinearBf16(x, m.layers[0], /*relu=*/true, m.bf16[0]);
+  x = FusedLinearBf16(x, m.layers[1], /*relu=*/true, m.bf16[1]);
+  return FusedLinearBf16(x, m.layers[2], /*relu=*/false, m.bf16[2]);
+}
+
+// Only FusedBf16's eight products, on operands made once: the rest of its time is elementwise
+// passes, autograd and the loss.
+torch::Tensor GemmsBf16(Mlp& m, torch::Tensor x) {
+  static std::vector<torch::Tensor> ops;
+  if (!sift::worker::GemmBf16Available()) return torch::zeros({x.size(0), 10}, x.options());
+  if (ops.empty()) {
+    for (int64_t width : {784, 512, 256, 10}) {
+      ops.push_back(torch::randn({x.size(0), width}).to(torch::kBFloat16));  // activations
+      ops.push_back(torch::empty({x.size(0), width}));                       // fp32 results
+    }
+    for (auto& l : m.layers) ops.push_back(l->weight.detach().to(torch::kBFloat16));
+    for (auto& l : m.layers) ops.push_back(torch::empty_like(l->weight));
+  }
+  for (int i = 0; i < 3; ++i) {
+    const auto &in = ops[2 * i], &w = ops[8 + i];
+    auto &out = ops[2 * i + 3], &grad_w = ops[11 + i];
+    sift::worker::GemmBf16(false, true, in, w, out);
+    if (i > 0) sift::worker::GemmBf16(false, false, ops[2 * i + 2], w, ops[2 * i + 1]);
+    sift::worker::GemmBf16(true, false, ops[2 * i + 2], in, grad_w);
+  }
+  return torch::zeros({x.size(0), 10}, x.options()).requires_grad_(true);
 }
 
 }  // namespace
@@ -50,10 +105,11 @@ int main(int argc, char** argv) {
   const auto x = torch::randn({256, 784});
   const auto y = torch::randint(10, {256});
   using Forward = torch::Tensor (*)(Mlp&, torch::Tensor);
-  const Forward impls[2] = {Plain, Fused};
-  std::vector<double> ms[2];
+  constexpr int kImpls = 5;
+  const Forward impls[kImpls] = {Plain, Fused, PlainBf16, FusedBf16, GemmsBf16};
+  std::vector<double> ms[kImpls];
   for (int r = 0; r < rounds + 10; ++r) {
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < kImpls; ++k) {
       for (auto& l : m.layers) {
         l->weight.mutable_grad() = torch::Tensor();
         l->bias.mutable_grad() = torch::Tensor();
@@ -65,12 +121,14 @@ int main(int argc, char** argv) {
       if (r >= 10) ms[k].push_back(took.count());  // the first rounds warm up
     }
   }
-  const char* names[2] = {"plain", "fused"};
-  for (int k = 0; k < 2; ++k) {
+  const char* names[kImpls] = {"plain", "fused", "plain_bf16", "fused_bf16",
+                                "gemms_bf16"};
+  for (int k = 0; k < kImpls; ++k) {
     std::sort(ms[k].begin(), ms[k].end());
     std::printf("%s best_ms=%.3f median_ms=%.3f ", names[k], ms[k].front(),
                 ms[k][ms[k].size() / 2]);
   }
-  std::printf("onednn=%d threads=%d\n", sift::worker::SgemmUsesOneDnn() ? 1 : 0, threads);
+  std::printf("onednn=%d onednn_bf16=%d threads=%d\n", sift::worker::SgemmUsesOneDnn() ? 1 : 0,
+              sift::worker::GemmBf16Available() ? 1 : 0, threads);
   return 0;
 }

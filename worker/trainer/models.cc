@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include "worker/trainer/fused_linear.h"
 
 namespace sift::worker {
 namespace {
@@ -29,6 +28,7 @@ Mlp::Mlp(const HParams& hp, int64_t input_features) : dropout_(hp.dropout) {
     in = out;
   }
   head_ = register_module("head", torch::nn::Linear(in, kNumClasses));
+  bf16_weights_.resize(layers_.size() + 1);
 }
 
 torch::Tensor Mlp::forward(torch::Tensor x) {
@@ -38,6 +38,14 @@ torch::Tensor Mlp::forward(torch::Tensor x) {
   if (FusedLinearApplies(x, head_)) {
     for (auto& layer : layers_) x = Dropout(FusedLinear(x, layer, /*relu=*/true), dropout_);
     return FusedLinear(x, head_, /*relu=*/false);
+  }
+  // Under bf16 autocast, the same with bf16 products on oneDNN (AVX512-BF16): activations pass
+  // between layers in bf16, logits come out in fp32.
+  if (FusedLinearBf16Applies(x, head_)) {
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      x = Dropout(FusedLinearBf16(x, layers_[i], /*relu=*/true, bf16_weights_[i]), dropout_);
+    }
+    return FusedLinearBf16(x, head_, /*relu=*/false, bf16_weights_.back());
   }
   // In place: the linear layer's backward keeps its input and weight, not its output.
   for (auto& layer : layers_) x = Dropout(layer->forward(x).relu_(), dropout_);

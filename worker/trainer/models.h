@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "worker/hparams/hparams.h"
+#include "worker/trainer/fused_linear.h"
 
 namespace sift::worker {
 
@@ -37,6 +38,7 @@ class Mlp : public Net {
  private:
   std::vector<torch::nn::Linear> layers_;
   torch::nn::Linear head_{nullptr};
+  std::vector<Bf16Weight> bf16_weights_;  // per layer, head last: the bf16 path's copies
   double dropout_;
 };
 

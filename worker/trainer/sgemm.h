@@ -1,4 +1,5 @@
-// Row-major fp32 matrix product for the trainer's own layers (fused_linear.h).
+// Row-major matrix products for the trainer's own layers (fused_linear.h): fp32, and bf16 inputs
+// with fp32 results.
 #pragma once
 
 #include <torch/torch.h>
@@ -14,5 +15,15 @@ void Sgemm(bool trans_a, bool trans_b, const torch::Tensor& a, const torch::Tens
 
 // Whether Sgemm runs oneDNN (for the benchmark's and tests' logs).
 bool SgemmUsesOneDnn();
+
+// As Sgemm with a and b contiguous bfloat16 and c float: oneDNN's gemm_bf16bf16f32, which
+// accumulates in fp32. Only where GemmBf16Available().
+void GemmBf16(bool trans_a, bool trans_b, const torch::Tensor& a, const torch::Tensor& b,
+              torch::Tensor& c);
+
+// Whether GemmBf16 can run: oneDNN's bf16 gemm is loaded and the CPU has AVX512-BF16 (elsewhere
+// oneDNN converts to fp32 inside and bf16 gains nothing). SIFT_NO_ONEDNN_BF16=1 turns it off,
+// for A/B runs against the autocast layers.
+bool GemmBf16Available();
 
 }  // namespace sift::worker
