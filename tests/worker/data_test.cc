@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "tests/worker/test_util.h"
 #include "worker/trainer/idx_reader.h"
@@ -171,6 +173,24 @@ TEST(DataTest, BatchLoaderGathersInOrderFromAnyStart) {
   ASSERT_TRUE(loader.Next(&b));
   EXPECT_TRUE(torch::equal(b.labels, torch::tensor({5, 6}, torch::kInt64)));
   EXPECT_FALSE(loader.Next(&b));
+}
+
+// The consumer makes a batch itself when the producer has nothing queued or in hand; with uneven
+// consumer pauses both paths interleave, and the order must still be the epoch's.
+TEST(DataTest, BatchLoaderKeepsOrderWhenTheConsumerHelps) {
+  const int64_t n = 600;
+  Split s{torch::arange(n, torch::kFloat32).reshape({n, 1, 1, 1}), torch::arange(n, torch::kInt64)};
+  const std::vector<int64_t> order = EpochPermutation(n, /*seed=*/3, /*epoch=*/0);
+  for (int depth : {1, 2, 4}) {
+    BatchLoader loader(s, order, /*batch_size=*/2, /*first=*/0, /*pin_memory=*/false, depth);
+    std::vector<int64_t> seen;
+    Batch b;
+    for (int i = 0; loader.Next(&b); ++i) {
+      for (int64_t j = 0; j < b.labels.size(0); ++j) seen.push_back(b.labels[j].item<int64_t>());
+      if (i % 7 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50 * (i % 3)));
+    }
+    EXPECT_EQ(seen, order) << "depth " << depth;
+  }
 }
 
 TEST(DataTest, RealFashionMnistSlice) {

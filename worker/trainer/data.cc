@@ -263,11 +263,13 @@ void BatchLoader::Run() {
         cv_.wait(lock, [this] { return cancel_ || ready_.size() < depth_; });
         if (cancel_ || next_to_make_ >= num_batches_) break;
         index = next_to_make_++;
+        ++in_flight_;
       }
       Batch b = Assemble(index);
       {
         std::lock_guard<std::mutex> lock(mu_);
         ready_.push_back(std::move(b));
+        --in_flight_;
       }
       cv_.notify_all();
     }
@@ -292,6 +294,18 @@ bool BatchLoader::Next(Batch* out) {
     return true;
   }
   std::unique_lock<std::mutex> lock(mu_);
+  // Nothing queued and nothing being made: the producer has not been scheduled yet (a new
+  // epoch's thread, or both cores busy with compute threads). Make the next batch here rather
+  // than wait a scheduler time slice for it; order is kept since all earlier ones are consumed.
+  if (ready_.empty() && in_flight_ == 0 && next_to_make_ < num_batches_) {
+    const int64_t index = next_to_make_++;
+    lock.unlock();
+    *out = Assemble(index);
+    cv_.notify_all();
+    wait_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return true;
+  }
   cv_.wait(lock, [this] { return !ready_.empty() || done_; });
   wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!ready_.empty()) {

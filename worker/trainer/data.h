@@ -88,6 +88,7 @@ class BatchLoader {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Batch> ready_;
+  int in_flight_ = 0;    // batches the producer has claimed but not yet queued
   bool done_ = false;    // producer finished
   bool cancel_ = false;  // consumer going away
   std::exception_ptr error_;
