@@ -11,16 +11,9 @@ namespace sift::worker {
 namespace {
 
 TrainerOptions Bf16Mlp() {
-  TrainerOptions o;
-  o.hp.model = "mlp";
-  o.hp.hidden = 64;
-  o.hp.depth = 2;
-  o.hp.batch_size = 64;
-  o.hp.lr = 2e-3;
+  TrainerOptions o = testing::SmallMlp(/*seed=*/7);
   o.hp.precision = "bf16";
   o.hp.dropout = 0.2;  // dropout on bf16 activations, from the trainer's generator
-  o.max_epochs = 4;
-  o.seed = 7;
   return o;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "worker/trainer/data.h"
+#include "worker/trainer/trainer.h"
 
 namespace sift::worker::testing {
 
@@ -92,6 +93,19 @@ inline std::shared_ptr<const Datasets> SmallFashionMnist(int64_t train = 2048, i
   const char* build = std::getenv("SIFT_BUILD_DIR");
   spec.cache_dir = std::string(build ? build : "/tmp") + "/test-data-cache";
   return LoadDatasets(spec);
+}
+
+// The small MLP most trainer tests train: 784-64-32-10, batch 64, Adam at 2e-3, four epochs.
+inline TrainerOptions SmallMlp(uint64_t seed) {
+  TrainerOptions o;
+  o.hp.model = "mlp";
+  o.hp.hidden = 64;
+  o.hp.depth = 2;
+  o.hp.batch_size = 64;
+  o.hp.lr = 2e-3;
+  o.max_epochs = 4;
+  o.seed = seed;
+  return o;
 }
 
 }  // namespace sift::worker::testing

@@ -9,17 +9,7 @@ namespace {
 
 constexpr uint64_t kSeed = 42;
 
-TrainerOptions SmallMlp() {
-  TrainerOptions o;
-  o.hp.model = "mlp";
-  o.hp.hidden = 64;
-  o.hp.depth = 2;
-  o.hp.batch_size = 64;
-  o.hp.lr = 2e-3;
-  o.max_epochs = 4;
-  o.seed = kSeed;
-  return o;
-}
+TrainerOptions SmallMlp() { return testing::SmallMlp(kSeed); }
 
 TrainerOptions SmallCnn() {
   TrainerOptions o = SmallMlp();
