@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "worker/trainer/sgemm.h"
+#include "worker/trainer/vector_loop.h"
 
 namespace sift::worker {
 namespace {
@@ -17,17 +18,6 @@ using torch::autograd::variable_list;
 
 // Elements per thread below which a pass is not split (an OpenMP fork costs a few microseconds).
 constexpr int64_t kGrainElements = 16384;
-
-// Runs f(i) for i in [0, n) in fixed blocks of 16, which GCC vectorizes at -O2 (its cheap cost
-// model only takes loops whose trip count the vector width divides), then a scalar tail.
-template <typename F>
-__attribute__((always_inline)) inline void ForEach(int64_t n, F f) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    for (int64_t j = 0; j < 16; ++j) f(i + j);
-  }
-  for (; i < n; ++i) f(i);
-}
 
 // out[r, :] = out[r, :] + bias, then max(., 0) if kRelu, for rows [r0, r1) of a [rows, n] matrix.
 // ReLU keeps NaN as torch's does.

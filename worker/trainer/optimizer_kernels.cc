@@ -2,22 +2,10 @@
 
 #include <cmath>
 
+#include "worker/trainer/vector_loop.h"
+
 namespace sift::worker {
 namespace {
-
-// Runs f(i) for i in [0, n): fixed blocks of 16 that GCC vectorizes at -O2 (its cheap cost model
-// only takes loops whose trip count the vector width divides), then a scalar tail. The clones
-// pick 512-bit vectors on CPUs that have them; the results are the same bits either way.
-constexpr int64_t kBlock = 16;
-
-template <typename F>
-__attribute__((always_inline)) inline void ForEach(int64_t n, F f) {
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    for (int64_t j = 0; j < kBlock; ++j) f(i + j);
-  }
-  for (; i < n; ++i) f(i);
-}
 
 // Each line is one torch op: add_(grad, alpha) is a + alpha * b, addcmul_ is a + (value * b) * c,
 // addcdiv_ is a + (value * b) / c.
