@@ -3,9 +3,9 @@
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 
-#include <cstring>
 #include <type_traits>
 
+#include "worker/trainer/bf16_bits.h"
 #include "worker/trainer/sgemm.h"
 #include "worker/trainer/vector_loop.h"
 
@@ -15,9 +15,6 @@ namespace {
 using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// Elements per thread below which a pass is not split (an OpenMP fork costs a few microseconds).
-constexpr int64_t kGrainElements = 16384;
 
 // out[r, :] = out[r, :] + bias, then max(., 0) if kRelu, for rows [r0, r1) of a [rows, n] matrix.
 // ReLU keeps NaN as torch's does.
@@ -32,28 +29,6 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void AddBias(
     });
   }
 }
-
-// bf16 as its 16 bits. Float to bf16 rounds to nearest even, NaN to a quiet NaN, as
-// c10::BFloat16 does; written without branches so the loops around it vectorize.
-__attribute__((always_inline)) inline uint16_t ToBf16Bits(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof u);
-  const auto rounded = static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-  return v != v ? uint16_t{0x7FC0} : rounded;
-}
-
-__attribute__((always_inline)) inline float FromBf16Bits(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float v;
-  std::memcpy(&v, &u, sizeof v);
-  return v;
-}
-
-// An element of a float or bf16 array, as float; and back.
-__attribute__((always_inline)) inline float Load(float v) { return v; }
-__attribute__((always_inline)) inline float Load(uint16_t b) { return FromBf16Bits(b); }
-__attribute__((always_inline)) inline void Store(float& to, float v) { to = v; }
-__attribute__((always_inline)) inline void Store(uint16_t& to, float v) { to = ToBf16Bits(v); }
 
 // For columns [c0, c1) of [rows, n] matrices: masked = grad where out > 0, else 0, as
 // threshold_backward (kMask), or grad itself; bias_grad[c] = the column's sum in row order, so

@@ -10,6 +10,10 @@ namespace sift::worker {
 // as target clones get 512-bit vectors on CPUs that have them; the results are the same bits.
 inline constexpr int64_t kVectorBlock = 16;
 
+// Elements per thread below which a pass is not split over threads (an OpenMP fork costs a few
+// microseconds).
+inline constexpr int64_t kGrainElements = 16384;
+
 template <typename F>
 __attribute__((always_inline)) inline void ForEach(int64_t n, F f) {
   int64_t i = 0;
