@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "worker/trainer/norm_pool_relu.h"
+
 
 namespace sift::worker {
 namespace {
@@ -89,14 +91,19 @@ void Cnn::load(torch::serialize::InputArchive& archive) {
 
 torch::Tensor Cnn::forward(torch::Tensor x) {
   for (size_t i = 0; i < convs_.size(); ++i) {
-    x = norms_[i]->forward(convs_[i]->forward(x));
+    x = convs_[i]->forward(x);
+    if (NormPoolReluApplies(x, norms_[i])) {
+      x = NormPoolRelu(x, norms_[i], /*pool=*/x.size(-1) >= kMinPoolSize);
+      continue;
+    }
+    x = norms_[i]->forward(x);
     // Pool, then ReLU: max and ReLU commute (both monotone; the pool's argmax is the same
     // element and ReLU zeroes the same gradients), and ReLU then touches a quarter of the
     // elements. In place: the pool's backward keeps its input and indices, not its output.
     if (x.size(-1) >= kMinPoolSize) x = torch::max_pool2d(x, /*kernel_size=*/2);
     x = x.relu_();
   }
-  x = x.mean(/*dim=*/{2, 3});
+  x = GlobalMeanApplies(x) ? GlobalMean(x) : x.mean(/*dim=*/{2, 3});
   return head_->forward(Dropout(x, dropout_));
 }
 
