@@ -10,10 +10,10 @@
 namespace sift::worker::avx512 {
 namespace {
 
-// The pooled lines, 16 channels per vector, the last block masked; full blocks load and store
-// unmasked. GCC's vectorization of the portable loops turns the window's masks into bit juggling:
-// cnn_block_bench, fused forward + backward, portable 7.7-8.5 ms fp32 and 33 ms bf16, these
-// 4.3-4.5 ms and 2.6 ms (LibTorch's three ops: 11.5 and 10 ms).
+// The pooled lines, 16 channels per vector, the last block masked. GCC's vectorization of the
+// portable loops turns the window's masks into bit juggling: cnn_block_bench, fused forward +
+// backward, portable 7.7-8.5 ms fp32 and 33 ms bf16, these 4.3-4.5 ms and 2.6 ms (LibTorch's
+// three ops: 11.5 and 10 ms).
 
 // GCC 12 reports the masked intrinsics' internal _mm512_undefined_*() as maybe-uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -22,8 +22,8 @@ namespace {
   __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline
 #define SIFT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
-// Full blocks load and store unmasked: masked stores are slow on AMD's Zen (the fp32 block ran
-// 8.1 ms with masks on every access, the portable loops 7.7 ms).
+// Full blocks load and store unmasked: masked accesses are slow on AMD's Zen (cnn_block_bench
+// fp32: 8.1 ms with masks on every access, 4.3 ms without).
 constexpr __mmask16 kAllLanes = 0xFFFF;
 
 SIFT_AVX512_INLINE __m512 LoadV(const float* p, __mmask16 k) {
