@@ -2,18 +2,19 @@
 // plain layers (linear, then ReLU in place) against FusedLinear (worker/trainer/fused_linear.h),
 // in fp32 and under bf16 autocast (FusedLinearBf16 where GemmBf16Available()), interleaved in
 // one process so all see the same machine load. Prints the best and median milliseconds per
-// step of each. SIFT_NO_ONEDNN_SGEMM=1 makes FusedLinear's fp32 products run at::mm (OpenBLAS)
-// instead of oneDNN.
+// step of each, and of the fused layers' eight products alone (gemms_fp32, gemms_bf16).
+// SIFT_NO_ONEDNN_SGEMM=1 makes FusedLinear's fp32 products run at::mm (OpenBLAS) instead of
+// oneDNN.
 //
 //   mlp_layers_bench [--rounds=200] [--threads=2]
+#include <ATen/autocast_mode.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#include <ATen/autocast_mode.h>
 
 #include "worker/trainer/fused_linear.h"
 #include "worker/trainer/sgemm.h"
@@ -68,25 +69,31 @@ torch::Tensor FusedBf16(Mlp& m, torch::Tensor x) {
   return FusedLinearBf16(x, m.layers[2], /*relu=*/false, m.bf16[2]);
 }
 
-// Only FusedBf16's eight products, on operands made once: the rest of its time is elementwise
-// passes, autograd and the loss.
-torch::Tensor GemmsBf16(Mlp& m, torch::Tensor x) {
+// Only the fused layers' eight products, on operands made once: bf16 through GemmBf16 (as
+// FusedBf16), fp32 through Sgemm (as Fused). The rest of those rows' time is elementwise passes,
+// autograd and the loss.
+template <bool kBf16>
+torch::Tensor Gemms(Mlp& m, torch::Tensor x) {
   static std::vector<torch::Tensor> ops;
-  if (!sift::worker::GemmBf16Available()) return torch::zeros({x.size(0), 10}, x.options());
+  if (kBf16 && !sift::worker::GemmBf16Available()) {
+    return torch::zeros({x.size(0), 10}, x.options());
+  }
+  const auto operand = [](const torch::Tensor& t) { return kBf16 ? t.to(torch::kBFloat16) : t; };
   if (ops.empty()) {
     for (int64_t width : {784, 512, 256, 10}) {
-      ops.push_back(torch::randn({x.size(0), width}).to(torch::kBFloat16));  // activations
-      ops.push_back(torch::empty({x.size(0), width}));                       // fp32 results
+      ops.push_back(operand(torch::randn({x.size(0), width})));  // activations
+      ops.push_back(torch::empty({x.size(0), width}));           // fp32 results
     }
-    for (auto& l : m.layers) ops.push_back(l->weight.detach().to(torch::kBFloat16));
+    for (auto& l : m.layers) ops.push_back(operand(l->weight.detach().clone()));
     for (auto& l : m.layers) ops.push_back(torch::empty_like(l->weight));
   }
+  const auto gemm = kBf16 ? sift::worker::GemmBf16 : sift::worker::Sgemm;
   for (int i = 0; i < 3; ++i) {
     const auto &in = ops[2 * i], &w = ops[8 + i];
     auto &out = ops[2 * i + 3], &grad_w = ops[11 + i];
-    sift::worker::GemmBf16(false, true, in, w, out);
-    if (i > 0) sift::worker::GemmBf16(false, false, ops[2 * i + 2], w, ops[2 * i + 1]);
-    sift::worker::GemmBf16(true, false, ops[2 * i + 2], in, grad_w);
+    gemm(false, true, in, w, out);
+    if (i > 0) gemm(false, false, ops[2 * i + 2], w, ops[2 * i + 1]);
+    gemm(true, false, ops[2 * i + 2], in, grad_w);
   }
   return torch::zeros({x.size(0), 10}, x.options()).requires_grad_(true);
 }
@@ -105,8 +112,8 @@ int main(int argc, char** argv) {
   const auto x = torch::randn({256, 784});
   const auto y = torch::randint(10, {256});
   using Forward = torch::Tensor (*)(Mlp&, torch::Tensor);
-  constexpr int kImpls = 5;
-  const Forward impls[kImpls] = {Plain, Fused, PlainBf16, FusedBf16, GemmsBf16};
+  constexpr int kImpls = 6;
+  const Forward impls[kImpls] = {Plain, Fused, PlainBf16, FusedBf16, Gemms<false>, Gemms<true>};
   std::vector<double> ms[kImpls];
   for (int r = 0; r < rounds + 10; ++r) {
     for (int k = 0; k < kImpls; ++k) {
@@ -121,8 +128,8 @@ int main(int argc, char** argv) {
       if (r >= 10) ms[k].push_back(took.count());  // the first rounds warm up
     }
   }
-  const char* names[kImpls] = {"plain", "fused", "plain_bf16", "fused_bf16",
-                                "gemms_bf16"};
+  const char* names[kImpls] = {"plain",      "fused",      "plain_bf16",
+                               "fused_bf16", "gemms_fp32", "gemms_bf16"};
   for (int k = 0; k < kImpls; ++k) {
     std::sort(ms[k].begin(), ms[k].end());
     std::printf("%s best_ms=%.3f median_ms=%.3f ", names[k], ms[k].front(),
