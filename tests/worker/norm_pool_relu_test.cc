@@ -112,8 +112,8 @@ TEST(NormPoolReluTest, MatchesBatchNormMaxPoolReluInFp32) {
 // bf16 inputs, output and input gradient (the statistics, parameters and their gradients in fp32)
 // against fp32 math on the same bf16 inputs: the output and input gradient are rounded to bf16
 // (2^-9 relative), and a rounded output can tie two window elements the reference tells apart.
-// Largest gap measured 0.71% of the tensor's largest magnitude (input gradient, one image); the
-// bound, 2%, leaves 2.8x room (dropping the batch term above: 4.7%).
+// Largest gap measured 0.71% of the tensor's largest magnitude (input gradient); the bound,
+// 2%, leaves 2.8x room (dropping the batch term above: 4.7%).
 TEST(NormPoolReluTest, MatchesFp32MathInBf16) {
   for (const Case& c : Cases()) {
     SCOPED_TRACE(c.name);
