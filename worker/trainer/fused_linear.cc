@@ -3,10 +3,9 @@
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 
-#include <type_traits>
-
 #include "worker/trainer/bf16_bits.h"
 #include "worker/trainer/sgemm.h"
+#include "worker/trainer/tensor_data.h"
 #include "worker/trainer/vector_loop.h"
 
 namespace sift::worker {
@@ -75,26 +74,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void AddBiasToBf16(
   }
 }
 
-// Items per thread for at::parallel_for when each item is `per_item` elements.
-int64_t Grain(int64_t per_item) { return std::max<int64_t>(1, kGrainElements / per_item); }
-
-uint16_t* Bits(const Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
-
-// A float tensor's data, or a bfloat16 tensor's as bits.
-template <typename T>
-T* Data(const Tensor& t) {
-  if constexpr (std::is_same_v<T, float>) {
-    return t.data_ptr<float>();
-  } else {
-    return Bits(t);
-  }
-}
-
 // A contiguous float tensor's bf16 copy.
 Tensor ToBf16(const Tensor& t) {
   Tensor out = torch::empty(t.sizes(), t.options().dtype(torch::kBFloat16));
   const float* in = t.data_ptr<float>();
-  uint16_t* o = Bits(out);
+  uint16_t* o = Bf16Bits(out);
   at::parallel_for(0, t.numel(), kGrainElements,
                    [&](int64_t i0, int64_t i1) { CastToBf16(in + i0, o + i0, i1 - i0); });
   return out;
@@ -116,8 +100,8 @@ variable_list LinearBackward(AutogradContext* ctx, const Tensor& grad_any, Gemm 
   const auto fp32 = in.options().dtype(torch::kFloat32);
   Tensor masked = torch::empty({rows, n}, in.options());
   Tensor bias_grad = torch::empty({n}, fp32);
-  const Act* o = out.defined() ? Data<Act>(out) : nullptr;
-  Act* mp = Data<Act>(masked);
+  const Act* o = out.defined() ? KernelData<Act>(out) : nullptr;
+  Act* mp = KernelData<Act>(masked);
   float* bp = bias_grad.data_ptr<float>();
   const auto mask_and_sum = [&](const auto* g) {
     at::parallel_for(0, n, Grain(rows), [&](int64_t c0, int64_t c1) {
@@ -126,7 +110,7 @@ variable_list LinearBackward(AutogradContext* ctx, const Tensor& grad_any, Gemm 
     });
   };
   if (grad.scalar_type() == torch::kBFloat16) {
-    mask_and_sum(Bits(grad));
+    mask_and_sum(Bf16Bits(grad));
   } else {
     mask_and_sum(grad.data_ptr<float>());
   }
@@ -184,7 +168,7 @@ struct Bf16LinearFunction : torch::autograd::Function<Bf16LinearFunction> {
     if (relu) {
       out = torch::empty({rows, n}, in.options());
       const float* a = acc.data_ptr<float>();
-      uint16_t* o = Bits(out);
+      uint16_t* o = Bf16Bits(out);
       at::parallel_for(0, rows, Grain(n),
                        [&](int64_t r0, int64_t r1) { AddBiasToBf16<true>(a, bp, o, r0, r1, n); });
     } else {

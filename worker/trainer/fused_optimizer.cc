@@ -7,12 +7,14 @@
 #include <string>
 
 #include "worker/trainer/optimizer_kernels.h"
+#include "worker/trainer/vector_loop.h"
 
 namespace sift::worker {
 namespace {
 
-// Elements per thread chunk: below this a parameter is updated on one thread (a bias, a norm).
-constexpr int64_t kGrain = 1 << 14;
+// Elements per thread chunk (vector_loop.h): below it a parameter is updated on one thread (a
+// bias, a norm).
+constexpr int64_t kGrain = kGrainElements;
 constexpr int64_t kFormatVersion = 1;
 
 // The kernels walk raw memory, so the gradient must be laid out as the parameter is. Autograd's

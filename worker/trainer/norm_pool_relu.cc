@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <type_traits>
 #include <vector>
 
 #include "worker/trainer/bf16_bits.h"
 #include "worker/trainer/norm_pool_kernels.h"
+#include "worker/trainer/tensor_data.h"
 #include "worker/trainer/vector_loop.h"
 
 namespace sift::worker {
@@ -29,15 +29,6 @@ struct Coeffs {
     return {scale.data(), shift.data(), mean.data(), k_dy.data(), k_x.data(), k_0.data()};
   }
 };
-
-template <typename T>
-T* Data(const Tensor& t) {
-  if constexpr (std::is_same_v<T, float>) {
-    return t.data_ptr<float>();
-  } else {
-    return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>());
-  }
-}
 
 // Runs f(T{}) with T = float or uint16_t (bf16 bits) for x's dtype.
 template <typename F>
@@ -119,18 +110,13 @@ NhwcShape ShapeOf(const Tensor& x, bool pool) {
   return s;
 }
 
-// Items per parallel_for chunk, so each thread gets at least kGrainElements elements.
-int64_t Grain(int64_t per_item) {
-  return std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, per_item));
-}
-
 // Lines per chunk: a line reads one or two input rows.
 int64_t LineGrain(const NhwcShape& s) { return Grain((s.pool ? 2 : 1) * s.w * s.c); }
 
 template <typename T>
 void Forward(const Tensor& x, const Tensor& out, const Coeffs& k, const NhwcShape& s) {
-  const T* xp = Data<T>(x);
-  T* op = Data<T>(out);
+  const T* xp = KernelData<T>(x);
+  T* op = KernelData<T>(out);
   const NormCoeffs view = k.View();
   at::parallel_for(0, s.Lines(), LineGrain(s), [&](int64_t l0, int64_t l1) {
     for (int64_t l = l0; l < l1; ++l) ForwardLine(xp, op, view, s, l);
@@ -141,8 +127,8 @@ void Forward(const Tensor& x, const Tensor& out, const Coeffs& k, const NhwcShap
 template <typename T>
 void GradSums(const Tensor& x, const Tensor& dout, const Coeffs& k, const NhwcShape& s,
               std::vector<double>& dsum, std::vector<double>& dxsum) {
-  const T* xp = Data<T>(x);
-  const T* dp = Data<T>(dout);
+  const T* xp = KernelData<T>(x);
+  const T* dp = KernelData<T>(dout);
   const NormCoeffs view = k.View();
   const int64_t c = s.c, chunks = Chunks(s.Lines());
   std::vector<double> sums(2 * c * chunks, 0.0);
@@ -168,9 +154,9 @@ void GradSums(const Tensor& x, const Tensor& dout, const Coeffs& k, const NhwcSh
 template <typename T>
 void InputGradient(const Tensor& x, const Tensor& dout, const Tensor& dx, const Coeffs& k,
                    const NhwcShape& s) {
-  const T* xp = Data<T>(x);
-  const T* dp = Data<T>(dout);
-  T* gp = Data<T>(dx);
+  const T* xp = KernelData<T>(x);
+  const T* dp = KernelData<T>(dout);
+  T* gp = KernelData<T>(dx);
   const NormCoeffs view = k.View();
   // The lines, then (odd height, pooling) each image's last row, which no window covers.
   const int64_t uncovered = s.pool && s.h % 2 != 0 ? s.n : 0;
@@ -201,7 +187,7 @@ struct NormPoolReluFunction : torch::autograd::Function<NormPoolReluFunction> {
     std::vector<float> mean(s.c), invstd(s.c);
     if (training) {
       std::vector<double> m, v;
-      ForDtype(x, [&](auto t) { BatchStats(Data<decltype(t)>(x), s, m, v); });
+      ForDtype(x, [&](auto t) { BatchStats(KernelData<decltype(t)>(x), s, m, v); });
       const double count = static_cast<double>(s.Count());
       batches_tracked.add_(1);
       const double factor =
@@ -282,8 +268,8 @@ struct GlobalMeanFunction : torch::autograd::Function<GlobalMeanFunction> {
     Tensor out = torch::empty({n, c}, x.options());
     ForDtype(x, [&](auto t) {
       using T = decltype(t);
-      const T* xp = Data<T>(x);
-      T* op = Data<T>(out);
+      const T* xp = KernelData<T>(x);
+      T* op = KernelData<T>(out);
       at::parallel_for(0, n, Grain(pixels * c), [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
           ImageMean(xp + i * pixels * c, op + i * c, pixels, c);
@@ -303,8 +289,8 @@ struct GlobalMeanFunction : torch::autograd::Function<GlobalMeanFunction> {
         torch::empty({n, c, h, w}, dout.options().memory_format(at::MemoryFormat::ChannelsLast));
     ForDtype(dout, [&](auto t) {
       using T = decltype(t);
-      const T* dp = Data<T>(dout);
-      T* gp = Data<T>(dx);
+      const T* dp = KernelData<T>(dout);
+      T* gp = KernelData<T>(dx);
       at::parallel_for(0, n, Grain(h * w * c), [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
           ImageMeanGrad(dp + i * c, gp + i * h * w * c, h * w, c);

@@ -1,6 +1,7 @@
 // The loop shape the trainer's hand-written kernels share. Torch-free.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace sift::worker {
@@ -13,6 +14,11 @@ inline constexpr int64_t kVectorBlock = 16;
 // Elements per thread below which a pass is not split over threads (an OpenMP fork costs a few
 // microseconds).
 inline constexpr int64_t kGrainElements = 16384;
+
+// Items per at::parallel_for chunk when each item is `per_item` elements.
+inline int64_t Grain(int64_t per_item) {
+  return std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, per_item));
+}
 
 template <typename F>
 __attribute__((always_inline)) inline void ForEach(int64_t n, F f) {
