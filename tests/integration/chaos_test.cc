@@ -58,7 +58,10 @@ struct Outcome {
   int64_t duplicate_reports = 0, unfinished = 0;
   int64_t preemptions = 0, expirations = 0, resumes = 0;
   int64_t retrained = 0;  // epochs reported before a VM was lost, retrained from an older checkpoint
-  double dollars = 0, wasted = 0, max_wasted_seconds = 0, max_epoch_seconds = 0;
+  double dollars = 0, wasted = 0, max_epoch_seconds = 0;
+  // Over interrupted leases: the work lost, less the data load a fresh VM does in its first lease.
+  double max_wasted_seconds = 0;
+  double outage_seconds = 0;    // from the coordinator's kill -9 to its restart listening
   double study_dollars = 0, trial_dollars = 0;
 };
 
@@ -98,10 +101,13 @@ class Cluster {
         vm_killed = true;
       }
       if (chaos_ && !coordinator_killed && study.trials_finished() >= 3) {
+        const auto killed_at = std::chrono::steady_clock::now();
         coordinator_->Signal(SIGKILL);  // kill -9, mid-study
         coordinator_->Wait(10);
         std::this_thread::sleep_for(std::chrono::milliseconds(700));
         StartCoordinator();
+        outage_seconds_ =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
         coordinator_killed = true;
         continue;
       }
@@ -109,6 +115,7 @@ class Cluster {
     }
     EXPECT_TRUE(!chaos_ || coordinator_killed);
     Outcome o = Collect();
+    o.outage_seconds = outage_seconds_;
     for (auto& w : workers_) w->Signal(SIGTERM);
     coordinator_->Signal(SIGTERM);
     coordinator_->Wait(20);
@@ -165,10 +172,18 @@ class Cluster {
     for (const auto& t : trials.trials()) o.trial_dollars += t.cost_dollars();
     if (study.has_best()) o.best = study.best_trial_number();
 
+    std::map<std::string, double> load_seconds;  // worker id -> its one data load
     for (int i = 0; i < worker_starts_; ++i) {
       std::ifstream log(dir_ + "/worker-" + std::to_string(i) + ".log");
+      std::string id;
       for (std::string line; std::getline(log, line);) {
         o.retrained += line.find("retrained epoch") != std::string::npos;
+        if (const auto at = line.find("registered as "); at != std::string::npos) {
+          id = line.substr(at + 14, line.find(' ', at + 14) - at - 14);
+        }
+        if (const auto at = line.find(" loaded in "); at != std::string::npos) {
+          load_seconds[id] = std::stod(line.substr(at + 11));
+        }
       }
     }
     // What the database holds.
@@ -195,13 +210,16 @@ class Cluster {
     }
     SQLite::Statement g(db,
                         "SELECT end_reason, wasted_seconds, (end - start) * price_per_hour / 3600,"
-                        " wasted_seconds * price_per_hour / 3600, start_epoch FROM segments");
+                        " wasted_seconds * price_per_hour / 3600, start_epoch, worker_id, start ="
+                        " (SELECT MIN(start) FROM segments f WHERE f.worker_id = s.worker_id)"
+                        " FROM segments s");
     while (g.executeStep()) {
       const std::string why = g.getColumn(0).getString();
       o.preemptions += why == "preempted";
       o.expirations += why == "expired";
       o.resumes += g.getColumn(4).getInt64() > 0;
-      o.max_wasted_seconds = std::max(o.max_wasted_seconds, g.getColumn(1).getDouble());
+      const double load = g.getColumn(6).getInt() ? load_seconds[g.getColumn(5).getString()] : 0;
+      o.max_wasted_seconds = std::max(o.max_wasted_seconds, g.getColumn(1).getDouble() - load);
       o.dollars += g.getColumn(2).getDouble();
       o.wasted += g.getColumn(3).getDouble();
     }
@@ -212,6 +230,7 @@ class Cluster {
   bool chaos_;
   int port_;
   int coordinator_starts_ = 0, worker_starts_ = 0;
+  double outage_seconds_ = 0;
   std::unique_ptr<Process> coordinator_;
   std::vector<std::unique_ptr<Process>> workers_;
 };
@@ -223,11 +242,12 @@ TEST(Chaos, PreemptionsAndACoordinatorCrashChangeNothingButTheBill) {
   std::printf(
       "chaos summary: %lld preemptions with notice, %lld lost leases (SIGKILL), %lld resumes, "
       "%lld epochs retrained silently, 1 coordinator kill -9; $%.8f total, $%.8f wasted "
-      "(%.1f%%); fault-free run $%.8f\n",
+      "(%.1f%%); fault-free run $%.8f; worst interruption lost %.2f s beyond its data load\n",
       static_cast<long long>(chaos.preemptions), static_cast<long long>(chaos.expirations),
       static_cast<long long>(chaos.resumes), static_cast<long long>(chaos.retrained),
       chaos.dollars, chaos.wasted,
-      chaos.dollars > 0 ? 100 * chaos.wasted / chaos.dollars : 0.0, calm.dollars);
+      chaos.dollars > 0 ? 100 * chaos.wasted / chaos.dollars : 0.0, calm.dollars,
+      chaos.max_wasted_seconds);
 
   ASSERT_EQ(calm.params.size(), 12u);
   EXPECT_EQ(calm.unfinished, 0);
@@ -241,9 +261,15 @@ TEST(Chaos, PreemptionsAndACoordinatorCrashChangeNothingButTheBill) {
   EXPECT_EQ(chaos.best, calm.best);
   // No report lost or applied twice.
   EXPECT_EQ(chaos.duplicate_reports, 0);
-  // Wasted work per interruption is at most one checkpoint interval (two epochs here), plus the
-  // heartbeat period by which a silent VM's last sign of life can trail its death (tolerance).
-  EXPECT_LE(chaos.max_wasted_seconds, 2 * chaos.max_epoch_seconds + 1.0);
+  // Wasted work per interruption, less a fresh VM's data load in its first lease (3-5 s when
+  // three start at once on two cores), is at most one checkpoint interval (two epochs here),
+  // plus how long a silent VM's last sign of life can trail its death: a heartbeat period
+  // (tolerance 1 s), or the coordinator's outage for a VM lost while it was down, as the
+  // restarted coordinator bills open leases up to its restart.
+  EXPECT_LE(chaos.max_wasted_seconds,
+            2 * chaos.max_epoch_seconds + std::max(1.0, chaos.outage_seconds + 0.5))
+      << "epoch " << chaos.max_epoch_seconds << " s, coordinator outage " << chaos.outage_seconds
+      << " s";
   // The ledger balances: segments, trials and the study agree.
   EXPECT_NEAR(chaos.trial_dollars, chaos.study_dollars, 1e-9);
   EXPECT_NEAR(chaos.dollars, chaos.study_dollars, 1e-9);
