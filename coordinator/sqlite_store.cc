@@ -9,7 +9,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS studies(
@@ -113,14 +113,30 @@ class SqliteStore : public Store {
                                ")");
     }
     SQLite::Transaction tx(db_);
-    if (version == 1) {
+    if (version == 1 && AddColumn("reports", "checkpoint", "TEXT NOT NULL DEFAULT ''")) {
       // Version 1 checkpointed every reported epoch, under the epoch's checkpoint name.
-      db_.exec("ALTER TABLE reports ADD COLUMN checkpoint TEXT NOT NULL DEFAULT ''");
       db_.exec("UPDATE reports SET checkpoint = 'trial-' || number || '-e' || epoch || '.ckpt'");
+    }
+    if (version >= 1 && version <= 2) {
+      // The first version 1 had no preemption columns, and versions 1 and 2 both claimed the
+      // schema without and with them; a segment without them had no notice and no waste.
+      AddColumn("segments", "checkpoint", "TEXT NOT NULL DEFAULT ''");
+      AddColumn("segments", "wasted_seconds", "REAL NOT NULL DEFAULT 0");
     }
     db_.exec(kSchema);
     db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();
+  }
+
+  // Adds `column` to `table` if the table is there without it; says whether it added it.
+  bool AddColumn(const std::string& table, const std::string& column, const std::string& decl) {
+    if (!db_.tableExists(table)) return false;  // kSchema creates it whole
+    SQLite::Statement q(db_, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+    q.bind(1, table);
+    q.bind(2, column);
+    if (q.executeStep()) return false;
+    db_.exec("ALTER TABLE " + table + " ADD COLUMN " + column + " " + decl);
+    return true;
   }
 
   void Atomically(const std::function<void()>& fn) override {

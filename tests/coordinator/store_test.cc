@@ -132,6 +132,44 @@ TEST(SqliteStore, UpgradesAVersion1DatabaseKeepingItsResumePoints) {
   std::filesystem::remove(path);
 }
 
+// The first version 1 (before spot notices) had segments without a checkpoint or waste; the
+// version-2 databases opened from it kept that shape. Both open, keep their ledger, and take
+// preemptions afterwards.
+TEST(SqliteStore, UpgradesSegmentsThatPredateSpotNotices) {
+  for (const int version : {1, 2}) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("sift-store-old-" + std::to_string(getpid()) + ".db");
+    std::filesystem::remove(path);
+    {
+      SQLite::Database db(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+      db.exec(
+          "CREATE TABLE segments(lease_id TEXT PRIMARY KEY, worker_id TEXT NOT NULL,"
+          " study_id INTEGER NOT NULL, number INTEGER NOT NULL, start REAL NOT NULL, end REAL,"
+          " price_per_hour REAL NOT NULL, market TEXT NOT NULL,"
+          " end_reason TEXT NOT NULL DEFAULT '', start_epoch INTEGER NOT NULL DEFAULT 0);"
+          "INSERT INTO segments VALUES('L-1', 'w-1', 1, 0, 100, 160, 0.036, 'spot', 'expired', 0);"
+          "INSERT INTO segments VALUES('L-2', 'w-2', 1, 1, 110, NULL, 0.036, 'spot', '', 0);"
+          "PRAGMA user_version=" +
+          std::to_string(version) + ";");
+    }
+    auto store = OpenSqliteStore(path.string());
+    auto segments = store->ListSegments(1);
+    ASSERT_EQ(segments.size(), 2u) << "version " << version;
+    EXPECT_DOUBLE_EQ(*segments[0].end, 160);
+    EXPECT_EQ(segments[0].wasted_seconds, 0);
+    EXPECT_EQ(segments[0].checkpoint, "");
+    EXPECT_FALSE(segments[1].end);
+    store->CloseSegment("L-2", 130, "preempted", "trial-1-e3.ckpt", 4.5);
+    segments = store->ListSegments(1);
+    EXPECT_EQ(segments[1].checkpoint, "trial-1-e3.ckpt");
+    EXPECT_DOUBLE_EQ(segments[1].wasted_seconds, 4.5);
+    store.reset();
+    SQLite::Database db(path.string());
+    EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 3);
+    std::filesystem::remove(path);
+  }
+}
+
 TEST(SqliteStore, UnopenablePathNamesTheFile) {
   try {
     OpenSqliteStore("/nonexistent-dir/x/sift.db");
