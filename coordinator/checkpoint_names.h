@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <optional>
 #include <string>
 
 namespace sift::coordinator {
@@ -27,6 +29,30 @@ inline bool IsCheckpointNameOf(const std::string& name, int64_t trial) {
     if (!ok) return false;
   }
   return name.find("..") == std::string::npos;
+}
+
+// Where a checkpoint stands in its trial's training: epochs done, then optimizer steps into the
+// next epoch (0 for an epoch's own checkpoint). Later positions compare greater.
+struct CheckpointPosition {
+  int64_t trial = 0, epoch = 0, step = 0;
+  bool operator<(const CheckpointPosition& o) const {
+    return epoch < o.epoch || (epoch == o.epoch && step < o.step);
+  }
+};
+
+// Reads a name written by EpochCheckpointName or PreemptCheckpointName; nullopt for any other.
+inline std::optional<CheckpointPosition> ParseCheckpointName(const std::string& name) {
+  long long trial = -1, epoch = -1, step = -1;
+  std::string canonical;
+  if (std::sscanf(name.c_str(), "trial-%lld-e%lld-s%lld", &trial, &epoch, &step) == 3) {
+    canonical = PreemptCheckpointName(trial, epoch, step);
+  } else if (std::sscanf(name.c_str(), "trial-%lld-e%lld", &trial, &epoch) == 2) {
+    step = 0;
+    canonical = EpochCheckpointName(trial, epoch);
+  }
+  // Only the exact spelling the writers use: no signs, spaces, leading zeros or trailing text.
+  if (canonical != name || trial < 0 || epoch < 0 || step < 0) return std::nullopt;
+  return CheckpointPosition{trial, epoch, step};
 }
 
 }  // namespace sift::coordinator

@@ -99,4 +99,30 @@ Status ReadCheckpointChunks(
   return Status::Ok();
 }
 
+std::vector<std::string> ListCheckpointFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) out.push_back(it->path().filename().string());
+  }
+  return out;
+}
+
+int64_t DeleteCheckpointFiles(const std::string& dir, const std::vector<std::string>& names,
+                              std::vector<std::string>* problems) {
+  int64_t freed = 0;
+  for (const auto& name : names) {
+    const std::filesystem::path path = std::filesystem::path(dir) / name;
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) continue;  // already gone
+    if (!std::filesystem::remove(path, ec) || ec) {
+      problems->push_back(path.string() + ": " + ec.message());
+      continue;
+    }
+    freed += static_cast<int64_t>(size);
+  }
+  return freed;
+}
+
 }  // namespace sift::coordinator

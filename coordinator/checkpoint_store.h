@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "coordinator/status.h"
 
@@ -37,5 +38,13 @@ class CheckpointUpload {
 Status ReadCheckpointChunks(
     const std::string& path, size_t chunk_bytes,
     const std::function<bool(int64_t, const std::string&, bool, uint32_t)>& emit);
+
+// The file names in `dir`; none when it does not exist yet.
+std::vector<std::string> ListCheckpointFiles(const std::string& dir);
+
+// Deletes `names` from `dir`; returns the bytes freed. A file that cannot go is named in
+// `problems` and left; a missing one is skipped.
+int64_t DeleteCheckpointFiles(const std::string& dir, const std::vector<std::string>& names,
+                              std::vector<std::string>* problems);
 
 }  // namespace sift::coordinator

@@ -54,6 +54,7 @@ TrialSummary FromProto(const v1::Trial& t) {
   out.seconds = t.wall_seconds();
   if (t.has_objective()) out.objective = t.objective();
   out.epochs = t.epochs();
+  out.checkpoint = t.checkpoint();
   for (const auto& r : t.reports()) {
     ReportRecord rec;
     rec.epoch = r.epoch();

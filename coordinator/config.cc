@@ -453,6 +453,7 @@ void ParseCheckpoint(MapReader& top, Diagnostics* d, CheckpointConfig* c) {
   if (r.Int("every_epochs", &c->every_epochs)) {
     AtLeast(d, "checkpoint.every_epochs", c->every_epochs, 1);
   }
+  r.Enum("keep", {"all", "latest", "best"}, &c->keep);
   r.RejectUnknown();
 }
 

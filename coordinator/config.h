@@ -42,6 +42,9 @@ struct CheckpointConfig {
   // A checkpoint after every this many epochs (and on a spot notice, mid-epoch). A lost VM
   // retrains at most this many epochs; fewer checkpoints save disk and upload time.
   int64_t every_epochs = 1;
+  // Which to keep on disk: all | latest (each trial's newest) | best (of finished trials, only
+  // the best one's). Running and paused trials always keep their resume point.
+  std::string keep = "latest";
 };
 
 struct StudyConfig {

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <set>
 
 #include "coordinator/checkpoint_names.h"
+#include "coordinator/checkpoint_retention.h"
+#include "coordinator/checkpoint_store.h"
 #include "search/rng.h"
 
 namespace sift::coordinator {
@@ -92,6 +95,7 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
     spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
                  ToString(s.state), trials.size(), leases_.size());
     studies_[s.id] = std::move(runner);
+    PruneCheckpoints(*studies_[s.id]);
   }
 }
 
@@ -217,6 +221,7 @@ TrialSummary Coordinator::Summarize(const StudyRunner& runner, const TrialRecord
   const auto& view_trial = runner.view().trials.at(t.number);
   s.objective = view_trial.LastValue();
   s.epochs = view_trial.LastResource();
+  s.checkpoint = ResumeCheckpoint(runner.id(), t.number);
   return s;
 }
 
@@ -355,7 +360,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     out->data = config.data;
     out->metric = config.objective.metric;
     if (!options_.checkpoint_dir.empty() && options_.shared_checkpoints) {
-      out->checkpoint_dir = options_.checkpoint_dir + "/study-" + std::to_string(study_id);
+      out->checkpoint_dir = StudyCheckpointDir(study_id);
     }
     out->resume_checkpoint = ResumeCheckpoint(study_id, next->number);
     out->checkpoint_every_epochs = config.checkpoint.every_epochs;
@@ -480,6 +485,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   if (!checkpoint.empty()) {
     lease->last_checkpoint_at = now;
     resume_[{r.study_id, r.number}] = checkpoint;
+    PruneCheckpoints(*runner);
   }
   std::string shown;
   for (const auto& [k, v] : metrics) {
@@ -501,6 +507,42 @@ Status Coordinator::CheckCheckpointName(const std::string& name, int64_t number)
   return Status::Error(Status::Code::kInvalidArgument,
                        "checkpoint '" + name + "' is not a checkpoint name of trial " +
                            std::to_string(number));
+}
+
+std::string Coordinator::StudyCheckpointDir(int64_t study_id) const {
+  return options_.checkpoint_dir + "/study-" + std::to_string(study_id);
+}
+
+void Coordinator::PruneCheckpoints(const StudyRunner& runner) {
+  if (options_.checkpoint_dir.empty()) return;
+  const std::string& keep_name = runner.config().checkpoint.keep;
+  const CheckpointKeep keep = keep_name == "all"    ? CheckpointKeep::kAll
+                              : keep_name == "best" ? CheckpointKeep::kBest
+                                                    : CheckpointKeep::kLatest;
+  if (keep == CheckpointKeep::kAll) return;
+  std::set<int64_t> leased;
+  for (const auto& [id, lease] : leases_) {
+    if (lease.study_id == runner.id()) leased.insert(lease.number);
+  }
+  std::map<int64_t, TrialCheckpoints> trials;
+  const auto& view = runner.view();
+  for (const auto& t : view.trials) {
+    TrialCheckpoints& c = trials[t.number];
+    c.newest = ResumeCheckpoint(runner.id(), t.number);
+    c.settled = search::IsTerminal(t.state) && !leased.count(t.number);
+    c.failed = t.state == TrialState::kFailed;
+    if (auto v = t.LastValue()) c.score = view.Score(*v);
+  }
+  const std::string dir = StudyCheckpointDir(runner.id());
+  const auto doomed = CheckpointsToDelete(ListCheckpointFiles(dir), trials, keep);
+  if (doomed.empty()) return;
+  std::vector<std::string> problems;
+  const int64_t freed = DeleteCheckpointFiles(dir, doomed, &problems);
+  for (const auto& p : problems) {
+    spdlog::warn("[study {}] cannot delete an unneeded checkpoint: {}", runner.id(), p);
+  }
+  spdlog::debug("[study {}] deleted {} checkpoints (keep: {}), {:.1f} MB freed", runner.id(),
+                doomed.size() - problems.size(), keep_name, freed / 1048576.0);
 }
 
 void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double end) {
@@ -533,8 +575,8 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
       "completed " + std::to_string(trial.LastResource()) + " epochs";
   const bool paused = trial.state == TrialState::kPaused;
   const char* segment_reason = completes ? "completed" : paused ? "paused" : "stopped";
-  // Only a paused trial runs again; its promotion resumes from this checkpoint.
-  const std::string kept = paused ? checkpoint : "";
+  // A paused trial's promotion resumes from this checkpoint; a finished trial's is its model.
+  const std::string& kept = checkpoint;
   try {
     store_->Atomically([&] {
       if (completes) {
@@ -557,6 +599,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   spdlog::info("[study {}] trial {} {}", study_id, number,
                completes ? reason : std::string("released (") + segment_reason + ")");
   MaybeFinishStudy(*runner, now);
+  PruneCheckpoints(*runner);
   return Status::Ok();
 }
 
@@ -582,6 +625,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
   ApplyLeaseEnd(lease_id, now);
   spdlog::warn("[study {}] trial {} {}", study_id, number, reason);
   MaybeFinishStudy(*runner, now);
+  PruneCheckpoints(*runner);
   return Status::Ok();
 }
 
@@ -631,6 +675,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   spdlog::warn("[study {}] trial {}: worker {} preempted ({}); {}{}", study_id, number, worker_id,
                reason, requeue ? "requeued" : "released",
                checkpoint.empty() ? "" : ", resumes from " + checkpoint);
+  PruneCheckpoints(*runner);
   return Status::Ok();
 }
 
@@ -648,7 +693,7 @@ Status Coordinator::CheckpointPath(const std::string& worker_id, const std::stri
                          "'" + name + "' is not a checkpoint name of trial " +
                              std::to_string(lease->number) + " (the lease's trial)");
   }
-  *path = options_.checkpoint_dir + "/study-" + std::to_string(lease->study_id) + "/" + name;
+  *path = StudyCheckpointDir(lease->study_id) + "/" + name;
   return Status::Ok();
 }
 
@@ -681,6 +726,7 @@ void Coordinator::Tick() {
     }
     if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
     ApplyLeaseEnd(id, end);
+    if (runner) PruneCheckpoints(*runner);
     spdlog::warn("[study {}] trial {}: lease {} of worker {} expired (no heartbeat for {:.0f} s){}",
                  lease.study_id, lease.number, id, lease.worker_id, now - lease.last_seen,
                  requeue ? "; requeued" : "");
@@ -713,6 +759,7 @@ void Coordinator::MaybeFinishStudy(StudyRunner& runner, double now) {
   }
   for (int64_t n : parked) runner.ApplyState(n, TrialState::kStopped);
   runner.ApplyStudyState(StudyState::kCompleted, reason);
+  PruneCheckpoints(runner);
   spdlog::info("[study {}] finished: {}; ${:.4f} spent", runner.id(), reason,
                StudyDollars(runner.id(), now));
 }

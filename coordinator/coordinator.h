@@ -56,6 +56,7 @@ struct TrialSummary {
   int64_t segments = 0, interruptions = 0;
   std::optional<double> objective;    // last reported objective value
   int64_t epochs = 0;
+  std::string checkpoint;  // its newest checkpoint: a resume point, or a finished trial's model
 };
 
 struct Assignment {
@@ -137,6 +138,9 @@ class Coordinator {
   void ApplyLeaseEnd(const std::string& lease_id, double end);
   std::string ResumeCheckpoint(int64_t study_id, int64_t number) const;
   Status CheckCheckpointName(const std::string& name, int64_t number) const;
+  std::string StudyCheckpointDir(int64_t study_id) const;
+  // Deletes the study's checkpoints that its checkpoint.keep no longer wants; never fails.
+  void PruneCheckpoints(const StudyRunner& runner);
   void MaybeFinishStudy(StudyRunner& runner, double now);
   Status StorageError(const std::exception& e, const std::string& what);
   TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,

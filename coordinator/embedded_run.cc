@@ -246,6 +246,7 @@ int RunEmbedded(const RunOptions& o) {
   report.environment["workers"] = std::to_string(workers);
   report.environment["threads_per_worker"] = std::to_string(threads);
   report.environment["cores"] = std::to_string(cores);
+  report.checkpoint_dir = copts.checkpoint_dir + "/study-" + std::to_string(study_id);
   std::cout << "\n" << FormatTable(report) << "\n" << FormatSummary(report);
   if (std::string problem = WriteReportFiles(report, out_dir); !problem.empty()) {
     std::cerr << problem << "\n";

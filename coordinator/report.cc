@@ -124,6 +124,11 @@ std::string FormatSummary(const StudyReport& report) {
       it != best.record.final_metrics.end()) {
     out += fmt::format("best trial's test accuracy: {:.4f}\n", it->second);
   }
+  if (!best.checkpoint.empty()) {
+    out += fmt::format("best trial's model: {}\n",
+                       report.checkpoint_dir.empty() ? best.checkpoint
+                                                     : report.checkpoint_dir + "/" + best.checkpoint);
+  }
   auto frontier = ParetoFrontier(report);
   std::string f;
   for (auto n : frontier) {
@@ -205,6 +210,7 @@ std::string ToJson(const StudyReport& report) {
                {"interruptions", t.interruptions},
                {"end_reason", t.record.end_reason},
                {"final_metrics", t.record.final_metrics},
+               {"checkpoint", t.checkpoint},
                {"curve", curve}};
     if (t.objective) {
       jt["objective"] = *t.objective;
@@ -220,6 +226,7 @@ std::string ToJson(const StudyReport& report) {
   }
   j["best_so_far_by_dollars"] = curve;
   if (!report.environment.empty()) j["environment"] = report.environment;
+  if (!report.checkpoint_dir.empty()) j["checkpoint_dir"] = report.checkpoint_dir;
   return j.dump(2) + "\n";
 }
 

@@ -17,6 +17,7 @@ struct StudyReport {
   std::optional<double> target;  // objective value to reach (e.g. 0.85); dollars to it reported
   // How the figures were produced (workers, threads, allocator, BLAS), when known.
   std::map<std::string, std::string> environment;
+  std::string checkpoint_dir;  // where the study's checkpoints are, when known
 };
 
 // Trial numbers on the Pareto frontier of (dollars low, objective good), cheapest first.

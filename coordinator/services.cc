@@ -84,6 +84,7 @@ void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
   out->set_has_objective(t.objective.has_value());
   out->set_objective(t.objective.value_or(0));
   out->set_epochs(t.epochs);
+  out->set_checkpoint(t.checkpoint);
   for (const auto& [k, v] : t.record.final_metrics) (*out->mutable_final_metrics())[k] = v;
   if (!include_reports) return;
   for (const auto& r : t.reports) {

@@ -291,12 +291,6 @@ struct WorkerClient::Impl {
           if (std::string p = StoreCheckpoint(trainer, a, checkpoint); !p.empty()) {
             return Fail(a, p);
           }
-          if (!a.checkpoint_dir().empty()) {
-            std::error_code ec;  // keep two: the one being reported and the one before it
-            fs::remove(LocalCheckpoint(a, coordinator::EpochCheckpointName(
-                                              a.trial_number(), m.epoch - 2 * every)),
-                       ec);
-          }
         }
         v1::ReportProgressRequest req;
         req.set_worker_id(worker_id);
@@ -334,16 +328,26 @@ struct WorkerClient::Impl {
         }
       }
       v1::CompleteTrialRequest req;
-      if (paused) {
-        // A promotion resumes exactly here, whatever the checkpoint interval.
-        if (checkpoint.empty()) {
-          checkpoint = coordinator::EpochCheckpointName(a.trial_number(), trainer.epoch());
-          if (std::string p = StoreCheckpoint(trainer, a, checkpoint); !p.empty()) {
-            return Fail(a, p);
-          }
+      // A promotion resumes exactly here, and a finished trial's model is its last epoch's,
+      // whatever the checkpoint interval.
+      if (checkpoint.empty() && trainer.epoch() > a.start_epoch()) {
+        const std::string name =
+            coordinator::EpochCheckpointName(a.trial_number(), trainer.epoch());
+        std::string problem;
+        try {
+          problem = StoreCheckpoint(trainer, a, name);
+        } catch (const std::exception& e) {
+          problem = e.what();
         }
-        req.set_checkpoint(checkpoint);
+        if (problem.empty()) {
+          checkpoint = name;
+        } else if (paused) {
+          return Fail(a, problem);
+        } else {  // its results stand; only the model file is missing
+          spdlog::warn("trial {}: no final checkpoint: {}", a.trial_number(), problem);
+        }
       }
+      req.set_checkpoint(checkpoint);
       req.set_worker_id(worker_id);
       req.set_lease_id(a.lease_id());
       auto& final_metrics = *req.mutable_final_metrics();

@@ -36,7 +36,7 @@ parallelism: 2
 seed: 7
 data: {dir: /data/fmnist, train_limit: 4096, val_size: 1000, test_limit: 500}
 worker: {instance_type: g5.xlarge, market: spot, price_per_hour: 0.4, threads: 3}
-checkpoint: {every_epochs: 2}
+checkpoint: {every_epochs: 2, keep: best}
 )";
 
 // The same study as JSON.
@@ -59,7 +59,7 @@ constexpr const char* kFullJson = R"({
   "seed": 7,
   "data": {"dir": "/data/fmnist", "train_limit": 4096, "val_size": 1000, "test_limit": 500},
   "worker": {"instance_type": "g5.xlarge", "market": "spot", "price_per_hour": 0.4, "threads": 3},
-  "checkpoint": {"every_epochs": 2}
+  "checkpoint": {"every_epochs": 2, "keep": "best"}
 })";
 
 std::vector<std::string> Parse(const std::string& text, StudyConfig* out = nullptr) {
@@ -160,6 +160,7 @@ void ExpectFullStudy(const StudyConfig& c) {
   EXPECT_DOUBLE_EQ(c.worker.price_per_hour, 0.4);
   EXPECT_EQ(c.worker.threads, 3);
   EXPECT_EQ(c.checkpoint.every_epochs, 2);
+  EXPECT_EQ(c.checkpoint.keep, "best");
 }
 
 TEST(StudyConfig, ParsesEverySectionOfAYamlConfig) {
@@ -197,6 +198,7 @@ TEST(StudyConfig, FillsDefaultsForOmittedSections) {
   EXPECT_EQ(c.worker.instance_type, "local-cpu");
   EXPECT_EQ(c.worker.market, "on-demand");
   EXPECT_EQ(c.checkpoint.every_epochs, 1);
+  EXPECT_EQ(c.checkpoint.keep, "latest");
 }
 
 TEST(StudyConfig, ALossIsMinimisedUnlessSaidOtherwise) {
@@ -479,7 +481,8 @@ TEST(StudyConfigErrors, BudgetDataAndWorkerBounds) {
                                       "data: {dir: '', val_size: 0, train_limit: -5}\n"
                                       "worker: {market: preemptible, price_per_hour: -0.1, "
                                       "threads: -1}\n"
-                                      "checkpoint: {every_epochs: 0, every_minutes: 5}\n"));
+                                      "checkpoint: {every_epochs: 0, every_minutes: 5, "
+                                      "keep: newest}\n"));
   EXPECT_EQ(errors, (std::vector<std::string>{
                         "budget.max_trials: must be >= 1, got 0 (line 4)",
                         "budget.max_epochs: must be >= 1, got 0 (line 4)",
@@ -492,6 +495,7 @@ TEST(StudyConfigErrors, BudgetDataAndWorkerBounds) {
                         "worker.price_per_hour: must be >= 0, got -0.1 (line 7)",
                         "worker.threads: must be >= 0, got -1 (line 7)",
                         "checkpoint.every_epochs: must be >= 1, got 0 (line 8)",
+                        "checkpoint.keep: must be one of all, latest, best, got 'newest' (line 8)",
                         "checkpoint.every_minutes: unknown key (line 8)",
                     }))
       << JoinLines(errors);

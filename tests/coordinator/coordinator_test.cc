@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "coordinator/checkpoint_names.h"
 #include "tests/coordinator/test_clock.h"
@@ -46,6 +48,7 @@ class CoordinatorTest : public ::testing::Test {
   }
   void Cleanup() {
     for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + s);
+    std::filesystem::remove_all(db_.string() + ".checkpoints");
   }
   void Open() {
     CoordinatorOptions o;
@@ -86,6 +89,24 @@ class CoordinatorTest : public ::testing::Test {
                                   checkpointed ? EpochCheckpointName(a.number, epoch) : "", &d);
     EXPECT_TRUE(s.ok()) << s.message;
     return d;
+  }
+
+  // Writes checkpoint `name` of study `id` where a worker (or an upload) would.
+  void WriteCheckpoint(int64_t id, const std::string& name) {
+    const auto dir = std::filesystem::path(db_.string() + ".checkpoints") /
+                     ("study-" + std::to_string(id));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / name) << "weights of " << name;
+  }
+  std::vector<std::string> Checkpoints(int64_t id) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(
+             db_.string() + ".checkpoints/study-" + std::to_string(id), ec)) {
+      out.push_back(e.path().filename().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   testing::TestClock clock_;
@@ -465,6 +486,71 @@ TEST_F(CoordinatorTest, CancelStopsPendingWorkAndRunningTrialsAtTheirNextReport)
   ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
   EXPECT_TRUE(c_->AllStudiesFinished());
   EXPECT_EQ(c_->CancelStudy(999).code, Status::Code::kNotFound);
+}
+
+TEST_F(CoordinatorTest, LatestKeepsEachTrialsResumePointAndNothingItSupersedes) {
+  const std::string w1 = Worker(), w2 = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 1, 4));  // checkpoint.keep defaults to latest
+  Assignment a = Acquire(w1);
+  for (int epoch = 1; epoch <= 2; ++epoch) {
+    WriteCheckpoint(id, EpochCheckpointName(0, epoch));
+    Report(w1, a, epoch, epoch, 0.5 + 0.1 * epoch);
+  }
+  EXPECT_EQ(Checkpoints(id), std::vector<std::string>({"trial-0-e2.ckpt"}));
+  // Epoch 3 is written but its VM is lost before reporting it: the file waits, unrecorded.
+  WriteCheckpoint(id, "trial-0-e3.ckpt");
+  clock_.Advance(11);
+  c_->Tick();
+  EXPECT_EQ(Checkpoints(id), std::vector<std::string>({"trial-0-e2.ckpt", "trial-0-e3.ckpt"}));
+  Assignment b = Acquire(w2);
+  ASSERT_EQ(b.resume_checkpoint, "trial-0-e2.ckpt");  // still there to resume from
+  WriteCheckpoint(id, "trial-0-e3.ckpt");             // retrained, and now reported
+  Report(w2, b, 1, 3, 0.8);
+  WriteCheckpoint(id, "trial-0-e4.ckpt");
+  Report(w2, b, 2, 4, 0.85);
+  ASSERT_TRUE(c_->CompleteTrial(w2, b.lease_id, {}).ok());
+  EXPECT_EQ(Checkpoints(id), std::vector<std::string>({"trial-0-e4.ckpt"}))
+      << "a finished trial keeps its final model";
+}
+
+TEST_F(CoordinatorTest, BestKeepsOnlyTheBestFinishedTrialsModel) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 3, 1) + "checkpoint: {keep: best}\n");
+  for (double acc : {0.7, 0.9, 0.8}) {
+    Assignment a = Acquire(w);
+    WriteCheckpoint(id, EpochCheckpointName(a.number, 1));
+    Report(w, a, 1, 1, acc);
+    // Until its lease ends a trial keeps its checkpoint, whatever its value.
+    EXPECT_EQ(Checkpoints(id).back(), EpochCheckpointName(a.number, 1));
+    ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
+  }
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.best_trial, 1);
+  EXPECT_EQ(Checkpoints(id), std::vector<std::string>({"trial-1-e1.ckpt"}));
+}
+
+TEST_F(CoordinatorTest, AllKeepsEveryCheckpointAndARestartPrunesUnderTheStudysPolicy) {
+  const std::string w = Worker();
+  const int64_t keep_all = Study(Config("{type: fifo}", 1, 3) + "checkpoint: {keep: all}\n");
+  Assignment a = Acquire(w);
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    WriteCheckpoint(keep_all, EpochCheckpointName(0, epoch));
+    Report(w, a, epoch, epoch, 0.5);
+  }
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
+  EXPECT_EQ(Checkpoints(keep_all).size(), 3u);
+  // Files left by an older sift (which kept everything) go once a restarted coordinator sees
+  // them under a study that keeps the latest.
+  const int64_t latest = Study(Config("{type: fifo}", 1, 3));
+  Assignment b = Acquire(w);
+  WriteCheckpoint(latest, "trial-0-e1.ckpt");
+  Report(w, b, 1, 1, 0.5);
+  WriteCheckpoint(latest, "trial-0-e0-s9.ckpt");
+  c_.reset();
+  Open();
+  EXPECT_EQ(Checkpoints(latest), std::vector<std::string>({"trial-0-e1.ckpt"}));
+  EXPECT_EQ(Checkpoints(keep_all).size(), 3u);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // `sift run` end to end on the quick example: coordinator, local workers, SQLite, report files.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -49,6 +51,18 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   }
   EXPECT_FALSE(j["pareto_frontier"].empty());
   EXPECT_TRUE(std::ifstream(out + "/sift.db").good());
+
+  // checkpoint.keep defaults to latest: each trial's final model stays, and nothing else.
+  std::set<std::string> kept, named;
+  for (const auto& e : std::filesystem::directory_iterator(out + "/checkpoints/study-1")) {
+    kept.insert(e.path().filename().string());
+  }
+  for (const auto& t : j["trials"]) named.insert(t["checkpoint"].get<std::string>());
+  EXPECT_EQ(kept.size(), 4u);
+  EXPECT_EQ(kept, named);
+  const std::string best_model = "best trial's model: " + out + "/checkpoints/study-1/trial-" +
+                                 std::to_string(j["study"]["best_trial"].get<int>()) + "-e3.ckpt";
+  EXPECT_NE(output.find(best_model), std::string::npos) << output;
 }
 
 TEST(EmbeddedRun, PromotionAshaPausesAndResumesTrialsFromCheckpoints) {
@@ -62,7 +76,7 @@ searcher: {type: sobol}
 scheduler: {type: asha, eta: 2, min_resource: 1, variant: promotion}
 budget: {max_trials: 8, max_epochs: 4}
 data: {train_limit: 1024, val_size: 256, test_limit: 200}
-checkpoint: {every_epochs: 4}
+checkpoint: {every_epochs: 4, keep: best}
 )";
   std::string output;
   ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", dir + "/asha.yaml", "--out", dir + "/run",
@@ -83,6 +97,17 @@ checkpoint: {every_epochs: 4}
                           "checkpoint LIKE 'trial-%-e_.ckpt'")
                 .getInt(),
             0);
+  // keep: best leaves one file, the best trial's model after its last epoch (written at its end,
+  // as no rung falls on an interval checkpoint).
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/run/checkpoints/study-1")) {
+    files.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(files.size(), 1u);
+  EXPECT_NE(output.find("best trial's model: " + dir + "/run/checkpoints/study-1/" +
+                        (files.empty() ? std::string("?") : files[0])),
+            std::string::npos)
+      << output;
   // Curves have no gap and no repeat: epochs 1..n, each once.
   SQLite::Statement q(db, "SELECT number, COUNT(*), MAX(epoch), COUNT(DISTINCT epoch) "
                           "FROM reports GROUP BY number");
