@@ -8,6 +8,18 @@ std::vector<std::string> CheckpointsToDelete(const std::vector<std::string>& fil
                                              const std::map<int64_t, TrialCheckpoints>& trials,
                                              CheckpointKeep keep) {
   std::vector<std::string> out;
+  // A partial write (a worker's "<name>.tmp.*", an upload's "<name>.part") outlives its writer
+  // only if that was killed mid-write; once the trial settles no one will finish it.
+  for (const auto& name : files) {
+    const size_t end = name.find(".ckpt.");
+    if (end == std::string::npos) continue;
+    const std::string tail = name.substr(end + 5);
+    if (tail != ".part" && tail.rfind(".tmp.", 0) != 0) continue;
+    const auto pos = ParseCheckpointName(name.substr(0, end + 5));
+    if (!pos) continue;
+    const auto it = trials.find(pos->trial);
+    if (it != trials.end() && it->second.settled) out.push_back(name);
+  }
   if (keep == CheckpointKeep::kAll) return out;
   // kBest keeps one settled trial: the best final value, the lower number on a tie (as the
   // study's best trial). Settled values never change, so a trial dropped here never comes back.

@@ -26,7 +26,8 @@ struct TrialCheckpoints {
 
 // Names among `files` (one study's checkpoint directory) to delete under `keep`. A file newer
 // than its trial's recorded checkpoint stays while the trial may still report it; files that
-// are not checkpoint names, or name trials not in `trials`, are never touched.
+// are not checkpoint names, or name trials not in `trials`, are never touched. Partial writes
+// of a settled trial go under every `keep`.
 std::vector<std::string> CheckpointsToDelete(const std::vector<std::string>& files,
                                              const std::map<int64_t, TrialCheckpoints>& trials,
                                              CheckpointKeep keep);

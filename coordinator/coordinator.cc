@@ -519,7 +519,6 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner) {
   const CheckpointKeep keep = keep_name == "all"    ? CheckpointKeep::kAll
                               : keep_name == "best" ? CheckpointKeep::kBest
                                                     : CheckpointKeep::kLatest;
-  if (keep == CheckpointKeep::kAll) return;
   std::set<int64_t> leased;
   for (const auto& [id, lease] : leases_) {
     if (lease.study_id == runner.id()) leased.insert(lease.number);

@@ -74,5 +74,18 @@ TEST(CheckpointRetention, BestKeepsTheBestSettledTrialAndEveryUnsettledResumePoi
             Sorted({"trial-1-e3.ckpt", "trial-3-e2.ckpt", "trial-4-e3.ckpt"}));
 }
 
+TEST(CheckpointRetention, PartialWritesGoOnceTheirTrialSettlesWhateverTheKeep) {
+  const std::vector<std::string> files = {"trial-0-e2.ckpt.tmp.4242.0", "trial-0-e1.ckpt.part",
+                                          "trial-1-e2.ckpt.tmp.77.3",   "trial-1-e1.ckpt.part",
+                                          "trial-1-e1.ckpt.bak",        "trial-1-e1.ckpt.part.x"};
+  std::map<int64_t, TrialCheckpoints> trials;
+  trials[0] = {"trial-0-e1.ckpt", /*settled=*/true, false, 0.5};
+  trials[1] = {"trial-1-e1.ckpt", /*settled=*/false, false, 0.6};  // its writer may be live
+  for (auto keep : {CheckpointKeep::kAll, CheckpointKeep::kLatest, CheckpointKeep::kBest}) {
+    EXPECT_EQ(Sorted(CheckpointsToDelete(files, trials, keep)),
+              Sorted({"trial-0-e1.ckpt.part", "trial-0-e2.ckpt.tmp.4242.0"}));
+  }
+}
+
 }  // namespace
 }  // namespace sift::coordinator
