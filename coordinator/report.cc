@@ -125,9 +125,8 @@ std::string FormatSummary(const StudyReport& report) {
     out += fmt::format("best trial's test accuracy: {:.4f}\n", it->second);
   }
   if (!best.checkpoint.empty()) {
-    out += fmt::format("best trial's model: {}\n",
-                       report.checkpoint_dir.empty() ? best.checkpoint
-                                                     : report.checkpoint_dir + "/" + best.checkpoint);
+    const std::string& dir = report.checkpoint_dir;
+    out += fmt::format("best trial's model: {}{}\n", dir.empty() ? "" : dir + "/", best.checkpoint);
   }
   auto frontier = ParetoFrontier(report);
   std::string f;
