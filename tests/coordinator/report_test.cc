@@ -58,6 +58,21 @@ TEST(Report, SummaryGivesDollarsToTarget) {
   EXPECT_NE(FormatSummary(r).find("never reached"), std::string::npos);
 }
 
+TEST(Report, SummaryAndJsonNameTheBestTrialsModel) {
+  StudyReport r = Report();
+  r.study.best_trial = 2;
+  r.study.best_value = 0.90;
+  EXPECT_EQ(FormatSummary(r).find("best trial's model"), std::string::npos);  // none kept
+  r.trials[2].checkpoint = "trial-2-e4.ckpt";
+  EXPECT_NE(FormatSummary(r).find("best trial's model: trial-2-e4.ckpt\n"), std::string::npos);
+  r.checkpoint_dir = "/runs/x/checkpoints/study-1";
+  EXPECT_NE(FormatSummary(r).find("best trial's model: /runs/x/checkpoints/study-1/trial-2-e4.ckpt"),
+            std::string::npos);
+  EXPECT_NE(ToJson(r).find("\"checkpoint\": \"trial-2-e4.ckpt\""), std::string::npos);
+  EXPECT_NE(ToJson(r).find("\"checkpoint_dir\": \"/runs/x/checkpoints/study-1\""),
+            std::string::npos);
+}
+
 TEST(Report, CsvQuotesReasonsWithCommas) {
   StudyReport r = Report();
   r.trials.resize(1);
