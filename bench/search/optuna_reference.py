@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import optuna
+import optuna.samplers._tpe.parzen_estimator as parzen
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 SEEDS = 10
@@ -54,9 +55,19 @@ FUNCTIONS = [("branin", obj_branin, 0.397887357729739),
              ("mixed", obj_mixed, 0.397887357729739)]
 
 
+SHIPPED_LOGPDF = parzen.truncnorm.logpdf
+
+
+def fixed_logpdf(x, a, b, loc=0, scale=1):
+    # Optuna 3.1.0's truncated-normal logpdf omits -log(scale) (optuna#5109, fixed in #5110).
+    return SHIPPED_LOGPDF(x, a, b, loc, scale) - np.log(scale)
+
+
 def quality():
     for name, fn, opt in FUNCTIONS:
-        for sampler_name in ("optuna_random", "optuna_tpe"):
+        for sampler_name in ("optuna_random", "optuna_tpe", "optuna_tpe_logpdf_fixed"):
+            parzen.truncnorm.logpdf = (fixed_logpdf if sampler_name.endswith("fixed")
+                                       else SHIPPED_LOGPDF)
             regrets = {b: [] for b in BUDGETS}
             for seed in range(SEEDS):
                 sampler = (optuna.samplers.RandomSampler(seed=seed) if sampler_name == "optuna_random"

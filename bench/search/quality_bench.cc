@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
                   Median(by_budget[0]), Median(by_budget[1]), Median(by_budget[2]), Median(secs));
       std::fflush(stdout);
     }
-    for (const char* o : {"optuna_random", "optuna_tpe"}) {
+    for (const char* o : {"optuna_random", "optuna_tpe", "optuna_tpe_logpdf_fixed"}) {
       const std::string key = "quality." + fn.name + "." + o + ".";
       if (!ref.count(key + "25")) continue;
       std::printf("| %s | %s (reference) | %s | %s | %s | - |\n", fn.name.c_str(), o,

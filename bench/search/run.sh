@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the search benchmarks and runs them, with Optuna 3.1 measured in the same run.
-# Usage: bench/search/run.sh [speed|quality|all]   (BUILD_DIR defaults to /tmp/build-search)
+# Usage: bench/search/run.sh [speed|quality|tpe|all]   (BUILD_DIR defaults to /tmp/build-search)
 set -euo pipefail
 # The references (Optuna, PyTorch) are Debian packages; install them if missing.
 bash "$(cd "$(dirname "$0")/../.." && pwd)/scripts/install-deps.sh" --bench
@@ -13,7 +13,7 @@ if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DSIFT_WITH_TORCH=OFF -DSIFT_WITH_GRPC=OFF \
     -DSIFT_BUILD_BENCH=ON >/dev/null
 fi
-ninja -C "$build" -j2 search_speed_bench search_quality_bench >/dev/null
+ninja -C "$build" -j2 search_speed_bench search_quality_bench search_tpe_suggest >/dev/null
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 if [[ "$what" == speed || "$what" == all ]]; then
@@ -23,4 +23,7 @@ fi
 if [[ "$what" == quality || "$what" == all ]]; then
   "$py" "$here/optuna_reference.py" quality > "$tmp/optuna_quality.txt"
   "$build/bench/search/search_quality_bench" "$tmp/optuna_quality.txt"
+fi
+if [[ "$what" == tpe || "$what" == all ]]; then
+  "$py" "$here/tpe_vs_optuna.py" "$build/bench/search/search_tpe_suggest"
 fi
