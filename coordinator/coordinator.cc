@@ -483,9 +483,11 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   runner->ApplyState(r.number, next_state);
   // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
   if (!checkpoint.empty()) {
+    const std::string previous = ResumeCheckpoint(r.study_id, r.number);
     lease->last_checkpoint_at = now;
     resume_[{r.study_id, r.number}] = checkpoint;
-    PruneCheckpoints(*runner);
+    // Only the one it supersedes can go now; the directory is swept when the lease ends.
+    if (!previous.empty() && previous != checkpoint) PruneCheckpoints(*runner, {previous});
   }
   std::string shown;
   for (const auto& [k, v] : metrics) {
@@ -513,7 +515,8 @@ std::string Coordinator::StudyCheckpointDir(int64_t study_id) const {
   return options_.checkpoint_dir + "/study-" + std::to_string(study_id);
 }
 
-void Coordinator::PruneCheckpoints(const StudyRunner& runner) {
+void Coordinator::PruneCheckpoints(const StudyRunner& runner,
+                                   const std::vector<std::string>& only) {
   if (options_.checkpoint_dir.empty()) return;
   const std::string& keep_name = runner.config().checkpoint.keep;
   const CheckpointKeep keep = keep_name == "all"    ? CheckpointKeep::kAll
@@ -533,7 +536,8 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner) {
     if (auto v = t.LastValue()) c.score = view.Score(*v);
   }
   const std::string dir = StudyCheckpointDir(runner.id());
-  const auto doomed = CheckpointsToDelete(ListCheckpointFiles(dir), trials, keep);
+  const auto doomed =
+      CheckpointsToDelete(only.empty() ? ListCheckpointFiles(dir) : only, trials, keep);
   if (doomed.empty()) return;
   std::vector<std::string> problems;
   const int64_t freed = DeleteCheckpointFiles(dir, doomed, &problems);

@@ -140,7 +140,8 @@ class Coordinator {
   Status CheckCheckpointName(const std::string& name, int64_t number) const;
   std::string StudyCheckpointDir(int64_t study_id) const;
   // Deletes the study's checkpoints that its checkpoint.keep no longer wants; never fails.
-  void PruneCheckpoints(const StudyRunner& runner);
+  // `only`: judge just these names instead of listing the directory (a report's superseded one).
+  void PruneCheckpoints(const StudyRunner& runner, const std::vector<std::string>& only = {});
   void MaybeFinishStudy(StudyRunner& runner, double now);
   Status StorageError(const std::exception& e, const std::string& what);
   TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,
