@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <set>
@@ -130,6 +131,41 @@ TEST(DataTest, CacheIsReusedAndRebuiltWhenCorrupt) {
   DataSpec other = spec;
   other.train_limit = 10;
   EXPECT_NE(DatasetCachePath(other), cache);
+}
+
+TEST(DataTest, WorkersStartingTogetherDecodeOnceAndShareTheCache) {
+  TempDir dir;
+  testing::WriteSyntheticDataset(dir.path(), 6000, 1000);
+  DataSpec spec;
+  spec.dir = dir.path();
+  spec.val_size = 500;
+  spec.cache_dir = dir / "cache";
+  // Three loaders released at once, as `sift run` starts its workers (flock excludes separate
+  // opens of the lock file, so threads stand in for processes).
+  std::vector<std::shared_ptr<const Datasets>> got(3);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i) {
+    threads.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < 3) std::this_thread::yield();
+      got[i] = LoadDatasets(spec);
+    });
+  }
+  for (auto& t : threads) t.join();
+  int decoded = 0;
+  for (const auto& d : got) {
+    decoded += !d->from_cache;
+    EXPECT_TRUE(torch::equal(d->train.images, got[0]->train.images));
+    EXPECT_TRUE(torch::equal(d->val.labels, got[0]->val.labels));
+  }
+  EXPECT_EQ(decoded, 1) << "each loader decoded the files itself";
+  std::set<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "cache")) {
+    files.insert(e.path().filename().string());
+  }
+  const std::string entry = std::filesystem::path(DatasetCachePath(spec)).filename().string();
+  EXPECT_EQ(files, (std::set<std::string>{entry, entry + ".lock"}));
 }
 
 TEST(DataTest, CacheIsKeyedByTheSourceBytesNotTheirPathOrTime) {

@@ -1,7 +1,10 @@
 #include "worker/trainer/data.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -163,23 +166,60 @@ std::string DatasetCachePath(const DataSpec& spec) {
   return JoinPath(spec.cache_dir, std::string("fashion-mnist-") + hex + ".sift");
 }
 
-std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec) {
-  const std::string cache = DatasetCachePath(spec);
-  if (!cache.empty() && std::filesystem::exists(cache)) {
-    try {
-      const std::string payload = ReadFramedFile(cache, kCacheMagic, kCacheVersion);
-      size_t at = 0;
-      auto d = std::make_shared<Datasets>();
-      d->train = GetSplit(cache, payload, &at);
-      d->val = GetSplit(cache, payload, &at);
-      d->test = GetSplit(cache, payload, &at);
-      if (at != payload.size()) throw FramedFileError(cache + ": trailing bytes in cache");
-      spdlog::debug("data: loaded {} from cache", cache);
-      return d;
-    } catch (const FramedFileError& e) {
-      spdlog::warn("data: ignoring unusable cache entry ({}); rebuilding", e.what());
+namespace {
+
+std::shared_ptr<Datasets> ReadCache(const std::string& cache) {
+  if (cache.empty() || !std::filesystem::exists(cache)) return nullptr;
+  try {
+    const std::string payload = ReadFramedFile(cache, kCacheMagic, kCacheVersion);
+    size_t at = 0;
+    auto d = std::make_shared<Datasets>();
+    d->train = GetSplit(cache, payload, &at);
+    d->val = GetSplit(cache, payload, &at);
+    d->test = GetSplit(cache, payload, &at);
+    if (at != payload.size()) throw FramedFileError(cache + ": trailing bytes in cache");
+    d->from_cache = true;
+    spdlog::debug("data: loaded {} from cache", cache);
+    return d;
+  } catch (const FramedFileError& e) {
+    spdlog::warn("data: ignoring unusable cache entry ({}); rebuilding", e.what());
+    return nullptr;
+  }
+}
+
+// An exclusive flock on "<cache>.lock" for building the cache entry; holds nothing if the lock
+// file cannot be made (a read-only cache directory), and everyone then builds for themselves.
+class CacheBuildLock {
+ public:
+  explicit CacheBuildLock(const std::string& cache) {
+    if (cache.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
+    fd_ = ::open((cache + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+      ::close(fd_);
+      fd_ = -1;
     }
   }
+  ~CacheBuildLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the flock
+  }
+  CacheBuildLock(const CacheBuildLock&) = delete;
+  CacheBuildLock& operator=(const CacheBuildLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec) {
+  const std::string cache = DatasetCachePath(spec);
+  if (auto d = ReadCache(cache)) return d;
+  // Local workers start together: one decodes and writes the entry while the others wait and
+  // then read it, rather than each decoding the same files at once on the same cores.
+  CacheBuildLock lock(cache);
+  if (auto d = ReadCache(cache)) return d;
   auto d = Decode(spec);
   if (!cache.empty()) {
     std::string payload;

@@ -31,6 +31,7 @@ struct Split {
 
 struct Datasets {
   Split train, val, test;
+  bool from_cache = false;  // read from spec.cache_dir rather than decoded from the files
 };
 
 // Loads, validates and splits; throws std::runtime_error naming the file and the problem.
