@@ -81,10 +81,16 @@ struct WorkerClient::Impl {
       if (s.ok() || !Retryable(s) || Clock::now() > deadline || *stop) return s;
       spdlog::warn("{}: coordinator unreachable ({}); retrying in {} ms", what, s.error_message(),
                    backoff_ms);
-      // Calls fail at once while the channel waits to reconnect, so sleeping blindly could miss
-      // a restarted coordinator by a whole backoff: wait for the connection instead.
-      channel->WaitForConnected(std::chrono::system_clock::now() +
-                                std::chrono::milliseconds(backoff_ms));
+      const auto until = std::chrono::system_clock::now() + std::chrono::milliseconds(backoff_ms);
+      if (channel->GetState(false) == GRPC_CHANNEL_READY) {
+        // Connected, and the coordinator itself answered UNAVAILABLE (busy storage) or was slow:
+        // back off in full rather than retry at once.
+        std::this_thread::sleep_until(until);
+      } else {
+        // Calls fail at once while the channel waits to reconnect, so sleeping blindly could
+        // miss a restarted coordinator by a whole backoff: wait for the connection instead.
+        channel->WaitForConnected(until);
+      }
       backoff_ms = std::min(backoff_ms * 2, 5000);
     }
   }
