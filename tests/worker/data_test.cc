@@ -19,6 +19,15 @@ using testing::IdxBytes;
 using testing::TempDir;
 using testing::WriteFile;
 
+// A spec over `dir`'s generated files, cached in dir/cache.
+DataSpec CachedSpec(const TempDir& dir, int64_t val_size) {
+  DataSpec spec;
+  spec.dir = dir.path();
+  spec.val_size = val_size;
+  spec.cache_dir = dir / "cache";
+  return spec;
+}
+
 // Expects `fn` to throw std::runtime_error whose message contains every one of `parts`.
 template <typename Fn>
 void ExpectError(Fn fn, const std::vector<std::string>& parts) {
@@ -107,10 +116,7 @@ TEST(DataTest, TruncatedSourceFileIsAnError) {
 TEST(DataTest, CacheIsReusedAndRebuiltWhenCorrupt) {
   TempDir dir;
   testing::WriteSyntheticDataset(dir.path(), 100, 30);
-  DataSpec spec;
-  spec.dir = dir.path();
-  spec.val_size = 20;
-  spec.cache_dir = dir / "cache";
+  const DataSpec spec = CachedSpec(dir, 20);
   auto first = LoadDatasets(spec);
   const std::string cache = DatasetCachePath(spec);
   ASSERT_TRUE(std::filesystem::exists(cache));
@@ -136,10 +142,7 @@ TEST(DataTest, CacheIsReusedAndRebuiltWhenCorrupt) {
 TEST(DataTest, WorkersStartingTogetherDecodeOnceAndShareTheCache) {
   TempDir dir;
   testing::WriteSyntheticDataset(dir.path(), 6000, 1000);
-  DataSpec spec;
-  spec.dir = dir.path();
-  spec.val_size = 500;
-  spec.cache_dir = dir / "cache";
+  const DataSpec spec = CachedSpec(dir, 500);
   // Three loaders released at once, as `sift run` starts its workers (flock excludes separate
   // opens of the lock file, so threads stand in for processes).
   std::vector<std::shared_ptr<const Datasets>> got(3);

@@ -3,6 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 
+#include "tests/worker/test_util.h"
 #include "worker/trainer/sgemm.h"
 
 namespace sift::worker {
@@ -177,11 +178,8 @@ ChainResult Chain(Mode mode) {
 
 void ExpectWithin(const torch::Tensor& got, const torch::Tensor& want, double tol,
                   const std::string& what) {
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
   EXPECT_EQ(got.scalar_type(), torch::kFloat32) << what << ": master gradients stay fp32";
-  const double err = (got - want).abs().max().item<double>();
-  const double scale = want.abs().max().item<double>();
-  EXPECT_LE(err, tol * scale) << what << ": max |bf16 - reference| " << err << " of " << scale;
+  testing::ExpectMaxRelError(got, want, tol, what);
 }
 
 void ExpectChainWithin(const ChainResult& got, const ChainResult& want, double tol) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/worker/test_util.h"
 #include "worker/trainer/norm_pool_kernels.h"
 
 namespace sift::worker {
@@ -75,10 +76,7 @@ Result ForwardBackward(const Case& c, bool fused, bool training, torch::Dtype dt
 
 void ExpectClose(const torch::Tensor& got, const torch::Tensor& want, double tol,
                  const std::string& what) {
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  const double err = (got - want).abs().max().item<double>();
-  const double scale = std::max(want.abs().max().item<double>(), 1.0);
-  EXPECT_LE(err, tol * scale) << what << ": max |fused - plain| " << err << " of " << scale;
+  testing::ExpectMaxRelError(got, want, tol, what, /*min_scale=*/1.0);
 }
 
 void ExpectResultClose(const Result& got, const Result& want, double tol) {

@@ -4,6 +4,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +32,15 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Expects max |got - want| <= tol * max(max |want|, min_scale): the kernel tests' tolerance.
+inline void ExpectMaxRelError(const torch::Tensor& got, const torch::Tensor& want, double tol,
+                              const std::string& what, double min_scale = 0) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  const double err = (got - want).abs().max().item<double>();
+  const double scale = std::max(want.abs().max().item<double>(), min_scale);
+  EXPECT_LE(err, tol * scale) << what << ": max |got - reference| " << err << " of " << scale;
+}
 
 // IDX bytes (unsigned byte type) for `dims` and `data`.
 inline std::string IdxBytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
