@@ -18,8 +18,14 @@ bash "$ROOT/scripts/install-deps.sh"
 
 configure() {
   # Release at -O2 without debug info: the LibTorch translation units compile much faster.
+  # ccache, where installed, lets several checkouts of the tree share compiled objects.
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$ROOT")}
+  fi
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSIFT_BUILD_BENCH=OFF >/dev/null
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSIFT_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
 }
 
 build() {

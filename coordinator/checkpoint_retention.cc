@@ -1,6 +1,6 @@
 #include "coordinator/checkpoint_retention.h"
 
-#include "coordinator/checkpoint_names.h"
+#include "common/checkpoint_names.h"
 
 namespace sift::coordinator {
 
@@ -15,7 +15,7 @@ std::vector<std::string> CheckpointsToDelete(const std::vector<std::string>& fil
     if (end == std::string::npos) continue;
     const std::string tail = name.substr(end + 5);
     if (tail != ".part" && tail.rfind(".tmp.", 0) != 0) continue;
-    const auto pos = ParseCheckpointName(name.substr(0, end + 5));
+    const auto pos = common::ParseCheckpointName(name.substr(0, end + 5));
     if (!pos) continue;
     const auto it = trials.find(pos->trial);
     if (it != trials.end() && it->second.settled) out.push_back(name);
@@ -29,7 +29,7 @@ std::vector<std::string> CheckpointsToDelete(const std::vector<std::string>& fil
     if (!best || *t.score > *trials.at(*best).score) best = number;
   }
   for (const auto& name : files) {
-    const auto pos = ParseCheckpointName(name);
+    const auto pos = common::ParseCheckpointName(name);
     if (!pos) continue;
     const auto it = trials.find(pos->trial);
     if (it == trials.end()) continue;
@@ -39,7 +39,7 @@ std::vector<std::string> CheckpointsToDelete(const std::vector<std::string>& fil
       continue;
     }
     if (name == t.newest) continue;
-    const auto newest = ParseCheckpointName(t.newest);
+    const auto newest = common::ParseCheckpointName(t.newest);
     // Older than the recorded one: superseded. Newer: a report may still name it, unless the
     // trial is settled (then it was never recorded: a lost VM's or a refused report's).
     if (t.settled || (newest && *pos < *newest)) out.push_back(name);

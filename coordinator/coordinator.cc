@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-#include "coordinator/checkpoint_names.h"
+#include "common/checkpoint_names.h"
 #include "coordinator/checkpoint_retention.h"
 #include "coordinator/checkpoint_store.h"
 #include "search/rng.h"
@@ -505,7 +505,7 @@ std::string Coordinator::ResumeCheckpoint(int64_t study_id, int64_t number) cons
 }
 
 Status Coordinator::CheckCheckpointName(const std::string& name, int64_t number) const {
-  if (name.empty() || IsCheckpointNameOf(name, number)) return Status::Ok();
+  if (name.empty() || common::IsCheckpointNameOf(name, number)) return Status::Ok();
   return Status::Error(Status::Code::kInvalidArgument,
                        "checkpoint '" + name + "' is not a checkpoint name of trial " +
                            std::to_string(number));
@@ -691,7 +691,7 @@ Status Coordinator::CheckpointPath(const std::string& worker_id, const std::stri
     return Status::Error(Status::Code::kFailedPrecondition,
                          "this coordinator keeps no checkpoints (start it with --checkpoint-dir)");
   }
-  if (!IsCheckpointNameOf(name, lease->number)) {
+  if (!common::IsCheckpointNameOf(name, lease->number)) {
     return Status::Error(Status::Code::kInvalidArgument,
                          "'" + name + "' is not a checkpoint name of trial " +
                              std::to_string(lease->number) + " (the lease's trial)");

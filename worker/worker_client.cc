@@ -13,7 +13,7 @@
 
 #include <csignal>
 
-#include "coordinator/checkpoint_names.h"
+#include "common/checkpoint_names.h"
 #include "coordinator/proto_convert.h"
 #include "search/rng.h"
 #include "worker/checkpoint_transfer.h"
@@ -202,7 +202,7 @@ struct WorkerClient::Impl {
   }
 
   void Preempt(Trainer& trainer, const v1::TrialAssignment& a) {
-    std::string name = coordinator::PreemptCheckpointName(a.trial_number(), trainer.epoch(),
+    std::string name = common::PreemptCheckpointName(a.trial_number(), trainer.epoch(),
                                                           trainer.step_in_epoch());
     std::string problem;
     try {
@@ -297,7 +297,7 @@ struct WorkerClient::Impl {
         // Checkpoint before reporting, so a reported checkpoint always exists.
         checkpoint.clear();
         if (m.epoch % every == 0) {
-          checkpoint = coordinator::EpochCheckpointName(a.trial_number(), m.epoch);
+          checkpoint = common::EpochCheckpointName(a.trial_number(), m.epoch);
           if (std::string p = StoreCheckpoint(trainer, a, checkpoint); !p.empty()) {
             return Fail(a, p);
           }
@@ -342,7 +342,7 @@ struct WorkerClient::Impl {
       // whatever the checkpoint interval.
       if (checkpoint.empty() && trainer.epoch() > a.start_epoch()) {
         const std::string name =
-            coordinator::EpochCheckpointName(a.trial_number(), trainer.epoch());
+            common::EpochCheckpointName(a.trial_number(), trainer.epoch());
         std::string problem;
         try {
           problem = StoreCheckpoint(trainer, a, name);

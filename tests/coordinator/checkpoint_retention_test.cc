@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "coordinator/checkpoint_names.h"
+#include "common/checkpoint_names.h"
 
 namespace sift::coordinator {
 namespace {
@@ -16,23 +16,23 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
 }
 
 TEST(CheckpointNames, ParseReadsOnlyWhatTheWritersWrite) {
-  auto p = ParseCheckpointName(EpochCheckpointName(12, 3));
+  auto p = common::ParseCheckpointName(common::EpochCheckpointName(12, 3));
   ASSERT_TRUE(p);
   EXPECT_EQ(p->trial, 12);
   EXPECT_EQ(p->epoch, 3);
   EXPECT_EQ(p->step, 0);
-  p = ParseCheckpointName(PreemptCheckpointName(4, 2, 17));
+  p = common::ParseCheckpointName(common::PreemptCheckpointName(4, 2, 17));
   ASSERT_TRUE(p);
   EXPECT_EQ(p->trial, 4);
   EXPECT_EQ(p->epoch, 2);
   EXPECT_EQ(p->step, 17);
   // Mid-epoch 3 comes after epoch 2's end and before epoch 3's.
-  EXPECT_LT(*ParseCheckpointName("trial-4-e2.ckpt"), *p);
-  EXPECT_LT(*p, *ParseCheckpointName("trial-4-e3.ckpt"));
+  EXPECT_LT(*common::ParseCheckpointName("trial-4-e2.ckpt"), *p);
+  EXPECT_LT(*p, *common::ParseCheckpointName("trial-4-e3.ckpt"));
   for (const char* bad :
        {"trial-4-e2.ckpt.part", "trial-04-e2.ckpt", "trial--1-e2.ckpt", "trial-4-e+2.ckpt",
         "trial-4-e2-s.ckpt", "trial-4-e2", "x.ckpt", "trial-4-e2.ckptx", "trial- 4-e2.ckpt", ""}) {
-    EXPECT_FALSE(ParseCheckpointName(bad)) << bad;
+    EXPECT_FALSE(common::ParseCheckpointName(bad)) << bad;
   }
 }
 

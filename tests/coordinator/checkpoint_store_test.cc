@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "coordinator/checkpoint_names.h"
+#include "common/checkpoint_names.h"
 
 namespace sift::coordinator {
 namespace {
@@ -82,13 +82,13 @@ TEST_F(CheckpointStoreTest, CorruptOrOutOfOrderUploadsLeaveTheGoodFileAlone) {
 }
 
 TEST(CheckpointNames, OnlyPlainNamesOfTheTrialItself) {
-  EXPECT_TRUE(IsCheckpointNameOf(EpochCheckpointName(3, 2), 3));
-  EXPECT_TRUE(IsCheckpointNameOf(PreemptCheckpointName(3, 2, 17), 3));
-  EXPECT_FALSE(IsCheckpointNameOf(EpochCheckpointName(3, 2), 4));
-  EXPECT_FALSE(IsCheckpointNameOf(EpochCheckpointName(31, 2), 3));
-  EXPECT_FALSE(IsCheckpointNameOf("trial-3-e../../x.ckpt", 3));
-  EXPECT_FALSE(IsCheckpointNameOf("trial-3-e1/x.ckpt", 3));
-  EXPECT_FALSE(IsCheckpointNameOf("trial-3-e1.ckpt.sh", 3));
+  EXPECT_TRUE(common::IsCheckpointNameOf(common::EpochCheckpointName(3, 2), 3));
+  EXPECT_TRUE(common::IsCheckpointNameOf(common::PreemptCheckpointName(3, 2, 17), 3));
+  EXPECT_FALSE(common::IsCheckpointNameOf(common::EpochCheckpointName(3, 2), 4));
+  EXPECT_FALSE(common::IsCheckpointNameOf(common::EpochCheckpointName(31, 2), 3));
+  EXPECT_FALSE(common::IsCheckpointNameOf("trial-3-e../../x.ckpt", 3));
+  EXPECT_FALSE(common::IsCheckpointNameOf("trial-3-e1/x.ckpt", 3));
+  EXPECT_FALSE(common::IsCheckpointNameOf("trial-3-e1.ckpt.sh", 3));
 }
 
 }  // namespace

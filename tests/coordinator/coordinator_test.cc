@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "coordinator/checkpoint_names.h"
+#include "common/checkpoint_names.h"
 #include "tests/coordinator/test_clock.h"
 
 namespace sift::coordinator {
@@ -86,7 +86,7 @@ class CoordinatorTest : public ::testing::Test {
                           double acc, bool checkpointed = true) {
     search::Decision d;
     Status s = c_->ReportProgress(w, a.lease_id, seq, epoch, {{"val_accuracy", acc}},
-                                  checkpointed ? EpochCheckpointName(a.number, epoch) : "", &d);
+                                  checkpointed ? common::EpochCheckpointName(a.number, epoch) : "", &d);
     EXPECT_TRUE(s.ok()) << s.message;
     return d;
   }
@@ -362,7 +362,7 @@ TEST_F(CoordinatorTest, PausedTrialResumesFromTheCheckpointItHandedBack) {
   Assignment b = Acquire(w);
   ASSERT_EQ(b.number, 1);
   ASSERT_EQ(Report(w, b, 1, 1, 0.1, /*checkpointed=*/false).action, Action::kPause);
-  ASSERT_TRUE(c_->CompleteTrial(w, b.lease_id, {}, EpochCheckpointName(1, 1)).ok());
+  ASSERT_TRUE(c_->CompleteTrial(w, b.lease_id, {}, common::EpochCheckpointName(1, 1)).ok());
   c_.reset();
   Open();  // the promotion point survives a restart
   Assignment p = Acquire(w);
@@ -493,7 +493,7 @@ TEST_F(CoordinatorTest, LatestKeepsEachTrialsResumePointAndNothingItSupersedes) 
   const int64_t id = Study(Config("{type: fifo}", 1, 4));  // checkpoint.keep defaults to latest
   Assignment a = Acquire(w1);
   for (int epoch = 1; epoch <= 2; ++epoch) {
-    WriteCheckpoint(id, EpochCheckpointName(0, epoch));
+    WriteCheckpoint(id, common::EpochCheckpointName(0, epoch));
     Report(w1, a, epoch, epoch, 0.5 + 0.1 * epoch);
   }
   EXPECT_EQ(Checkpoints(id), std::vector<std::string>({"trial-0-e2.ckpt"}));
@@ -518,10 +518,10 @@ TEST_F(CoordinatorTest, BestKeepsOnlyTheBestFinishedTrialsModel) {
   const int64_t id = Study(Config("{type: fifo}", 3, 1) + "checkpoint: {keep: best}\n");
   for (double acc : {0.7, 0.9, 0.8}) {
     Assignment a = Acquire(w);
-    WriteCheckpoint(id, EpochCheckpointName(a.number, 1));
+    WriteCheckpoint(id, common::EpochCheckpointName(a.number, 1));
     Report(w, a, 1, 1, acc);
     // Until its lease ends a trial keeps its checkpoint, whatever its value.
-    EXPECT_EQ(Checkpoints(id).back(), EpochCheckpointName(a.number, 1));
+    EXPECT_EQ(Checkpoints(id).back(), common::EpochCheckpointName(a.number, 1));
     ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
   }
   StudySummary s;
@@ -535,7 +535,7 @@ TEST_F(CoordinatorTest, AllKeepsEveryCheckpointAndARestartPrunesUnderTheStudysPo
   const int64_t keep_all = Study(Config("{type: fifo}", 1, 3) + "checkpoint: {keep: all}\n");
   Assignment a = Acquire(w);
   for (int epoch = 1; epoch <= 3; ++epoch) {
-    WriteCheckpoint(keep_all, EpochCheckpointName(0, epoch));
+    WriteCheckpoint(keep_all, common::EpochCheckpointName(0, epoch));
     Report(w, a, epoch, epoch, 0.5);
   }
   ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());

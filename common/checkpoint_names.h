@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // Written by the worker after epoch `epoch` and before reporting it.
 inline std::string EpochCheckpointName(int64_t trial, int64_t epoch) {
@@ -55,4 +55,4 @@ inline std::optional<CheckpointPosition> ParseCheckpointName(const std::string& 
   return CheckpointPosition{trial, epoch, step};
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common
