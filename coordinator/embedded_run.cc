@@ -41,12 +41,10 @@ std::string ExeDir() {
   return ec ? "." : exe.parent_path().string();
 }
 
+// A prices.json beside the config wins; "" means the built-in catalog.
 std::string DefaultPrices(const std::string& config_path) {
-  for (const fs::path& p : {fs::path(config_path).parent_path() / "prices.json",
-                            fs::path(SIFT_SOURCE_DIR) / "examples" / "prices.json"}) {
-    if (fs::exists(p)) return p.string();
-  }
-  return "";
+  const fs::path beside = fs::path(config_path).parent_path() / "prices.json";
+  return fs::exists(beside) ? beside.string() : "";
 }
 
 std::string CacheDir() {
@@ -109,8 +107,12 @@ int RunEmbedded(const RunOptions& o) {
   copts.shared_checkpoints = true;  // local workers share this machine's filesystem
   const std::string prices = o.prices_path.empty() ? DefaultPrices(o.config_path) : o.prices_path;
   if (config.worker.price_per_hour <= 0) {
-    std::string problem = prices.empty() ? "no price catalog found (pass --prices FILE)"
-                                         : copts.catalog.Load(prices);
+    std::string problem;
+    if (prices.empty()) {
+      copts.catalog = PriceCatalog::BuiltIn();
+    } else {
+      problem = copts.catalog.Load(prices);
+    }
     if (!problem.empty()) {
       std::cerr << problem << "\n";
       return 2;

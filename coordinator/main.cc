@@ -101,11 +101,13 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
   // Checkpoints live beside the database unless told otherwise.
   options.checkpoint_dir = checkpoints.empty() ? db + ".checkpoints" : checkpoints;
   options.shared_checkpoints = shared;
-  if (!prices.empty()) {
-    if (std::string p = options.catalog.Load(prices); !p.empty()) {
-      std::cerr << p << "\n";
-      return 2;
-    }
+  if (prices.empty()) {
+    options.catalog = sc::PriceCatalog::BuiltIn();
+    spdlog::info("price catalog: built in, as of {} (override with --prices FILE)",
+                 options.catalog.as_of());
+  } else if (std::string p = options.catalog.Load(prices); !p.empty()) {
+    std::cerr << p << "\n";
+    return 2;
   }
   try {
     sc::Coordinator coordinator(sc::OpenSqliteStore(db), options);
@@ -203,7 +205,7 @@ int main(int argc, char** argv) {
   auto* serve = app.add_subcommand("coordinator", "run the coordinator service");
   serve->add_option("--listen", listen, "address to listen on (port 0: any free port)");
   serve->add_option("--db", db, "SQLite database (created if missing)");
-  serve->add_option("--prices", prices, "price catalog JSON");
+  serve->add_option("--prices", prices, "price catalog JSON (default: the built-in, dated one)");
   serve->add_option("--token", token, "require this bearer token (or SIFT_TOKEN)");
   serve->add_option("--checkpoint-dir", checkpoints, "checkpoint store (default: DB.checkpoints)");
   serve->add_flag("--shared-checkpoints", shared_checkpoints,

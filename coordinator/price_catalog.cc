@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 namespace sift::coordinator {
@@ -109,12 +110,24 @@ std::string PriceCatalog::Load(const std::string& path) {
   return problem.empty() ? "" : path + ": " + problem;
 }
 
+PriceCatalog PriceCatalog::BuiltIn() {
+  PriceCatalog catalog;
+  // Checked by a unit test; a broken examples/prices.json cannot ship.
+  if (std::string problem = catalog.Parse(BuiltInPricesJson()); !problem.empty()) {
+    throw std::logic_error("built-in price catalog: " + problem);
+  }
+  return catalog;
+}
+
 std::string PriceCatalog::Lookup(const std::string& type, const std::string& market,
                                  double* out) const {
   if (market != "on-demand" && market != "spot") {
     return "market '" + market + "' must be on-demand or spot";
   }
   auto it = prices_.find(type);
+  if (prices_.empty()) {
+    return "instance type '" + type + "' cannot be priced: the price catalog is empty";
+  }
   if (it == prices_.end()) {
     std::string known;
     for (const auto& t : Types()) known += (known.empty() ? "" : ", ") + t;

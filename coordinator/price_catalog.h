@@ -20,16 +20,22 @@ class PriceCatalog {
   //                  "instances": {"c6i.large": {"on_demand": 0.085, "spot": 0.034, "note": ".."}}}
   std::string Parse(const std::string& json_text);
   std::string Load(const std::string& path);
+  // The catalog built into the binary (examples/prices.json at build time).
+  static PriceCatalog BuiltIn();
 
   // Price for (type, market in {"on-demand", "spot"}); "" on success, else what is missing.
   std::string Lookup(const std::string& type, const std::string& market, double* out) const;
 
   const std::string& as_of() const { return as_of_; }
+  bool empty() const { return prices_.empty(); }
   std::vector<std::string> Types() const;
 
  private:
   std::map<std::string, InstancePrice> prices_;
   std::string as_of_;
 };
+
+// The text of examples/prices.json, compiled in (default_prices.cc.in).
+const char* BuiltInPricesJson();
 
 }  // namespace sift::coordinator

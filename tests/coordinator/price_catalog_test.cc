@@ -87,6 +87,25 @@ TEST(PriceCatalog, AFailedParseKeepsThePreviousCatalog) {
   EXPECT_EQ(catalog.as_of(), "2026-11-01");
 }
 
+TEST(PriceCatalog, TheBuiltInCatalogIsTheDatedExampleFile) {
+  const PriceCatalog built_in = PriceCatalog::BuiltIn();
+  EXPECT_EQ(built_in.as_of(), "2026-11-01");
+  double price = 0;
+  EXPECT_EQ(built_in.Lookup("local-cpu", "spot", &price), "");
+  EXPECT_GT(price, 0);
+  EXPECT_EQ(built_in.Lookup("g5.xlarge", "on-demand", &price), "");
+  // The lookup error lists what is known, so a typo is easy to fix.
+  const std::string problem = built_in.Lookup("g5.xlarg", "spot", &price);
+  EXPECT_NE(problem.find("as of 2026-11-01"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("g5.xlarge"), std::string::npos) << problem;
+}
+
+TEST(PriceCatalog, AnEmptyCatalogSaysSoInsteadOfListingNothing) {
+  double price = 0;
+  EXPECT_EQ(PriceCatalog().Lookup("local-cpu", "spot", &price),
+            "instance type 'local-cpu' cannot be priced: the price catalog is empty");
+}
+
 TEST(PriceCatalog, LoadNamesTheFile) {
   PriceCatalog catalog;
   EXPECT_EQ(catalog.Load("/nonexistent/prices.json"),

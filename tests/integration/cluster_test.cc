@@ -40,7 +40,20 @@ std::string WriteFile(const std::string& path, const std::string& text) {
   return path;
 }
 
-// Starts `sift coordinator` on a free port and returns the port from its first output line.
+// The port a coordinator started with --listen 127.0.0.1:0 prints on its first output line.
+int ListeningPort(Process& coordinator) {
+  const std::regex port_re("listening on ([0-9]+)");
+  for (int i = 0; i < 200; ++i) {
+    std::smatch m;
+    const std::string log = coordinator.Log();
+    if (std::regex_search(log, m, port_re)) return std::stoi(m[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "coordinator did not start:\n" << coordinator.Log();
+  return 0;
+}
+
+// Starts `sift coordinator` on a free port and returns the port.
 int StartCoordinator(std::unique_ptr<Process>* out, const std::string& dir,
                      const std::vector<std::string>& extra = {}) {
   std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0",
@@ -49,15 +62,7 @@ int StartCoordinator(std::unique_ptr<Process>* out, const std::string& dir,
                                    dir + "/checkpoints", "--lease-timeout", "10"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   *out = std::make_unique<Process>(argv, dir + "/coordinator.log");
-  const std::regex port_re("listening on ([0-9]+)");
-  for (int i = 0; i < 200; ++i) {
-    std::smatch m;
-    const std::string log = (*out)->Log();
-    if (std::regex_search(log, m, port_re)) return std::stoi(m[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ADD_FAILURE() << "coordinator did not start:\n" << (*out)->Log();
-  return 0;
+  return ListeningPort(**out);
 }
 
 // Polls GetStudy until the study leaves RUNNING or `timeout_s` passes; returns the last answer.
@@ -145,6 +150,53 @@ TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
   }
   EXPECT_EQ(trials_with_cost, 4);
   EXPECT_EQ(db.execAndGet("SELECT COUNT(DISTINCT worker_id) FROM segments").getInt(), 2);
+}
+
+// The README's own two-process path, command for command: a coordinator with no --prices
+// (the built-in catalog), `sift submit` of the quick example, then workers, one of them priced
+// as the README's g5.xlarge spot VM.
+TEST(Cluster, TheReadmeTwoProcessPathRunsOnTheBuiltInCatalog) {
+  const std::string dir = TempDir("readme-path");
+  Process coordinator({BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0", "--db",
+                       dir + "/sift.db"},
+                      dir + "/coordinator.log");
+  const int port = ListeningPort(coordinator);
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
+                        SourceDir() + "/examples/fashion_mnist_quick.yaml", "--coordinator",
+                        address},
+                       &output),
+            0)
+      << output;
+  Process local({BinDir() + "/sift-worker", "--coordinator", address, "--cache-dir",
+                 dir + "/cache"},
+                dir + "/local.log");
+  Process spot({BinDir() + "/sift-worker", "--coordinator", address, "--instance-type",
+                "g5.xlarge", "--market", "spot", "--cache-dir", dir + "/cache"},
+               dir + "/spot.log");
+  v1::Study study = WaitForStudyEnd(address, /*timeout_s=*/180);
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << coordinator.Log() << local.Log() << spot.Log();
+  EXPECT_NE(coordinator.Log().find("price catalog: built in, as of 2026-11-01"),
+            std::string::npos)
+      << coordinator.Log();
+  local.Signal(SIGTERM);
+  spot.Signal(SIGTERM);
+  EXPECT_EQ(local.Wait(30), 0) << local.Log();
+  EXPECT_EQ(spot.Wait(30), 0) << spot.Log();
+
+  // Both registered at their catalog prices (local-cpu on demand, g5.xlarge spot).
+  SQLite::Database db(dir + "/sift.db", SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM workers WHERE instance_type='local-cpu' AND "
+                          "market='on-demand' AND price_per_hour=0.0416")
+                .getInt(),
+            1);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM workers WHERE instance_type='g5.xlarge' AND "
+                          "market='spot' AND price_per_hour=0.42")
+                .getInt(),
+            1);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state='COMPLETED'").getInt(), 4);
 }
 
 TEST(Cluster, SigtermCheckpointsMidEpochHandsBackAndTheNextWorkerResumes) {
