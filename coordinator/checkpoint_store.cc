@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "common/checkpoint_file.h"
+
 namespace sift::coordinator {
 namespace {
 
@@ -64,6 +66,14 @@ Status CheckpointUpload::Finish(int64_t total_size, uint32_t crc) {
   if (std::fflush(file_) != 0 || fsync(fileno(file_)) != 0) return IoError(part_, "cannot sync");
   std::fclose(file_);
   file_ = nullptr;
+  // The bytes arrived as sent; check that what was sent is an intact checkpoint (a worker's disk
+  // or memory can damage one before the upload). A damaged one never replaces a stored one.
+  if (std::string problem = common::CheckpointFileProblem(part_); !problem.empty()) {
+    if (problem.rfind(part_ + ": ", 0) == 0) problem.erase(0, part_.size() + 2);
+    return Status::Error(Status::Code::kInvalidArgument,
+                         "checkpoint " + std::filesystem::path(path_).filename().string() +
+                             " is damaged (" + problem + "); not stored");
+  }
   if (std::rename(part_.c_str(), path_.c_str()) != 0) return IoError(path_, "cannot publish");
   done_ = true;
   return Status::Ok();

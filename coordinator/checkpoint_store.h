@@ -1,6 +1,7 @@
 // Checkpoints kept by the coordinator for workers that share no filesystem with it. Uploads land
-// in a temporary file and become visible only after their size and CRC-32 match (fsync, rename),
-// so a broken upload never replaces a good checkpoint.
+// in a temporary file and become visible only after their size and CRC-32 match and the file is
+// an intact checkpoint (framing and payload checksum; fsync, rename), so a broken or damaged
+// upload never replaces a good checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,8 @@ class CheckpointUpload {
 
   // Chunks must arrive in order: `offset` equals the bytes received so far.
   Status Append(int64_t offset, const std::string& data);
-  // Checks the total size and CRC-32 and publishes the file atomically.
+  // Checks the total size, the CRC-32 and the checkpoint framing, then publishes the file
+  // atomically. kInvalidArgument (the service answers DATA_LOSS) when any check fails.
   Status Finish(int64_t total_size, uint32_t crc32);
   int64_t size() const { return size_; }
 

@@ -45,8 +45,8 @@ TrialSummary FromProto(const v1::Trial& t) {
   const search::TrialState states[] = {
       search::TrialState::kPending, search::TrialState::kPending, search::TrialState::kRunning,
       search::TrialState::kPaused,  search::TrialState::kCompleted, search::TrialState::kStopped,
-      search::TrialState::kFailed};
-  out.record.state = states[std::clamp(static_cast<int>(t.state()), 0, 6)];
+      search::TrialState::kFailed,  search::TrialState::kDiverged};
+  out.record.state = states[std::clamp(static_cast<int>(t.state()), 0, 7)];
   out.record.params = FromProto(t.params());
   out.record.end_reason = t.end_reason();
   out.record.final_metrics = {t.final_metrics().begin(), t.final_metrics().end()};

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -9,9 +10,11 @@
 #include <set>
 
 #include "common/checkpoint_names.h"
+#include "common/metric_json.h"
 #include "coordinator/checkpoint_retention.h"
 #include "coordinator/checkpoint_store.h"
 #include "search/rng.h"
+#include "worker/hparams/hparams.h"
 
 namespace sift::coordinator {
 
@@ -29,6 +32,23 @@ std::string RandomId(const char* prefix) {
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%s%016llx", prefix, static_cast<unsigned long long>(gen()));
   return buf;
+}
+
+// Why a report ends its trial as DIVERGED ("val_loss NaN at epoch 2"), or "" when it does not:
+// a non-finite objective always does, a non-finite training loss under stop_on_divergence.
+std::string DivergenceReason(const StudyConfig& config, int64_t epoch,
+                             const std::map<std::string, double>& metrics) {
+  auto non_finite = [&](const std::string& name) -> std::string {
+    auto it = metrics.find(name);
+    if (it == metrics.end() || std::isfinite(it->second)) return "";
+    return name + " " + common::NonFiniteName(it->second) + " at epoch " + std::to_string(epoch);
+  };
+  std::string why = non_finite(config.objective.metric);
+  worker::HParams hp;
+  if (why.empty() && worker::ParseHParams(config.fixed, &hp).empty() && hp.stop_on_divergence) {
+    why = non_finite("train_loss");
+  }
+  return why;
 }
 
 // Keeps, for each epoch of each trial, the newest report that is still part of its curve.
@@ -168,7 +188,7 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
     out->finished += search::IsTerminal(t.state);
     out->running += t.state == TrialState::kRunning;
     auto v = t.LastValue();
-    if (v && t.state != TrialState::kFailed &&
+    if (v && t.state != TrialState::kFailed && t.state != TrialState::kDiverged &&
         (!out->best_trial || view.Score(*v) > view.Score(out->best_value))) {
       out->best_trial = t.number;
       out->best_value = *v;
@@ -363,6 +383,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
       out->checkpoint_dir = StudyCheckpointDir(study_id);
     }
     out->resume_checkpoint = ResumeCheckpoint(study_id, next->number);
+    out->resume_fallbacks = OlderCheckpoints(study_id, next->number, out->resume_checkpoint);
     out->checkpoint_every_epochs = config.checkpoint.every_epochs;
     *result = AcquireResult::kAssigned;
     spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
@@ -433,10 +454,10 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   const auto& trial = runner->view().trials.at(lease->number);
   const std::string& metric = runner->config().objective.metric;
   auto m = metrics.find(metric);
-  if (m == metrics.end() || !std::isfinite(m->second)) {
+  if (m == metrics.end()) {
     return Status::Error(Status::Code::kInvalidArgument,
                          "report for trial " + std::to_string(lease->number) +
-                             " lacks a finite objective metric '" + metric + "'");
+                             " lacks the objective metric '" + metric + "'");
   }
   if (trial.state != TrialState::kRunning) {
     return Status::Error(Status::Code::kFailedPrecondition,
@@ -452,8 +473,12 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   }
   const double now = Now();
   lease->last_seen = now;
-  *decision = runner->Decide(lease->number, epoch, m->second, now,
-                             StudyDollars(lease->study_id, now));
+  // A non-finite objective (or training loss, under stop_on_divergence) ends the trial as
+  // DIVERGED: the scheduler never sees the value, and the trial is not retried.
+  const std::string diverged = DivergenceReason(runner->config(), epoch, metrics);
+  *decision = !diverged.empty() ? search::Decision::Stop(diverged)
+                                : runner->Decide(lease->number, epoch, m->second, now,
+                                                 StudyDollars(lease->study_id, now));
   ReportRecord r;
   r.study_id = lease->study_id;
   r.number = lease->number;
@@ -465,7 +490,8 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   r.reason = decision->reason;
   r.created_at = now;
   r.checkpoint = checkpoint;
-  const TrialState next_state = decision->action == search::Action::kStop    ? TrialState::kStopped
+  const TrialState next_state = !diverged.empty() ? TrialState::kDiverged
+                                : decision->action == search::Action::kStop  ? TrialState::kStopped
                                 : decision->action == search::Action::kPause ? TrialState::kPaused
                                                                               : trial.state;
   try {
@@ -473,13 +499,14 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
       store_->InsertReport(r);
       if (next_state != trial.state) {
         store_->UpdateTrialState(r.study_id, r.number, next_state, decision->reason,
-                                 next_state == TrialState::kStopped ? now : 0);
+                                 search::IsTerminal(next_state) ? now : 0);
       }
     });
   } catch (const std::exception& e) {
     return StorageError(e, "the report");
   }
-  runner->ApplyReport(r.number, epoch, m->second);
+  // The view holds finite values only; a restart replays the same (StudyRunner::Restore).
+  if (std::isfinite(m->second)) runner->ApplyReport(r.number, epoch, m->second);
   runner->ApplyState(r.number, next_state);
   // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
   if (!checkpoint.empty()) {
@@ -496,12 +523,50 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   spdlog::info("[study {}] trial {} epoch {}/{}:{} -> {}{}", r.study_id, r.number, epoch,
                runner->config().budget.max_epochs, shown, r.decision,
                decision->reason.empty() ? "" : " (" + decision->reason + ")");
+  if (!diverged.empty()) {
+    spdlog::warn("[study {}] trial {} DIVERGED: {}", r.study_id, r.number, diverged);
+  }
   return Status::Ok();
 }
 
 std::string Coordinator::ResumeCheckpoint(int64_t study_id, int64_t number) const {
   auto it = resume_.find({study_id, number});
   return it == resume_.end() ? "" : it->second;
+}
+
+std::vector<std::string> Coordinator::OlderCheckpoints(int64_t study_id, int64_t number,
+                                                       const std::string& newest) const {
+  const auto limit = common::ParseCheckpointName(newest);
+  if (!limit || options_.checkpoint_dir.empty()) return {};
+  std::vector<std::pair<common::CheckpointPosition, std::string>> older;
+  for (const auto& name : ListCheckpointFiles(StudyCheckpointDir(study_id))) {
+    const auto p = common::ParseCheckpointName(name);
+    if (p && p->trial == number && *p < *limit) older.emplace_back(*p, name);
+  }
+  std::sort(older.begin(), older.end(),
+            [](const auto& a, const auto& b) { return b.first < a.first; });
+  std::vector<std::string> out;
+  for (auto& [p, name] : older) out.push_back(std::move(name));
+  return out;
+}
+
+Status Coordinator::RecordRedoneWork(const std::string& worker_id, const std::string& lease_id,
+                                     double redone_seconds, const std::string& damaged) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Lease* lease = nullptr;
+  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  if (!std::isfinite(redone_seconds) || redone_seconds < 0) {
+    return Status::Error(Status::Code::kInvalidArgument, "redone_seconds must be >= 0");
+  }
+  try {
+    store_->SetRedoneSeconds(lease_id, redone_seconds);
+  } catch (const std::exception& e) {
+    return StorageError(e, "the redone work");
+  }
+  spdlog::warn("[study {}] trial {}: checkpoint '{}' was damaged or missing; its worker fell back "
+               "to an older one and redid {:.1f} s of work (counted as waste)",
+               lease->study_id, lease->number, damaged, redone_seconds);
+  return Status::Ok();
 }
 
 Status Coordinator::CheckCheckpointName(const std::string& name, int64_t number) const {
@@ -532,7 +597,7 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
     TrialCheckpoints& c = trials[t.number];
     c.newest = ResumeCheckpoint(runner.id(), t.number);
     c.settled = search::IsTerminal(t.state) && !leased.count(t.number);
-    c.failed = t.state == TrialState::kFailed;
+    c.failed = t.state == TrialState::kFailed || t.state == TrialState::kDiverged;
     if (auto v = t.LastValue()) c.score = view.Score(*v);
   }
   const std::string dir = StudyCheckpointDir(runner.id());

@@ -71,6 +71,7 @@ struct Assignment {
   std::string metric;
   std::string checkpoint_dir;     // set when workers share the coordinator's checkpoint directory
   std::string resume_checkpoint;  // the file to resume from; "" = start fresh
+  std::vector<std::string> resume_fallbacks;  // older ones still held, newest first
   int64_t checkpoint_every_epochs = 1;
 };
 
@@ -106,6 +107,10 @@ class Coordinator {
   // A worker leaving under a spot notice: requeue its trial now, resuming from `checkpoint`.
   Status PreemptTrial(const std::string& worker_id, const std::string& lease_id,
                       const std::string& checkpoint, const std::string& reason);
+  // A resume fell back past `damaged` (a damaged or missing checkpoint) and retrained
+  // `redone_seconds` of work it held: the lease's segment counts them as waste.
+  Status RecordRedoneWork(const std::string& worker_id, const std::string& lease_id,
+                          double redone_seconds, const std::string& damaged);
   // Where the caller may write (upload) or read (download) checkpoint `name` of its lease's trial.
   Status CheckpointPath(const std::string& worker_id, const std::string& lease_id,
                         const std::string& name, std::string* path);
@@ -137,6 +142,9 @@ class Coordinator {
   // Ends a lease: closes its segment and charges the trial. The Store write is the caller's.
   void ApplyLeaseEnd(const std::string& lease_id, double end);
   std::string ResumeCheckpoint(int64_t study_id, int64_t number) const;
+  // The trial's checkpoints on disk older than `newest`, newest first.
+  std::vector<std::string> OlderCheckpoints(int64_t study_id, int64_t number,
+                                            const std::string& newest) const;
   Status CheckCheckpointName(const std::string& name, int64_t number) const;
   std::string StudyCheckpointDir(int64_t study_id) const;
   // Deletes the study's checkpoints that its checkpoint.keep no longer wants; never fails.

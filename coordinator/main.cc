@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/main_guard.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
@@ -163,7 +164,7 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"sift: hyperparameter search that accounts for every dollar"};
   app.require_subcommand(1);
   std::string config, address = "127.0.0.1:7070", token, db = "sift.db", prices, out;
@@ -219,6 +220,7 @@ int main(int argc, char** argv) {
   report->add_option("--target", target, "report the dollars it took to reach this objective");
 
   CLI11_PARSE(app, argc, argv);
+  sift::common::GuardedProgram() = "sift " + app.get_subcommands().front()->get_name();
   std::optional<double> target_opt;
   if (target >= 0) target_opt = target;
   if (*validate) return Validate(config);
@@ -231,4 +233,8 @@ int main(int argc, char** argv) {
   if (*serve) return ServeCommand(listen, db, prices, token, checkpoints, shared_checkpoints, lease_timeout);
   if (*report) return ReportCommand(db, study_id, out, target_opt);
   return 1;
+}
+
+int main(int argc, char** argv) {
+  return sift::common::GuardedMain("sift", [&] { return Main(argc, argv); });
 }

@@ -23,7 +23,8 @@ StudyState StudyStateFromString(const std::string& s) {
 search::TrialState TrialStateFromString(const std::string& s) {
   using search::TrialState;
   for (TrialState t : {TrialState::kPending, TrialState::kRunning, TrialState::kPaused,
-                       TrialState::kCompleted, TrialState::kStopped, TrialState::kFailed}) {
+                       TrialState::kCompleted, TrialState::kStopped, TrialState::kFailed,
+                       TrialState::kDiverged}) {
     if (s == search::ToString(t)) return t;
   }
   throw std::runtime_error("unknown trial state '" + s + "' in the database");

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "common/metric_json.h"
 
 namespace sift::coordinator {
 namespace {
@@ -32,12 +35,19 @@ double PerDollar(const TrialSummary& t) {
   return t.objective && t.dollars > 0 ? *t.objective / t.dollars : 0.0;
 }
 
+// Failed and diverged trials have no usable model: never best, never on the frontier.
+bool Ranked(const TrialSummary& t) {
+  return t.objective && std::isfinite(*t.objective) &&
+         t.record.state != search::TrialState::kFailed &&
+         t.record.state != search::TrialState::kDiverged;
+}
+
 }  // namespace
 
 std::vector<int64_t> ParetoFrontier(const StudyReport& report) {
   std::vector<const TrialSummary*> scored;
   for (const auto& t : report.trials) {
-    if (t.objective && t.record.state != search::TrialState::kFailed) scored.push_back(&t);
+    if (Ranked(t)) scored.push_back(&t);
   }
   std::sort(scored.begin(), scored.end(), [&](const auto* a, const auto* b) {
     if (a->dollars != b->dollars) return a->dollars < b->dollars;
@@ -67,8 +77,7 @@ std::vector<BestSoFar> BestSoFarCurve(const StudyReport& report) {
   std::optional<double> best;
   for (const auto* t : ended) {
     dollars += t->dollars;
-    if (t->objective && t->record.state != search::TrialState::kFailed &&
-        (!best || Better(report, *t->objective, *best))) {
+    if (Ranked(*t) && (!best || Better(report, *t->objective, *best))) {
       best = t->objective;
       out.push_back({dollars, *best, t->record.number});
     }
@@ -84,10 +93,10 @@ std::string FormatTable(const StudyReport& report) {
   for (const auto& t : report.trials) {
     out += fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8.1f}  {:>9.6f}  {:>10}  {}\n",
                        t.record.number, search::ToString(t.record.state), t.epochs,
-                       t.objective ? fmt::format("{:.4f}", *t.objective) : "-", t.seconds,
+                       t.objective ? common::FormatMetric(*t.objective, 4) : "-", t.seconds,
                        t.dollars,
-                       report.study.maximize && t.objective ? fmt::format("{:.1f}", PerDollar(t))
-                                                            : "",
+                       report.study.maximize && Ranked(t) ? fmt::format("{:.1f}", PerDollar(t))
+                                                          : "",
                        Params(t.record.params));
     if (!t.record.end_reason.empty()) {
       out += fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8}  {:>9}  {:>10}  -> {}\n", "", "", "",
@@ -105,6 +114,13 @@ std::string FormatSummary(const StudyReport& report) {
   out += fmt::format("study {} '{}': {} ({}); {} trials, ${:.4f} over {:.0f} worker-seconds\n",
                      s.record.id, s.record.name, ToString(s.record.state), s.record.end_reason,
                      s.total, s.dollars, total_seconds);
+  std::string diverged;
+  for (const auto& t : report.trials) {
+    if (t.record.state != search::TrialState::kDiverged) continue;
+    diverged += fmt::format("{}#{} ({})", diverged.empty() ? "" : ", ", t.record.number,
+                            t.record.end_reason);
+  }
+  if (!diverged.empty()) out += "diverged: " + diverged + "\n";
   int64_t resumed = 0;
   for (const auto& t : report.trials) resumed += t.segments > 1 ? t.segments - 1 : 0;
   std::string markets;
@@ -122,7 +138,7 @@ std::string FormatSummary(const StudyReport& report) {
                      s.metric, s.best_value, best.epochs, best.dollars, Params(best.record.params));
   if (auto it = best.record.final_metrics.find("test_accuracy");
       it != best.record.final_metrics.end()) {
-    out += fmt::format("best trial's test accuracy: {:.4f}\n", it->second);
+    out += "best trial's test accuracy: " + common::FormatMetric(it->second, 4) + "\n";
   }
   if (!best.checkpoint.empty()) {
     const std::string& dir = report.checkpoint_dir;
@@ -166,11 +182,12 @@ std::string ToCsv(const StudyReport& report) {
     auto test = t.record.final_metrics.find("test_accuracy");
     out += fmt::format("{},{},{},{},{},{:.3f},{:.8f},{}", t.record.number,
                        search::ToString(t.record.state), t.epochs,
-                       t.objective ? fmt::format("{:.6f}", *t.objective) : "",
-                       test != t.record.final_metrics.end() ? fmt::format("{:.6f}", test->second)
-                                                            : "",
+                       t.objective ? common::FormatMetric(*t.objective, 6) : "",
+                       test != t.record.final_metrics.end()
+                           ? common::FormatMetric(test->second, 6)
+                           : "",
                        t.seconds, t.dollars,
-                       t.objective && t.dollars > 0 ? fmt::format("{:.3f}", PerDollar(t)) : "");
+                       Ranked(t) && t.dollars > 0 ? fmt::format("{:.3f}", PerDollar(t)) : "");
     for (const auto& n : names) {
       auto it = t.record.params.find(n);
       out += "," + (it == t.record.params.end() ? "" : Csv(search::ToString(it->second)));
@@ -197,7 +214,9 @@ std::string ToJson(const StudyReport& report) {
     json params = json::object();
     for (const auto& [k, v] : t.record.params) std::visit([&](auto x) { params[k] = x; }, v);
     json curve = json::array();
-    for (const auto& r : t.reports) curve.push_back({{"epoch", r.epoch}, {"metrics", r.metrics}});
+    for (const auto& r : t.reports) {
+      curve.push_back({{"epoch", r.epoch}, {"metrics", common::MetricsToJson(r.metrics)}});
+    }
     json jt = {{"number", t.record.number},
                {"state", search::ToString(t.record.state)},
                {"params", params},
@@ -208,12 +227,12 @@ std::string ToJson(const StudyReport& report) {
                {"leases", t.segments},
                {"interruptions", t.interruptions},
                {"end_reason", t.record.end_reason},
-               {"final_metrics", t.record.final_metrics},
+               {"final_metrics", common::MetricsToJson(t.record.final_metrics)},
                {"checkpoint", t.checkpoint},
                {"curve", curve}};
     if (t.objective) {
-      jt["objective"] = *t.objective;
-      if (t.dollars > 0) jt["objective_per_dollar"] = PerDollar(t);
+      jt["objective"] = common::MetricToJson(*t.objective);
+      if (Ranked(t) && t.dollars > 0) jt["objective_per_dollar"] = PerDollar(t);
     }
     trials.push_back(jt);
   }

@@ -27,7 +27,11 @@ Server::Server(Coordinator* coordinator, const std::string& listen, const std::s
   }
   ticker_ = std::thread([this] {
     while (!stopping_) {
-      coordinator_->Tick();
+      try {
+        coordinator_->Tick();
+      } catch (const std::exception& e) {  // the next tick tries again; the service stays up
+        spdlog::error("periodic lease check failed: {}", e.what());
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
   });

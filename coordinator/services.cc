@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/main_guard.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/proto_convert.h"
 
@@ -44,8 +45,17 @@ v1::TrialState ToProto(search::TrialState s) {
     case search::TrialState::kCompleted: return v1::TRIAL_COMPLETED;
     case search::TrialState::kStopped: return v1::TRIAL_STOPPED;
     case search::TrialState::kFailed: return v1::TRIAL_FAILED;
+    case search::TrialState::kDiverged: return v1::TRIAL_DIVERGED;
   }
   return v1::TRIAL_STATE_UNSPECIFIED;
+}
+
+// An exception in a handler (an unreadable record, a failed conversion) answers INTERNAL with
+// what went wrong, not gRPC's bare "Unexpected error in RPC handling"; the coordinator serves on.
+grpc::Status HandlerError(const char* rpc) {
+  const std::string what = common::DescribeCurrentException();
+  spdlog::error("{} failed: {}", rpc, what);
+  return {grpc::StatusCode::INTERNAL, std::string(rpc) + ": " + what};
 }
 
 std::map<std::string, double> ToMap(const google::protobuf::Map<std::string, double>& m) {
@@ -96,7 +106,7 @@ void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
 
 grpc::Status StudiesService::CreateStudy(grpc::ServerContext* ctx,
                                          const v1::CreateStudyRequest* req,
-                                         v1::CreateStudyResponse* resp) {
+                                         v1::CreateStudyResponse* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   int64_t id = 0;
   std::vector<std::string> errors;
@@ -107,47 +117,57 @@ grpc::Status StudiesService::CreateStudy(grpc::ServerContext* ctx,
   coordinator_->GetStudy(id, &summary);
   ToProto(summary, resp->mutable_study());
   return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("CreateStudy");
 }
 
 grpc::Status StudiesService::GetStudy(grpc::ServerContext* ctx, const v1::GetStudyRequest* req,
-                                      v1::Study* resp) {
+                                      v1::Study* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   StudySummary summary;
   if (Status s = coordinator_->GetStudy(req->study_id(), &summary); !s.ok()) return ToGrpc(s);
   ToProto(summary, resp);
   return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("GetStudy");
 }
 
 grpc::Status StudiesService::ListStudies(grpc::ServerContext* ctx, const v1::ListStudiesRequest*,
-                                         v1::ListStudiesResponse* resp) {
+                                         v1::ListStudiesResponse* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   for (const auto& summary : coordinator_->ListStudies()) ToProto(summary, resp->add_studies());
   return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("ListStudies");
 }
 
 grpc::Status StudiesService::ListTrials(grpc::ServerContext* ctx,
                                         const v1::ListTrialsRequest* req,
-                                        v1::ListTrialsResponse* resp) {
+                                        v1::ListTrialsResponse* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   std::vector<TrialSummary> trials;
   if (Status s = coordinator_->ListTrials(req->study_id(), &trials); !s.ok()) return ToGrpc(s);
   for (const auto& t : trials) ToProto(t, req->include_reports(), resp->add_trials());
   return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("ListTrials");
 }
 
 grpc::Status StudiesService::CancelStudy(grpc::ServerContext* ctx,
-                                         const v1::CancelStudyRequest* req, v1::Study* resp) {
+                                         const v1::CancelStudyRequest* req, v1::Study* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   if (Status s = coordinator_->CancelStudy(req->study_id()); !s.ok()) return ToGrpc(s);
   StudySummary summary;
   coordinator_->GetStudy(req->study_id(), &summary);
   ToProto(summary, resp);
   return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("CancelStudy");
 }
 
 grpc::Status WorkersService::RegisterWorker(grpc::ServerContext* ctx,
                                             const v1::RegisterWorkerRequest* req,
-                                            v1::RegisterWorkerResponse* resp) {
+                                            v1::RegisterWorkerResponse* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   WorkerRecord in, out;
   in.name = req->name();
@@ -163,11 +183,13 @@ grpc::Status WorkersService::RegisterWorker(grpc::ServerContext* ctx,
       static_cast<int32_t>(coordinator_->options().heartbeat_interval_s * 1000));
   resp->set_lease_timeout_ms(static_cast<int32_t>(coordinator_->options().lease_timeout_s * 1000));
   return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("RegisterWorker");
 }
 
 grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
                                           const v1::AcquireTrialRequest* req,
-                                          v1::AcquireTrialResponse* resp) {
+                                          v1::AcquireTrialResponse* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   AcquireResult result;
   Assignment a;
@@ -196,18 +218,26 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   out->set_checkpoint_dir(a.checkpoint_dir);
   out->set_resume_checkpoint(a.resume_checkpoint);
   out->set_checkpoint_every_epochs(a.checkpoint_every_epochs);
+  for (const auto& name : a.resume_fallbacks) out->add_resume_fallbacks(name);
   auto* data = out->mutable_data();
   data->set_dir(a.data.dir);
   data->set_train_limit(a.data.train_limit);
   data->set_val_size(a.data.val_size);
   data->set_test_limit(a.data.test_limit);
   return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("AcquireTrial");
 }
 
 grpc::Status WorkersService::ReportProgress(grpc::ServerContext* ctx,
                                             const v1::ReportProgressRequest* req,
-                                            v1::ReportProgressResponse* resp) {
+                                            v1::ReportProgressResponse* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (req->redone_seconds() > 0) {
+    // A ledger note; a lease that already ended (a retried report) has its segment closed.
+    coordinator_->RecordRedoneWork(req->worker_id(), req->lease_id(), req->redone_seconds(),
+                                   req->damaged_checkpoint());
+  }
   search::Decision d;
   Status s = coordinator_->ReportProgress(req->worker_id(), req->lease_id(), req->seq(),
                                           req->epoch(), ToMap(req->metrics()),
@@ -218,24 +248,30 @@ grpc::Status WorkersService::ReportProgress(grpc::ServerContext* ctx,
                                                           : v1::DECISION_CONTINUE);
   resp->set_reason(d.reason);
   return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("ReportProgress");
 }
 
 grpc::Status WorkersService::CompleteTrial(grpc::ServerContext* ctx,
                                            const v1::CompleteTrialRequest* req,
-                                           v1::CompleteTrialResponse*) {
+                                           v1::CompleteTrialResponse*) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   return ToGrpc(coordinator_->CompleteTrial(req->worker_id(), req->lease_id(),
                                             ToMap(req->final_metrics()), req->checkpoint()));
+} catch (...) {
+  return HandlerError("CompleteTrial");
 }
 
 grpc::Status WorkersService::FailTrial(grpc::ServerContext* ctx, const v1::FailTrialRequest* req,
-                                       v1::FailTrialResponse*) {
+                                       v1::FailTrialResponse*) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   return ToGrpc(coordinator_->FailTrial(req->worker_id(), req->lease_id(), req->error()));
+} catch (...) {
+  return HandlerError("FailTrial");
 }
 
 grpc::Status WorkersService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
-                                       v1::HeartbeatResponse* resp) {
+                                       v1::HeartbeatResponse* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   std::vector<std::string> leases(req->lease_ids().begin(), req->lease_ids().end()), revoked;
   if (Status s = coordinator_->Heartbeat(req->worker_id(), leases, &revoked); !s.ok()) {
@@ -243,19 +279,23 @@ grpc::Status WorkersService::Heartbeat(grpc::ServerContext* ctx, const v1::Heart
   }
   for (const auto& id : revoked) resp->add_revoked_lease_ids(id);
   return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("Heartbeat");
 }
 
 grpc::Status WorkersService::PreemptTrial(grpc::ServerContext* ctx,
                                           const v1::PreemptTrialRequest* req,
-                                          v1::PreemptTrialResponse*) {
+                                          v1::PreemptTrialResponse*) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   return ToGrpc(coordinator_->PreemptTrial(req->worker_id(), req->lease_id(), req->checkpoint(),
                                            req->reason().empty() ? "SIGTERM" : req->reason()));
+} catch (...) {
+  return HandlerError("PreemptTrial");
 }
 
 grpc::Status WorkersService::UploadCheckpoint(grpc::ServerContext* ctx,
                                               grpc::ServerReader<v1::CheckpointChunk>* reader,
-                                              v1::UploadCheckpointResponse* resp) {
+                                              v1::UploadCheckpointResponse* resp) try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   v1::CheckpointChunk chunk;
   std::unique_ptr<CheckpointUpload> upload;
@@ -287,11 +327,14 @@ grpc::Status WorkersService::UploadCheckpoint(grpc::ServerContext* ctx,
   }
   return {grpc::StatusCode::INVALID_ARGUMENT,
           "checkpoint upload ended without its last chunk; nothing stored"};
+} catch (...) {
+  return HandlerError("UploadCheckpoint");
 }
 
 grpc::Status WorkersService::DownloadCheckpoint(grpc::ServerContext* ctx,
                                                 const v1::DownloadCheckpointRequest* req,
-                                                grpc::ServerWriter<v1::CheckpointChunk>* writer) {
+                                                grpc::ServerWriter<v1::CheckpointChunk>* writer)
+try {
   if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
   std::string path;
   Status s = coordinator_->CheckpointPath(req->worker_id(), req->lease_id(), req->name(), &path);
@@ -310,6 +353,8 @@ grpc::Status WorkersService::DownloadCheckpoint(grpc::ServerContext* ctx,
     return writer->Write(chunk);
   });
   return ToGrpc(s);
+} catch (...) {
+  return HandlerError("DownloadCheckpoint");
 }
 
 }  // namespace sift::coordinator

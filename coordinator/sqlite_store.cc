@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/metric_json.h"
 #include "coordinator/store.h"
 
 namespace sift::coordinator {
@@ -91,9 +92,17 @@ search::Params ParamsFromJson(const std::string& text) {
   return out;
 }
 
-std::string MetricsToJson(const std::map<std::string, double>& m) { return json(m).dump(); }
-std::map<std::string, double> MetricsFromJson(const std::string& text) {
-  return json::parse(text).get<std::map<std::string, double>>();
+// Non-finite values (a diverging trial's) are stored as "NaN"/"Infinity" strings; older
+// databases hold them as null, which reads back as NaN.
+std::string MetricsToJson(const std::map<std::string, double>& m) {
+  return common::MetricsToJson(m).dump();
+}
+std::map<std::string, double> MetricsFromJson(const std::string& text, const std::string& what) {
+  try {
+    return common::MetricsFromJson(json::parse(text), what);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(what + ": unreadable metrics: " + e.what());
+  }
 }
 
 class SqliteStore : public Store {
@@ -229,7 +238,8 @@ class SqliteStore : public Store {
       t.end_reason = q.getColumn(3).getString();
       t.created_at = q.getColumn(4).getDouble();
       t.ended_at = q.getColumn(5).getDouble();
-      t.final_metrics = MetricsFromJson(q.getColumn(6).getString());
+      t.final_metrics = MetricsFromJson(q.getColumn(6).getString(),
+                                        "trial " + std::to_string(t.number) + " final_metrics");
       out.push_back(std::move(t));
     }
     return out;
@@ -320,13 +330,21 @@ class SqliteStore : public Store {
   void CloseSegment(const std::string& lease_id, double end, const std::string& reason,
                     const std::string& checkpoint, double wasted_seconds) override {
     SQLite::Statement q(db_,
-                        "UPDATE segments SET end=?, end_reason=?, checkpoint=?, wasted_seconds=? "
-                        "WHERE lease_id=? AND end IS NULL");
+                        "UPDATE segments SET end=?, end_reason=?, checkpoint=?, "
+                        "wasted_seconds=wasted_seconds+? WHERE lease_id=? AND end IS NULL");
     q.bind(1, end);
     q.bind(2, reason);
     q.bind(3, checkpoint);
     q.bind(4, wasted_seconds);
     q.bind(5, lease_id);
+    q.exec();
+  }
+
+  void SetRedoneSeconds(const std::string& lease_id, double seconds) override {
+    SQLite::Statement q(db_,
+                        "UPDATE segments SET wasted_seconds=? WHERE lease_id=? AND end IS NULL");
+    q.bind(1, seconds);
+    q.bind(2, lease_id);
     q.exec();
   }
 
@@ -388,7 +406,9 @@ class SqliteStore : public Store {
       r.study_id = q.getColumn(0).getInt64();
       r.number = q.getColumn(1).getInt64();
       r.epoch = q.getColumn(2).getInt64();
-      r.metrics = MetricsFromJson(q.getColumn(3).getString());
+      r.metrics = MetricsFromJson(q.getColumn(3).getString(),
+                                  "report of trial " + std::to_string(r.number) + " epoch " +
+                                      std::to_string(r.epoch));
       r.lease_id = q.getColumn(4).getString();
       r.seq = q.getColumn(5).getInt64();
       r.decision = q.getColumn(6).getString();

@@ -46,6 +46,10 @@ class Store {
   virtual void CloseSegment(const std::string& lease_id, double end, const std::string& reason,
                             const std::string& checkpoint = "", double wasted_seconds = 0) = 0;
   virtual std::vector<SegmentRecord> ListSegments(int64_t study_id) = 0;
+  // Work an open segment redid (a resume past a damaged checkpoint): it becomes the segment's
+  // wasted_seconds, to which CloseSegment adds what the segment's end loses. Setting it twice
+  // (a retried report) counts it once.
+  virtual void SetRedoneSeconds(const std::string& lease_id, double seconds) = 0;
 };
 
 // SQLite in WAL mode. `path` ":memory:" gives a private in-memory database (tests).

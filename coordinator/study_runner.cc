@@ -53,7 +53,9 @@ void StudyRunner::Restore(const std::vector<TrialRecord>& trials,
   }
   for (const auto& r : reports) {
     auto it = r.metrics.find(config_.objective.metric);
-    if (it != r.metrics.end() && r.number < static_cast<int64_t>(view_.trials.size())) {
+    // Non-finite values (a diverged trial's last report) never enter the view, as when applied.
+    if (it != r.metrics.end() && std::isfinite(it->second) &&
+        r.number < static_cast<int64_t>(view_.trials.size())) {
       ApplyReport(r.number, r.epoch, it->second);
     }
   }

@@ -1,12 +1,18 @@
 #include "search/observations.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sift::search {
 
 std::vector<Observation> CollectObservations(const StudyView& study) {
   std::vector<Observation> out;
+  std::vector<const TrialView*> diverged;
   for (const auto& t : study.trials) {
+    if (t.state == TrialState::kDiverged) {
+      diverged.push_back(&t);
+      continue;
+    }
     if (t.values.empty()) continue;
     if (t.state != TrialState::kCompleted && t.state != TrialState::kStopped &&
         t.state != TrialState::kPaused) {
@@ -17,6 +23,18 @@ std::vector<Observation> CollectObservations(const StudyView& study) {
     const bool completed = t.state == TrialState::kCompleted;
     out.push_back({t.number, study.Score(v), t.LastResource(), completed});
   }
+  if (diverged.empty()) return out;
+  // A diverged trial has no value to learn from, yet its region is bad: it gets the worst score
+  // seen (0 when nothing else has one), never counts as completed, and ranks by the epochs it
+  // reached, so it lands in the bad set of every split.
+  double worst = out.empty() ? 0.0 : out.front().score;
+  for (const auto& o : out) worst = std::min(worst, o.score);
+  for (const TrialView* t : diverged) {
+    out.push_back({t->number, worst, t->LastResource(), false});
+  }
+  // Trial order, as documented.
+  std::sort(out.begin(), out.end(),
+            [](const Observation& a, const Observation& b) { return a.number < b.number; });
   return out;
 }
 

@@ -10,6 +10,7 @@ const char* ToString(TrialState s) {
     case TrialState::kCompleted: return "COMPLETED";
     case TrialState::kStopped: return "STOPPED";
     case TrialState::kFailed: return "FAILED";
+    case TrialState::kDiverged: return "DIVERGED";
   }
   return "UNKNOWN";
 }

@@ -13,10 +13,13 @@
 
 namespace sift::search {
 
-enum class TrialState { kPending, kRunning, kPaused, kCompleted, kStopped, kFailed };
+// kDiverged: its objective (or, with stop_on_divergence, its training loss) became NaN or
+// infinite. It ended on its own account, like kStopped, and counts as the worst result.
+enum class TrialState { kPending, kRunning, kPaused, kCompleted, kStopped, kFailed, kDiverged };
 
 inline bool IsTerminal(TrialState s) {
-  return s == TrialState::kCompleted || s == TrialState::kStopped || s == TrialState::kFailed;
+  return s == TrialState::kCompleted || s == TrialState::kStopped || s == TrialState::kFailed ||
+         s == TrialState::kDiverged;
 }
 const char* ToString(TrialState s);
 

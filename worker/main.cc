@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/main_guard.h"
 #include "coordinator/config.h"
 #include "worker/standalone.h"
 #include "worker/worker_client.h"
@@ -23,7 +24,7 @@ void OnTerminate(int) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"sift-worker: trains Sift trials with LibTorch"};
   sift::worker::WorkerOptions o;
   o.name = "worker-" + std::to_string(getpid());
@@ -75,4 +76,8 @@ int main(int argc, char** argv) {
   signal(SIGTERM, OnTerminate);
   signal(SIGINT, OnTerminate);
   return client.Run();
+}
+
+int main(int argc, char** argv) {
+  return sift::common::GuardedMain("sift-worker", [&] { return Main(argc, argv); });
 }

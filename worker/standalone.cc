@@ -67,6 +67,11 @@ int RunStandalone(const StandaloneOptions& o) {
     double best = 0, sps = 0;
     while (trainer.epoch() < topts.max_epochs) {
       EpochMetrics m = trainer.TrainEpoch();
+      if (m.diverged) {
+        spdlog::warn("epoch {}: training loss {} (diverged); stopping (stop_on_divergence)",
+                     m.epoch, m.train_loss);
+        break;
+      }
       if (!o.checkpoint_path.empty()) trainer.SaveCheckpoint(o.checkpoint_path);
       best = std::max(best, m.val_accuracy);
       sps = m.samples_per_second;

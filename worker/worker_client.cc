@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <condition_variable>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -229,6 +231,70 @@ struct WorkerClient::Impl {
                  s.ok() ? "checkpointed and handed back" : s.error_message());
   }
 
+  // Where a resume started, when it had to pass over a damaged or missing checkpoint.
+  struct Resume {
+    std::string damaged;        // the newest one it could not use ("" if none)
+    int64_t damaged_epoch = 0;  // epochs that one held
+    double redone_seconds = 0;  // spent retraining epochs up to damaged_epoch
+  };
+
+  // Fetches the checkpoint at `name` (a download, or the shared directory). "" or the problem;
+  // `missing` says that the coordinator or the directory does not have it.
+  std::string FetchCheckpoint(const v1::TrialAssignment& a, const std::string& name,
+                              const std::string& path, bool* missing) {
+    *missing = false;
+    if (!a.checkpoint_dir().empty()) {
+      *missing = !fs::exists(path);
+      return *missing ? "no checkpoint " + path : "";
+    }
+    grpc::Status s = Call("DownloadCheckpoint", [&] {
+      return DownloadCheckpoint(stub.get(), [this] { return Context(120); }, worker_id,
+                                a.lease_id(), name, path);
+    });
+    *missing = s.error_code() == grpc::StatusCode::NOT_FOUND ||
+               s.error_code() == grpc::StatusCode::DATA_LOSS;
+    return s.ok() ? "" : "cannot fetch checkpoint " + name + ": " + s.error_message();
+  }
+
+  // Loads the newest intact checkpoint: resume_checkpoint, else each of resume_fallbacks, else
+  // none (epoch 0). A damaged or missing one is logged and passed over; the epochs it held are
+  // retrained. Returns "" or why the trial cannot go on (the coordinator unreachable).
+  std::string LoadNewestIntactCheckpoint(Trainer& trainer, const v1::TrialAssignment& a,
+                                         Resume* resume) {
+    if (a.resume_checkpoint().empty()) return "";
+    std::vector<std::string> candidates = {a.resume_checkpoint()};
+    candidates.insert(candidates.end(), a.resume_fallbacks().begin(), a.resume_fallbacks().end());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const std::string& name = candidates[i];
+      const std::string path = LocalCheckpoint(a, name);
+      bool missing = false;
+      std::string problem = FetchCheckpoint(a, name, path, &missing);
+      if (!problem.empty() && !missing) return problem;
+      if (problem.empty()) {
+        try {
+          trainer.LoadCheckpoint(path);  // verifies framing and checksum; unchanged if it throws
+        } catch (const CheckpointError& e) {
+          problem = e.what();
+        }
+        if (a.checkpoint_dir().empty()) fs::remove(path);
+      }
+      if (problem.empty()) {
+        spdlog::info("trial {} resumed from {} (epoch {}, step {})", a.trial_number(), name,
+                     trainer.epoch(), trainer.step_in_epoch());
+        return "";
+      }
+      if (resume->damaged.empty()) {
+        resume->damaged = name;
+        const auto p = common::ParseCheckpointName(name);
+        resume->damaged_epoch = p ? p->epoch : a.start_epoch();
+      }
+      spdlog::warn("trial {}: checkpoint {} is unusable ({}); falling back to {}",
+                   a.trial_number(), name, problem,
+                   i + 1 < candidates.size() ? candidates[i + 1] : "epoch 0");
+    }
+    return "";
+  }
+
   void TrainAssigned(const v1::TrialAssignment& a) {
     TrainerOptions topts;
     std::string problem = ParseHParams(coordinator::FromProto(a.params()), &topts.hp);
@@ -247,22 +313,9 @@ struct WorkerClient::Impl {
       }
       if (micro) spdlog::info("trial {}: {}", a.trial_number(), micro->Describe());
       Trainer trainer(topts, std::move(data));
-      if (!a.resume_checkpoint().empty()) {
-        const std::string path = LocalCheckpoint(a, a.resume_checkpoint());
-        if (a.checkpoint_dir().empty()) {
-          grpc::Status s = Call("DownloadCheckpoint", [&] {
-            return DownloadCheckpoint(stub.get(), [this] { return Context(120); }, worker_id,
-                                      a.lease_id(), a.resume_checkpoint(), path);
-          });
-          if (!s.ok()) return Fail(a, "cannot fetch checkpoint: " + s.error_message());
-        } else if (!fs::exists(path)) {
-          return Fail(a, "cannot resume at epoch " + std::to_string(a.start_epoch()) +
-                             ": no checkpoint " + path);
-        }
-        trainer.LoadCheckpoint(path);
-        if (a.checkpoint_dir().empty()) fs::remove(path);
-        spdlog::info("trial {} resumed from {} (epoch {}, step {})", a.trial_number(),
-                     a.resume_checkpoint(), trainer.epoch(), trainer.step_in_epoch());
+      Resume resume;
+      if (std::string problem = LoadNewestIntactCheckpoint(trainer, a, &resume); !problem.empty()) {
+        return Fail(a, problem);
       }
       // Never train a resumed trial from the wrong place: its curve would get a gap or a repeat.
       // A checkpoint older than the last report is fine: those epochs are retrained silently.
@@ -276,6 +329,7 @@ struct WorkerClient::Impl {
       bool paused = false;
       double samples_per_second = 0;
       std::string checkpoint;  // of the newest reported epoch; "" if it has none
+      bool diverged = false;   // the coordinator ends such a trial as DIVERGED: no model to keep
       while (trainer.epoch() < a.max_epochs()) {
         ArmReclaim(trainer.epoch() + 1);
         EpochMetrics m = trainer.TrainEpoch(stop);
@@ -292,11 +346,27 @@ struct WorkerClient::Impl {
         if (m.epoch <= a.start_epoch()) {
           spdlog::info("trial {}: retrained epoch {} (reported before its VM was lost)",
                        a.trial_number(), m.epoch);
+          // Work the damaged checkpoint held; the rest was lost with the VM and counted then.
+          if (m.epoch <= resume.damaged_epoch) resume.redone_seconds += m.seconds;
           continue;
+        }
+        const std::map<std::string, double> reported = {
+            {"val_accuracy", m.val_accuracy},
+            {"val_loss", m.val_loss},
+            {"train_loss", m.train_loss},
+            {"epoch_seconds", m.seconds},
+            {"samples_per_second", m.samples_per_second},
+            {"data_wait_fraction", m.data_wait_fraction}};
+        const auto objective = reported.find(a.objective_metric());
+        diverged = m.diverged ||
+                   (objective != reported.end() && !std::isfinite(objective->second));
+        if (diverged) {
+          spdlog::warn("trial {} diverged in epoch {} (train_loss {}, val_loss {}); reporting it",
+                       a.trial_number(), m.epoch, m.train_loss, m.val_loss);
         }
         // Checkpoint before reporting, so a reported checkpoint always exists.
         checkpoint.clear();
-        if (m.epoch % every == 0) {
+        if (m.epoch % every == 0 && !diverged) {
           checkpoint = common::EpochCheckpointName(a.trial_number(), m.epoch);
           if (std::string p = StoreCheckpoint(trainer, a, checkpoint); !p.empty()) {
             return Fail(a, p);
@@ -308,13 +378,12 @@ struct WorkerClient::Impl {
         req.set_seq(++seq);
         req.set_epoch(m.epoch);
         req.set_checkpoint(checkpoint);
+        if (!resume.damaged.empty() && seq == 1) {
+          req.set_redone_seconds(std::max(resume.redone_seconds, 1e-9));
+          req.set_damaged_checkpoint(resume.damaged);
+        }
         auto& metrics = *req.mutable_metrics();
-        metrics["val_accuracy"] = m.val_accuracy;
-        metrics["val_loss"] = m.val_loss;
-        metrics["train_loss"] = m.train_loss;
-        metrics["epoch_seconds"] = m.seconds;
-        metrics["samples_per_second"] = m.samples_per_second;
-        metrics["data_wait_fraction"] = m.data_wait_fraction;
+        metrics.insert(reported.begin(), reported.end());
         if (m.skipped_steps > 0) metrics["skipped_steps"] = static_cast<double>(m.skipped_steps);
         v1::ReportProgressResponse resp;
         grpc::Status s = Call("ReportProgress", [&] {
@@ -340,7 +409,7 @@ struct WorkerClient::Impl {
       v1::CompleteTrialRequest req;
       // A promotion resumes exactly here, and a finished trial's model is its last epoch's,
       // whatever the checkpoint interval.
-      if (checkpoint.empty() && trainer.epoch() > a.start_epoch()) {
+      if (checkpoint.empty() && trainer.epoch() > a.start_epoch() && !diverged) {
         const std::string name =
             common::EpochCheckpointName(a.trial_number(), trainer.epoch());
         std::string problem;

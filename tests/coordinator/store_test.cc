@@ -6,7 +6,9 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 namespace sift::coordinator {
 namespace {
@@ -104,6 +106,52 @@ TEST_P(StoreTest, SegmentsOpenAndClose) {
   EXPECT_EQ(closed[0].end_reason, "completed");
 }
 
+// A diverging trial reports NaN and infinities: every read path gives them back exactly (the
+// JSON `null` they were once stored as broke the replay lookup, ListTrials and restarts).
+TEST_P(StoreTest, NonFiniteMetricsRoundTripExactly) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  StudyRecord s;
+  s.name = "diverge";
+  const int64_t id = store_->CreateStudy(s);
+  TrialRecord t;
+  t.study_id = id;
+  t.final_metrics = {{"test_accuracy", 0.1}, {"peak_rss_mb", inf}};
+  store_->InsertTrial(t);
+  store_->SetFinalMetrics(id, 0, {{"test_accuracy", -inf}, {"x", nan}});
+  ReportRecord r;
+  r.study_id = id;
+  r.epoch = 1;
+  r.metrics = {{"train_loss", nan}, {"val_loss", inf}, {"g", -inf}, {"val_accuracy", 0.1}};
+  r.lease_id = "L-1";
+  r.seq = 1;
+  r.decision = "STOP";
+  store_->InsertReport(r);
+  for (const auto& got : {*store_->FindReport("L-1", 1), store_->ListReports(id).at(0)}) {
+    EXPECT_TRUE(std::isnan(got.metrics.at("train_loss")));
+    EXPECT_EQ(got.metrics.at("val_loss"), inf);
+    EXPECT_EQ(got.metrics.at("g"), -inf);
+    EXPECT_EQ(got.metrics.at("val_accuracy"), 0.1);
+  }
+  const auto trials = store_->ListTrials(id);
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].final_metrics.at("test_accuracy"), -inf);
+  EXPECT_TRUE(std::isnan(trials[0].final_metrics.at("x")));
+}
+
+TEST_P(StoreTest, RedoneWorkIsWasteOnceAndTheEndAddsItsOwn) {
+  SegmentRecord seg;
+  seg.lease_id = "L-1";
+  seg.study_id = 1;
+  seg.start = 100;
+  seg.price_per_hour = 3.6;
+  store_->OpenSegment(seg);
+  store_->SetRedoneSeconds("L-1", 4);
+  store_->SetRedoneSeconds("L-1", 4);  // a retried report
+  store_->CloseSegment("L-1", 120, "expired", "", 3);
+  store_->SetRedoneSeconds("L-1", 50);  // closed: no change
+  EXPECT_DOUBLE_EQ(store_->ListSegments(1).at(0).wasted_seconds, 7);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "File" : "Memory"; });
 
@@ -177,6 +225,52 @@ TEST(SqliteStore, UnopenablePathNamesTheFile) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x/sift.db"), std::string::npos);
   }
+}
+
+// Databases written before non-finite values were spelled out hold them as JSON null: they open,
+// and the nulls read as NaN everywhere (a coordinator restarted on one used to exit at start).
+TEST(SqliteStore, NullMetricsOfOlderDatabasesReadAsNaN) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("sift-store-null-" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(path);
+  {
+    auto store = OpenSqliteStore(path.string());
+    StudyRecord s;
+    s.name = "old";
+    const int64_t id = store->CreateStudy(s);
+    TrialRecord t;
+    t.study_id = id;
+    store->InsertTrial(t);
+    ReportRecord r;
+    r.study_id = id;
+    r.epoch = 1;
+    r.lease_id = "L-1";
+    r.seq = 1;
+    store->InsertReport(r);
+  }
+  {
+    SQLite::Database db(path.string(), SQLite::OPEN_READWRITE);
+    db.exec("UPDATE reports SET metrics = '{\"train_loss\":null,\"val_accuracy\":0.1}';"
+            "UPDATE trials SET final_metrics = '{\"test_accuracy\":null}'");
+  }
+  auto store = OpenSqliteStore(path.string());
+  EXPECT_TRUE(std::isnan(store->FindReport("L-1", 1)->metrics.at("train_loss")));
+  EXPECT_EQ(store->ListReports(1).at(0).metrics.at("val_accuracy"), 0.1);
+  EXPECT_TRUE(std::isnan(store->ListTrials(1).at(0).final_metrics.at("test_accuracy")));
+  // Something that is no metric at all is named, not a bare json exception.
+  {
+    SQLite::Database db(path.string(), SQLite::OPEN_READWRITE);
+    db.exec("UPDATE reports SET metrics = '{\"val_loss\":[1]}'");
+  }
+  try {
+    store->ListReports(1);
+    FAIL() << "read a list as a metric";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("report of trial 0 epoch 1.val_loss"), std::string::npos)
+        << e.what();
+  }
+  store.reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
 }
 
 }  // namespace

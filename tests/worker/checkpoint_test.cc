@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "tests/worker/test_util.h"
-#include "worker/trainer/framed_file.h"
+#include "common/framed_file.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
 namespace {
+
+using common::FramedFileError;
+using common::ReadFramedFile;
+using common::WriteFramedFile;
 
 TrainerOptions Tiny() {
   TrainerOptions o;

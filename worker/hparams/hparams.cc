@@ -51,6 +51,17 @@ std::string GetChoice(const std::string& name, const ParamValue& v,
   return name + ": '" + search::ToString(v) + "' is not one of " + Join(allowed);
 }
 
+std::string GetBool(const std::string& name, const ParamValue& v, bool* out) {
+  if (const auto* s = std::get_if<std::string>(&v)) {
+    if (*s == "true" || *s == "True" || *s == "TRUE") return *out = true, "";
+    if (*s == "false" || *s == "False" || *s == "FALSE") return *out = false, "";
+  } else if (const auto* i = std::get_if<int64_t>(&v); i && (*i == 0 || *i == 1)) {
+    *out = *i == 1;
+    return "";
+  }
+  return name + ": '" + search::ToString(v) + "' is not true or false";
+}
+
 using Setter = std::function<std::string(const ParamValue&, HParams*)>;
 
 const std::map<std::string, Setter>& Setters() {
@@ -101,6 +112,8 @@ const std::map<std::string, Setter>& Setters() {
        [](auto& v, auto* h) {
          return GetInt("accumulation_steps", v, 1, 65536, &h->accumulation_steps);
        }},
+      {"stop_on_divergence",
+       [](auto& v, auto* h) { return GetBool("stop_on_divergence", v, &h->stop_on_divergence); }},
       {"precision",
        [](auto& v, auto* h) {
          return GetChoice("precision", v, {"fp32", "bf16", "fp16", "auto"}, &h->precision);

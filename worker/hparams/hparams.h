@@ -39,6 +39,9 @@ struct HParams {
   int64_t micro_batch = 0;
   int64_t accumulation_steps = 0;  // as set in the config (0: not set); micro_batch says it all
   std::string precision = "fp32";   // fp32 | bf16 | fp16 | auto
+  // End the trial (DIVERGED) as soon as its training loss is NaN or infinite: what diverged once
+  // never comes back, and every further step is paid for. true/false (or 1/0).
+  bool stop_on_divergence = true;
 };
 
 // Names accepted as trial parameters (search space entries or fixed trainer settings).

@@ -2,14 +2,13 @@
 
 #include <sstream>
 
-#include "worker/trainer/framed_file.h"
+#include "common/checkpoint_file.h"
+#include "common/framed_file.h"
 
 namespace sift::worker {
-namespace {
-
-constexpr char kCheckpointMagic[] = "SIFTCKPT";
-
-}  // namespace
+using common::FramedFileError;
+using common::ReadFramedFile;
+using common::WriteFramedFile;
 
 void WriteCheckpointFile(const std::string& path, torch::serialize::OutputArchive& archive) {
   std::ostringstream out;

@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include "common/checkpoint_file.h"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -17,7 +19,7 @@ class CheckpointError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr uint32_t kCheckpointVersion = 1;
+using common::kCheckpointVersion;
 
 // Serialises `archive` and writes it atomically; throws CheckpointError on I/O failure.
 void WriteCheckpointFile(const std::string& path, torch::serialize::OutputArchive& archive);

@@ -13,10 +13,14 @@
 #include <stdexcept>
 #include <vector>
 
-#include "worker/trainer/framed_file.h"
+#include "common/framed_file.h"
 #include "worker/trainer/idx_reader.h"
 
 namespace sift::worker {
+
+using common::FramedFileError;
+using common::ReadFramedFile;
+using common::WriteFramedFile;
 namespace {
 
 constexpr char kCacheMagic[] = "SIFTDATA";

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <sstream>
 
 #include "worker/trainer/fused_optimizer.h"
@@ -18,6 +19,9 @@ namespace {
 enum class Precision { kFp32, kBf16, kFp16 };
 
 using Clock = std::chrono::steady_clock;
+
+// stop_on_divergence looks at the running loss this often: at most this many steps are wasted.
+constexpr int64_t kDivergenceCheckSteps = 8;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -270,6 +274,7 @@ Trainer::~Trainer() = default;
 EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   Impl& s = *impl_;
   const auto epoch_start = Clock::now();
+  bool diverged = false;
   s.model->train();
   {
     BatchLoader loader(s.data->train,
@@ -281,14 +286,21 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
       s.Step(batch);
       ++s.step;
       if (stop != nullptr && stop->load() && s.step < loader.num_batches()) break;
+      // Every few steps only: reading the loss waits for the device.
+      if (s.options.hp.stop_on_divergence && s.step % kDivergenceCheckSteps == 0 &&
+          !std::isfinite(s.LossSum())) {
+        diverged = true;
+        break;
+      }
     }
     s.wait_seconds += loader.wait_seconds();
   }
   s.train_seconds += Seconds(epoch_start);
 
   EpochMetrics m;
-  m.completed = s.step >= s.StepsPerEpoch();
   m.train_loss = s.samples > 0 ? s.LossSum() / s.samples : 0.0;
+  m.diverged = diverged || (s.options.hp.stop_on_divergence && !std::isfinite(m.train_loss));
+  m.completed = m.diverged || s.step >= s.StepsPerEpoch();
   m.samples_per_second = s.train_seconds > 0 ? s.samples / s.train_seconds : 0.0;
   m.data_wait_fraction = s.train_seconds > 0 ? s.wait_seconds / s.train_seconds : 0.0;
   m.skipped_steps = s.skipped;

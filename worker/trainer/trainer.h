@@ -37,6 +37,9 @@ struct EpochMetrics {
   double samples_per_second = 0.0;
   double data_wait_fraction = 0.0;  // share of train time spent waiting for batches
   int64_t skipped_steps = 0;        // fp16: steps skipped on inf/NaN gradients
+  // stop_on_divergence: the training loss became NaN or infinite and the epoch was cut short
+  // there (it counts as done: the trial ends, so nothing resumes it).
+  bool diverged = false;
 };
 
 // Determinism: the constructor seeds the global torch generator (weight init) with `seed`; data
@@ -51,6 +54,7 @@ class Trainer {
 
   // Trains one epoch and evaluates on the validation split. When `stop` becomes true it returns
   // after the current optimizer step with completed=false; a checkpoint then resumes mid-epoch.
+  // Under hp.stop_on_divergence a non-finite training loss ends the epoch early (diverged=true).
   EpochMetrics TrainEpoch(const std::atomic<bool>* stop = nullptr);
 
   int64_t epoch() const;  // epochs completed

@@ -1,15 +1,16 @@
-#include "worker/trainer/framed_file.h"
+#include "common/framed_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
-namespace sift::worker {
+namespace sift::common {
 namespace {
 
 constexpr size_t kMagicSize = 8;
@@ -96,6 +97,41 @@ void WriteFramedFile(const std::string& path, const std::string& magic, uint32_t
   }
 }
 
+namespace {
+
+struct Header {
+  uint64_t length = 0;
+  uint32_t crc = 0;
+};
+
+// Checks the header's magic and version, and that the file holds exactly the promised payload.
+Header CheckHeader(const std::string& path, const char* header, uint64_t file_size,
+                   const std::string& magic, uint32_t version) {
+  if (file_size < kHeaderSize) {
+    Fail(path, "truncated: " + std::to_string(file_size) + " bytes is shorter than the header");
+  }
+  if (std::string(header, kMagicSize) != magic) {
+    Fail(path, "bad magic (not a " + magic + " file)");
+  }
+  const auto got_version = GetLE<uint32_t>(header + kMagicSize);
+  if (got_version != version) {
+    Fail(path,
+         "format version " + std::to_string(got_version) + ", expected " + std::to_string(version));
+  }
+  Header h;
+  h.length = GetLE<uint64_t>(header + kMagicSize + 4);
+  h.crc = GetLE<uint32_t>(header + kMagicSize + 12);
+  const uint64_t have = file_size - kHeaderSize;
+  if (have != h.length) {
+    Fail(path,
+         (have < h.length ? "truncated: header promises " : "trailing bytes: header promises ") +
+             std::to_string(h.length) + " payload bytes, file has " + std::to_string(have));
+  }
+  return h;
+}
+
+}  // namespace
+
 std::string ReadFramedFile(const std::string& path, const std::string& magic, uint32_t version) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) Fail(path, "cannot open: " + ErrnoText());
@@ -104,30 +140,33 @@ std::string ReadFramedFile(const std::string& path, const std::string& magic, ui
   std::string bytes(static_cast<size_t>(size), '\0');
   in.seekg(0);
   if (!in.read(bytes.data(), size)) Fail(path, "read failed");
-  if (bytes.size() < kHeaderSize) {
-    Fail(path, "truncated: " + std::to_string(bytes.size()) + " bytes is shorter than the header");
-  }
-  if (bytes.compare(0, kMagicSize, magic) != 0) {
-    Fail(path, "bad magic (not a " + magic + " file)");
-  }
-  const auto got_version = GetLE<uint32_t>(bytes.data() + kMagicSize);
-  if (got_version != version) {
-    Fail(path,
-         "format version " + std::to_string(got_version) + ", expected " + std::to_string(version));
-  }
-  const auto length = GetLE<uint64_t>(bytes.data() + kMagicSize + 4);
-  const auto crc = GetLE<uint32_t>(bytes.data() + kMagicSize + 12);
-  const size_t have = bytes.size() - kHeaderSize;
-  if (have != length) {
-    Fail(path,
-         (have < length ? "truncated: header promises " : "trailing bytes: header promises ") +
-             std::to_string(length) + " payload bytes, file has " + std::to_string(have));
-  }
-  if (Crc32(bytes.data() + kHeaderSize, have) != crc) {
+  const Header h = CheckHeader(path, bytes.data(), bytes.size(), magic, version);
+  if (Crc32(bytes.data() + kHeaderSize, h.length) != h.crc) {
     Fail(path, "checksum mismatch: the payload is corrupt");
   }
   bytes.erase(0, kHeaderSize);
   return bytes;
 }
 
-}  // namespace sift::worker
+void VerifyFramedFile(const std::string& path, const std::string& magic, uint32_t version) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) Fail(path, "cannot open: " + ErrnoText());
+  const std::streamoff size = in.tellg();
+  if (size < 0) Fail(path, "cannot determine size");
+  in.seekg(0);
+  char header[kHeaderSize] = {};
+  const auto head = static_cast<std::streamsize>(std::min<uint64_t>(size, kHeaderSize));
+  if (!in.read(header, head)) Fail(path, "read failed");
+  const Header h = CheckHeader(path, header, static_cast<uint64_t>(size), magic, version);
+  std::string buf(1 << 20, '\0');
+  uint32_t crc = 0;
+  for (uint64_t left = h.length; left > 0;) {
+    const auto n = static_cast<std::streamsize>(std::min<uint64_t>(left, buf.size()));
+    if (!in.read(buf.data(), n)) Fail(path, "read failed");
+    crc = Crc32(buf.data(), static_cast<size_t>(n), crc);
+    left -= static_cast<uint64_t>(n);
+  }
+  if (crc != h.crc) Fail(path, "checksum mismatch: the payload is corrupt");
+}
+
+}  // namespace sift::common
