@@ -642,7 +642,10 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   const std::string reason =
       "completed " + std::to_string(trial.LastResource()) + " epochs";
   const bool paused = trial.state == TrialState::kPaused;
-  const char* segment_reason = completes ? "completed" : paused ? "paused" : "stopped";
+  const char* segment_reason = completes                                ? "completed"
+                               : paused                                 ? "paused"
+                               : trial.state == TrialState::kDiverged ? "diverged"
+                                                                        : "stopped";
   // A paused trial's promotion resumes from this checkpoint; a finished trial's is its model.
   const std::string& kept = checkpoint;
   try {

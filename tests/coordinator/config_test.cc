@@ -591,5 +591,21 @@ TEST(ExampleConfigs, ThePriceCatalogLoadsAndPricesThisMachine) {
   }
 }
 
+TEST(StudyConfig, StopOnDivergenceIsOnUnlessTurnedOff) {
+  worker::HParams hp;
+  EXPECT_TRUE(hp.stop_on_divergence);
+  for (const auto& [text, on] : {std::pair<const char*, bool>{"false", false}, {"true", true},
+                                 {"0", false}, {"1", true}}) {
+    StudyConfig c;
+    const auto errors =
+        Parse(WithSpace(kLr, std::string("trainer: {stop_on_divergence: ") + text + "}\n"), &c);
+    ASSERT_TRUE(errors.empty()) << JoinLines(errors);
+    ASSERT_EQ(worker::ParseHParams(c.fixed, &hp), "");
+    EXPECT_EQ(hp.stop_on_divergence, on) << text;
+  }
+  EXPECT_TRUE(HasSubstr(OnlyError(WithSpace(kLr, "trainer: {stop_on_divergence: maybe}\n")),
+                        "stop_on_divergence: 'maybe' is not true or false"));
+}
+
 }  // namespace
 }  // namespace sift::coordinator

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tests/worker/test_util.h"
 
 namespace sift::worker {
@@ -188,6 +190,27 @@ INSTANTIATE_TEST_SUITE_P(Configs, ResumeTest, ::testing::ValuesIn(ResumeCases())
                          [](const auto& info) { return info.param.name; });
 
 // With two intra-op threads the CPU kernels used here still give bitwise-repeatable results.
+// The repro (SGD, lr 9, momentum 0.99): the loss is non-finite within the first epoch.
+// stop_on_divergence cuts that epoch short and says so; without it the epoch runs to its end.
+TEST(TrainerTest, StopOnDivergenceEndsTheEpochAtTheFirstNonFiniteLoss) {
+  auto data = testing::SmallFashionMnist();
+  TrainerOptions o = SmallMlp();
+  o.hp.optimizer = "sgd";
+  o.hp.lr = 9.0;
+  o.hp.momentum = 0.99;
+  Trainer stops(o, data);
+  const EpochMetrics m = stops.TrainEpoch();
+  EXPECT_TRUE(m.diverged);
+  EXPECT_TRUE(m.completed);
+  EXPECT_FALSE(std::isfinite(m.train_loss));
+  EXPECT_EQ(stops.epoch(), 1);
+  o.hp.stop_on_divergence = false;
+  Trainer runs(o, data);
+  const EpochMetrics full = runs.TrainEpoch();
+  EXPECT_FALSE(full.diverged);
+  EXPECT_FALSE(std::isfinite(full.train_loss));
+}
+
 TEST(TrainerTest, TwoThreadsAreDeterministic) {
   auto data = testing::SmallFashionMnist(/*train=*/512, /*val=*/64, /*test=*/64);
   const int before = torch::get_num_threads();
