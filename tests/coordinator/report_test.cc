@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
 namespace sift::coordinator {
 namespace {
 
@@ -83,6 +87,41 @@ TEST(Report, CsvQuotesReasonsWithCommas) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "trial,state,epochs,val_accuracy,test_accuracy,wall_seconds,dollars,"
             "objective_per_dollar,opt,end_reason");
+}
+
+// A diverged trial's NaN and infinities reach every output exactly: results.json stays valid JSON
+// (nlohmann wrote them as null, which no reader takes back as a number), the CSV and the table
+// spell them out, and the trial is never best nor on the frontier, whatever its last value.
+TEST(Report, DivergedTrialsAndNonFiniteValuesInEveryOutput) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  StudyReport r = Report();
+  r.trials.push_back(Trial(6, 0.001, 0.99, 7, search::TrialState::kDiverged));
+  r.trials.push_back(Trial(7, 0.002, nan, 8, search::TrialState::kDiverged));
+  r.trials[7].record.end_reason = "val_accuracy NaN at epoch 2";
+  r.trials[7].record.final_metrics = {{"test_accuracy", -inf}};
+  ReportRecord epoch;
+  epoch.epoch = 1;
+  epoch.metrics = {{"train_loss", inf}, {"val_loss", nan}, {"val_accuracy", 0.1}};
+  r.trials[7].reports = {epoch};
+  EXPECT_EQ(ParetoFrontier(r), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(BestSoFarCurve(r).back().trial, 2);
+
+  const auto j = nlohmann::json::parse(ToJson(r));
+  const auto& t = j["trials"][7];
+  EXPECT_EQ(t["state"], "DIVERGED");
+  EXPECT_EQ(t["objective"], "NaN");
+  EXPECT_FALSE(t.contains("objective_per_dollar"));
+  EXPECT_EQ(t["final_metrics"]["test_accuracy"], "-Infinity");
+  EXPECT_EQ(t["curve"][0]["metrics"]["train_loss"], "Infinity");
+  EXPECT_EQ(t["curve"][0]["metrics"]["val_loss"], "NaN");
+  EXPECT_EQ(t["curve"][0]["metrics"]["val_accuracy"], 0.1);
+
+  const std::string csv = ToCsv(r);
+  EXPECT_NE(csv.find("\n7,DIVERGED,0,NaN,-Infinity,"), std::string::npos) << csv;
+  const std::string table = FormatTable(r) + FormatSummary(r);
+  EXPECT_NE(table.find("DIVERGED"), std::string::npos) << table;
+  EXPECT_NE(table.find("diverged: #6 (), #7 (val_accuracy NaN at epoch 2)"), std::string::npos)
+      << table;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 namespace sift::worker {
 using common::FramedFileError;
+using common::kCheckpointMagic;
 using common::ReadFramedFile;
 using common::WriteFramedFile;
 
