@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one entry point on a fresh Debian machine: installs what is missing, builds, then runs.
 #   ./sift.sh run examples/fashion_mnist_mlp.yaml   the embedded search (any `sift` subcommand works)
-#   ./sift.sh test                                  builds everything and runs every test (ctest)
+#   ./sift.sh test                                  builds, runs every test (ctest), then fuzzes
+#                                                   (scripts/fuzz.sh; SIFT_SKIP_FUZZ=1 skips it)
 #   ./sift.sh worker ...                            runs sift-worker
 set -euo pipefail
 
@@ -10,7 +11,7 @@ BUILD=${SIFT_BUILD_DIR:-$ROOT/build}
 JOBS=${SIFT_JOBS:-$(nproc)}
 
 if [[ $# -eq 0 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,5p' "$0"
+  sed -n '2,6p' "$0"
   exit 0
 fi
 
@@ -32,8 +33,11 @@ build() {
   configure
   echo "[sift] building ($JOBS jobs) in $BUILD" >&2
   local start=$SECONDS
-  ninja -C "$BUILD" -j "$JOBS" "$@" | grep -v '^\[' || true
-  test "${PIPESTATUS[0]}" -eq 0
+  # pipefail gives the pipeline ninja's status (the filter never fails), so a failed build fails.
+  if ! ninja -C "$BUILD" -j "$JOBS" "$@" | { grep -v '^\[' || true; }; then
+    echo "[sift] build failed" >&2
+    exit 1
+  fi
   echo "[sift] build done in $((SECONDS - start)) s" >&2
 }
 
@@ -45,6 +49,10 @@ case "$1" in
     # Two at a time: the integration tests start several processes each.
     ctest --test-dir "$BUILD" --output-on-failure -j 2 "$@"
     echo "[sift] tests done in $((SECONDS - start)) s" >&2
+    # The fuzz targets, briefly, unless a filter picked some tests or SIFT_SKIP_FUZZ=1.
+    if [[ "${SIFT_SKIP_FUZZ:-0}" != 1 && " $* " != *" -R"* && " $* " != *" --tests-regex"* ]]; then
+      bash "$ROOT/scripts/fuzz.sh"
+    fi
     ;;
   worker)
     shift

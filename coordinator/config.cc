@@ -8,7 +8,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 
@@ -27,6 +26,14 @@ using yamlcfg::Diagnostics;
 using yamlcfg::MapReader;
 
 std::string Num(double v) { return search::ToString(ParamValue(v)); }
+
+// The size of a list that ReadValues would read, checked before it reads it.
+bool WithinLimit(const YAML::Node& node, const std::string& path, const char* what, size_t limit,
+                 const char* name, Diagnostics* d) {
+  if (!node.IsSequence() || node.size() <= limit) return true;
+  d->Error(path, OverLimit(node.size(), what, limit, name));
+  return false;
+}
 
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string out;
@@ -122,8 +129,8 @@ void ReadValues(const YAML::Node& node, const std::string& path, bool allow_scal
 }
 
 // condition: {parent: [values]} (or {parent: value}): active only when parent takes one of them.
-void ParseCondition(const YAML::Node& node, const std::string& path, Diagnostics* d,
-                    ParamSpec* spec) {
+void ParseCondition(const YAML::Node& node, const std::string& path, const ConfigLimits& limits,
+                    Diagnostics* d, ParamSpec* spec) {
   MapReader r(node, path, d);
   if (!r.ok()) return;
   const auto entries = r.Entries();
@@ -134,6 +141,10 @@ void ParseCondition(const YAML::Node& node, const std::string& path, Diagnostics
   }
   search::Condition c;
   c.parent = entries[0].first;
+  if (!WithinLimit(entries[0].second, path + "." + c.parent, "values", limits.max_choices,
+                   "max_choices", d)) {
+    return;
+  }
   ReadValues(entries[0].second, path + "." + c.parent, /*allow_scalar=*/true, d, &c.values);
   if (c.values.empty() && entries[0].second.IsSequence()) {
     d->Error(path + "." + c.parent, "must list at least one value");
@@ -142,8 +153,8 @@ void ParseCondition(const YAML::Node& node, const std::string& path, Diagnostics
 }
 
 // One parameter; `*broken` when its own fields had errors (later checks then skip it).
-ParamSpec ParseParam(const std::string& name, const YAML::Node& node, Diagnostics* d,
-                     bool* broken) {
+ParamSpec ParseParam(const std::string& name, const YAML::Node& node, const ConfigLimits& limits,
+                     Diagnostics* d, bool* broken) {
   const size_t errors_before = d->count();
   const std::string path = "search_space." + name;
   ParamSpec p;
@@ -167,7 +178,8 @@ ParamSpec ParseParam(const std::string& name, const YAML::Node& node, Diagnostic
     const YAML::Node choices = r.Get("choices");
     if (!choices.IsDefined()) {
       d->Error(path + ".choices", "missing; a categorical parameter lists its choices");
-    } else {
+    } else if (WithinLimit(choices, path + ".choices", "choices", limits.max_choices,
+                           "max_choices", d)) {
       ReadValues(choices, path + ".choices", /*allow_scalar=*/false, d, &p.choices);
     }
     for (const char* key : {"low", "high", "scale"}) {
@@ -190,7 +202,7 @@ ParamSpec ParseParam(const std::string& name, const YAML::Node& node, Diagnostic
     for (const char* key : {"low", "high", "scale", "choices"}) r.Get(key);
   }
   if (const YAML::Node c = r.Get("condition"); c.IsDefined()) {
-    ParseCondition(c, path + ".condition", d, &p);
+    ParseCondition(c, path + ".condition", limits, d, &p);
   }
   r.RejectUnknown();
   *broken = d->count() > errors_before;
@@ -199,7 +211,8 @@ ParamSpec ParseParam(const std::string& name, const YAML::Node& node, Diagnostic
 
 // Drops conditions on unknown parents and breaks cycles (each reported), then orders parents
 // before their children, otherwise keeping document order.
-std::vector<ParamSpec> OrderByCondition(std::vector<ParamSpec> params, Diagnostics* d) {
+std::vector<ParamSpec> OrderByCondition(std::vector<ParamSpec> params, size_t max_depth,
+                                        Diagnostics* d) {
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < params.size(); ++i) index[params[i].name] = i;
   for (auto& p : params) {
@@ -234,6 +247,23 @@ std::vector<ParamSpec> OrderByCondition(std::vector<ParamSpec> params, Diagnosti
     }
     for (size_t j : walk) state[j] = kDone;
   }
+  // Now acyclic: a chain longer than the limit is cut at its deepest link, once per parameter.
+  std::vector<size_t> depth(params.size(), 0);  // 0: not yet known; a root is 1
+  const auto depth_of = [&](size_t i, const auto& self) -> size_t {
+    if (depth[i] == 0) {
+      const long parent = parent_of(i);
+      depth[i] = parent < 0 ? 1 : self(static_cast<size_t>(parent), self) + 1;
+    }
+    return depth[i];
+  };
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (depth_of(i, depth_of) > max_depth && params[i].condition) {
+      d->Error("search_space." + params[i].name + ".condition",
+               OverLimit(depth[i], "parameters in a chain of conditions", max_depth,
+                         "max_condition_depth"));
+      params[i].condition.reset();
+    }
+  }
   std::vector<ParamSpec> ordered;
   std::vector<bool> emitted(params.size(), false);
   const auto emit = [&](size_t i, const auto& self) -> void {
@@ -248,8 +278,8 @@ std::vector<ParamSpec> OrderByCondition(std::vector<ParamSpec> params, Diagnosti
 
 // Parses search_space into `out`. `broken` collects the parameters found faulty, whose values are
 // then not checked against the trainer.
-void ParseSearchSpace(MapReader& top, Diagnostics* d, search::SearchSpace* out,
-                      std::set<std::string>* broken) {
+void ParseSearchSpace(MapReader& top, const ConfigLimits& limits, Diagnostics* d,
+                      search::SearchSpace* out, std::set<std::string>* broken) {
   const YAML::Node node = top.Get("search_space");
   if (!node.IsDefined()) {
     d->Error("search_space", "missing; a map of parameter name -> {type, low, high, ...}");
@@ -257,13 +287,20 @@ void ParseSearchSpace(MapReader& top, Diagnostics* d, search::SearchSpace* out,
   }
   MapReader r(node, "search_space", d);
   if (!r.ok()) return;
+  const auto entries = r.Entries();
+  if (entries.size() > limits.max_parameters) {
+    d->Error("search_space", OverLimit(entries.size(), "parameters", limits.max_parameters,
+                                       "max_parameters"));
+    return;
+  }
   std::vector<ParamSpec> params;
-  for (const auto& [name, value] : r.Entries()) {
+  for (const auto& [name, value] : entries) {
     bool is_broken = false;
-    params.push_back(ParseParam(name, value, d, &is_broken));
+    params.push_back(ParseParam(name, value, limits, d, &is_broken));
     if (is_broken) broken->insert(name);
   }
-  *out = search::SearchSpace(OrderByCondition(std::move(params), d));
+  *out = search::SearchSpace(
+      OrderByCondition(std::move(params), limits.max_condition_depth, d));
   // What Validate says of a field that did not parse, or of a condition on a parameter that did
   // not, is noise: the cause already has its error.
   std::set<std::string> noise;
@@ -468,25 +505,38 @@ std::string SyntaxError(const std::string& origin, const YAML::Mark& mark,
 
 }  // namespace
 
+std::string OverLimit(size_t found, const std::string& what, size_t limit, const char* name) {
+  return std::to_string(found) + " " + what + ", over the limit of " + std::to_string(limit) +
+         " (" + name + ")";
+}
+
 std::vector<std::string> ParseStudyConfig(const std::string& text, const std::string& origin,
-                                          StudyConfig* out) {
+                                          StudyConfig* out, const ConfigLimits& limits) {
+  const std::string where = origin.empty() ? "config" : origin;
+  if (text.size() > limits.max_bytes) {
+    return {where + ": " + OverLimit(text.size(), "bytes", limits.max_bytes, "max_bytes")};
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return {SyntaxError(origin, e.mark, e.msg)};
   }
+  int line = 0;
+  if (const std::string e = yamlcfg::CheckShape(root, limits, &line); !e.empty()) {
+    return {where + ":" + std::to_string(line) + ": " + e};
+  }
   Diagnostics d;
   StudyConfig cfg;
   MapReader top(root, "", &d);
-  if (!top.ok()) return d.Format();
+  if (!top.ok()) return d.Format(limits.max_errors);
 
   ParseName(top, &d, &cfg.name);
   ParseObjective(top, &d, &cfg.objective);
   const Params valid_fixed = ParseTrainer(top, &d, &cfg.fixed);
   std::set<std::string> broken;
   const size_t errors_before_space = d.count();
-  ParseSearchSpace(top, &d, &cfg.space, &broken);
+  ParseSearchSpace(top, limits, &d, &cfg.space, &broken);
   if (cfg.space.size() > 0) CheckSpaceAgainstTrainer(cfg.space, broken, cfg.fixed, valid_fixed, &d);
   // Any error under search_space, the trainer check's included, makes the space unusable.
   const bool space_ok = d.count() == errors_before_space;
@@ -513,18 +563,28 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   for (const auto& e : errors) d.ErrorUnder("scheduler", e);
 
   *out = std::move(cfg);
-  return d.Format();
+  return d.Format(limits.max_errors);
 }
 
 std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* out,
-                                         std::string* text) {
+                                         std::string* text, const ConfigLimits& limits) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return {path + ": cannot read (is a directory)"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return {path + ": cannot read (" + std::strerror(errno) + ")"};
-  std::string contents{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  // Reading stops one chunk past the limit (a /dev/zero never ends).
+  std::string contents;
+  char chunk[1 << 16];
+  while (contents.size() <= limits.max_bytes &&
+         in.read(chunk, sizeof(chunk)).gcount() > 0) {
+    contents.append(chunk, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) return {path + ": cannot read (" + std::strerror(errno) + ")"};
-  std::vector<std::string> errors = ParseStudyConfig(contents, path, out);
+  if (contents.size() > limits.max_bytes) {
+    return {path + ": over the limit of " + std::to_string(limits.max_bytes) +
+            " bytes (max_bytes)"};
+  }
+  std::vector<std::string> errors = ParseStudyConfig(contents, path, out, limits);
   if (text != nullptr) *text = std::move(contents);
   return errors;
 }

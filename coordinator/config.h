@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/config_limits.h"
 #include "search/options.h"
 #include "search/param_value.h"
 #include "search/space.h"
@@ -66,11 +67,14 @@ struct StudyConfig {
 // syntax errors. Returns every problem as "field.path: what is wrong" (e.g.
 // "search_space.lr.low: must be > 0 for a log scale"); empty means `out` is valid and complete:
 // the search space, searcher and scheduler options, and the trainer parameters are all checked.
+// Time and memory are bounded by `limits`: an input over one is an error naming it.
 std::vector<std::string> ParseStudyConfig(const std::string& text, const std::string& origin,
-                                          StudyConfig* out);
+                                          StudyConfig* out, const ConfigLimits& limits = {});
 
-// Reads the file and calls ParseStudyConfig; a missing file is one error naming the path.
+// Reads the file and calls ParseStudyConfig; a missing file is one error naming the path. A file
+// over limits.max_bytes is not read past the limit.
 std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* out,
-                                         std::string* text = nullptr);
+                                         std::string* text = nullptr,
+                                         const ConfigLimits& limits = {});
 
 }  // namespace sift::coordinator

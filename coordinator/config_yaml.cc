@@ -127,6 +127,34 @@ std::string Suggest(const std::string& word, const std::vector<std::string>& can
   return best;
 }
 
+std::string CheckShape(const YAML::Node& root, const ConfigLimits& limits, int* line) {
+  // Depth counts maps and lists: the top-level map is level 1.
+  std::vector<std::pair<YAML::Node, size_t>> stack{{root, 1}};
+  size_t nodes = 0;
+  while (!stack.empty()) {
+    auto [node, depth] = stack.back();
+    stack.pop_back();
+    *line = node.Mark().line + 1;
+    if (++nodes > limits.max_nodes) {
+      return "more than " + std::to_string(limits.max_nodes) +
+             " YAML nodes (an alias counts each time it is used), over the limit (max_nodes)";
+    }
+    if (!node.IsMap() && !node.IsSequence()) continue;
+    if (depth > limits.max_depth) {
+      return OverLimit(depth, "levels of nested maps and lists", limits.max_depth, "max_depth");
+    }
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (node.IsMap()) {
+        stack.emplace_back(it->first, depth + 1);
+        stack.emplace_back(it->second, depth + 1);
+      } else {
+        stack.emplace_back(*it, depth + 1);
+      }
+    }
+  }
+  return "";
+}
+
 void Diagnostics::NoteLine(const std::string& path, const YAML::Node& node) {
   const int line = node.Mark().line;
   if (line >= 0) lines_.emplace(path, line + 1);  // the first occurrence wins
@@ -157,7 +185,7 @@ int Diagnostics::LineOf(const std::string& path) const {
   }
 }
 
-std::vector<std::string> Diagnostics::Format() const {
+std::vector<std::string> Diagnostics::Format(size_t max) const {
   // In reading order: problems without a line (missing fields) first, then by line.
   std::vector<std::pair<int, std::string>> lined;
   lined.reserve(errors_.size());
@@ -170,8 +198,14 @@ std::vector<std::string> Diagnostics::Format() const {
   std::stable_sort(lined.begin(), lined.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
-  out.reserve(lined.size());
-  for (auto& [n, text] : lined) out.push_back(std::move(text));
+  out.reserve(std::min(lined.size(), max) + 1);
+  for (auto& [n, text] : lined) {
+    if (out.size() == max) break;
+    out.push_back(std::move(text));
+  }
+  if (lined.size() > max) {
+    out.push_back("... and " + std::to_string(lined.size() - max) + " more errors not shown");
+  }
   return out;
 }
 

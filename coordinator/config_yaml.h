@@ -6,12 +6,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "coordinator/config_limits.h"
 #include "search/options.h"
 #include "search/param_value.h"
 
@@ -29,6 +31,12 @@ std::string Describe(const YAML::Node& node);
 // The closest of `candidates` to `word` when it is a plausible typo, else "".
 std::string Suggest(const std::string& word, const std::vector<std::string>& candidates);
 
+// The tree's size and depth against `limits` (max_nodes, max_depth), walking it without recursion
+// and stopping at the first excess: "" when within them, else the problem, with *line (1-based)
+// where it was found. Run before anything else reads the tree, so no later pass can be made to
+// walk a huge or alias-multiplied one.
+std::string CheckShape(const YAML::Node& root, const ConfigLimits& limits, int* line);
+
 // "a.b" from a parent path and a key; a top-level key is its own path.
 inline std::string Join(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
@@ -44,7 +52,8 @@ class Diagnostics {
   // Takes "a.b: problem" (the form search/ and the hparams schema report in) under `prefix`.
   void ErrorUnder(const std::string& prefix, const std::string& message);
   size_t count() const { return errors_.size(); }
-  std::vector<std::string> Format() const;
+  // At most `max` errors, then one line counting the rest.
+  std::vector<std::string> Format(size_t max = SIZE_MAX) const;
 
  private:
   struct Entry {

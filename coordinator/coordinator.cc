@@ -68,7 +68,8 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
   for (const auto& w : store_->ListWorkers()) workers_[w.id] = Worker{w, now};
   for (const auto& s : store_->ListStudies()) {
     StudyConfig config;
-    auto errors = ParseStudyConfig(s.config_text, "study " + std::to_string(s.id), &config);
+    auto errors = ParseStudyConfig(s.config_text, "study " + std::to_string(s.id), &config,
+                                   ConfigLimits::None());
     if (!errors.empty()) {
       spdlog::error("study {} ({}) cannot be restored: {}", s.id, s.name, errors.front());
       continue;
@@ -136,21 +137,47 @@ double Coordinator::StudyDollars(int64_t study_id, double now) const {
 Status Coordinator::StorageError(const std::exception& e, const std::string& what) {
   const std::string msg = e.what();
   spdlog::error("storage error while {}: {}", what, msg);
-  const bool full = msg.find("full") != std::string::npos;
-  return Status::Error(full ? Status::Code::kResourceExhausted : Status::Code::kUnavailable,
-                       "could not record " + what + ": " + msg + "; nothing was changed");
+  // UNAVAILABLE, whatever the cause (disk full, file-size limit, read-only file): the failed
+  // transaction was rolled back, and the same call succeeds once the disk does, so clients retry.
+  return Status::Error(Status::Code::kUnavailable, "could not record " + what +
+                                                       ": database write failed (" + msg +
+                                                       "); nothing was changed, retry later");
+}
+
+Status Coordinator::RunningStudiesCap() const {
+  int64_t running = 0;
+  for (const auto& [id, runner] : studies_) running += runner->state() == StudyState::kRunning;
+  if (running < options_.max_running_studies) return Status::Ok();
+  return Status::Error(Status::Code::kResourceExhausted,
+                       std::to_string(running) + " studies are running, the limit " +
+                           "(--max-running-studies " +
+                           std::to_string(options_.max_running_studies) +
+                           "); cancel one or wait for one to finish");
 }
 
 Status Coordinator::CreateStudy(const std::string& config_text, const std::string& origin,
                                 int64_t* id, std::vector<std::string>* errors) {
+  const ConfigLimits& limits = options_.config_limits;
+  if (config_text.size() > limits.max_bytes) {
+    return Status::Error(Status::Code::kResourceExhausted,
+                         origin + ": " + std::to_string(config_text.size()) +
+                             " bytes, over the limit of " + std::to_string(limits.max_bytes) +
+                             " (--max-config-bytes)");
+  }
+  {
+    // Checked before parsing too, so a client over the cap cannot keep the parser busy.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Status s = RunningStudiesCap(); !s.ok()) return s;
+  }
   StudyConfig config;
-  *errors = ParseStudyConfig(config_text, origin, &config);
+  *errors = ParseStudyConfig(config_text, origin, &config, limits);
   if (!errors->empty()) {
     std::string msg = "invalid study config:";
     for (const auto& e : *errors) msg += "\n  " + e;
     return Status::Error(Status::Code::kInvalidArgument, msg);
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (Status s = RunningStudiesCap(); !s.ok()) return s;
   const double now = Now();
   StudyRecord record;
   record.name = config.name;

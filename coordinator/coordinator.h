@@ -32,6 +32,10 @@ struct CoordinatorOptions {
   std::string checkpoint_dir;
   bool shared_checkpoints = false;
   std::function<double()> clock;      // unix seconds; defaults to the system clock
+  // Bounds on what clients can make the coordinator hold: every running study keeps its config
+  // and history in memory, so both are capped (RESOURCE_EXHAUSTED past them).
+  ConfigLimits config_limits;
+  int64_t max_running_studies = 64;
 };
 
 struct StudySummary {
@@ -152,6 +156,8 @@ class Coordinator {
   void PruneCheckpoints(const StudyRunner& runner, const std::vector<std::string>& only = {});
   void MaybeFinishStudy(StudyRunner& runner, double now);
   Status StorageError(const std::exception& e, const std::string& what);
+  // RESOURCE_EXHAUSTED when options_.max_running_studies are running.
+  Status RunningStudiesCap() const;
   TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,
                          const std::vector<ReportRecord>& reports,
                          const std::vector<SegmentRecord>& segments, double now) const;

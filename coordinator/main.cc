@@ -94,8 +94,12 @@ int StatusCommand(const std::string& address, const std::string& token, int64_t 
 
 int ServeCommand(const std::string& listen, const std::string& db, const std::string& prices,
                  const std::string& token, const std::string& checkpoints, bool shared,
-                 double lease_timeout) {
+                 double lease_timeout, const sc::CoordinatorOptions& limits) {
   sc::CoordinatorOptions options;
+  options.max_running_studies = limits.max_running_studies;
+  options.config_limits = limits.config_limits;
+  // A file-size limit (RLIMIT_FSIZE) must fail the write, not kill the coordinator.
+  signal(SIGXFSZ, SIG_IGN);
   options.lease_timeout_s = lease_timeout;
   // Frequent beats bound how much of a lost VM's time the ledger cannot see (one interval).
   options.heartbeat_interval_s = std::clamp(lease_timeout / 6, 0.2, 1.0);
@@ -212,6 +216,11 @@ int Main(int argc, char** argv) {
   serve->add_flag("--shared-checkpoints", shared_checkpoints,
                   "workers reach --checkpoint-dir directly (shared filesystem) instead of gRPC");
   serve->add_option("--lease-timeout", lease_timeout, "seconds without heartbeat");
+  sc::CoordinatorOptions limits;
+  serve->add_option("--max-running-studies", limits.max_running_studies,
+                    "studies running at once at most (default 64)")->check(CLI::PositiveNumber);
+  serve->add_option("--max-config-bytes", limits.config_limits.max_bytes,
+                    "largest study config accepted (default 131072)")->check(CLI::PositiveNumber);
 
   auto* report = app.add_subcommand("report", "print a study's report from its database");
   report->add_option("--db", db, "SQLite database")->required();
@@ -230,7 +239,10 @@ int Main(int argc, char** argv) {
   }
   if (*submit) return Submit(config, address, token);
   if (*status) return StatusCommand(address, token, study_id);
-  if (*serve) return ServeCommand(listen, db, prices, token, checkpoints, shared_checkpoints, lease_timeout);
+  if (*serve) {
+    return ServeCommand(listen, db, prices, token, checkpoints, shared_checkpoints, lease_timeout,
+                        limits);
+  }
   if (*report) return ReportCommand(db, study_id, out, target_opt);
   return 1;
 }

@@ -10,7 +10,9 @@ PACKAGES=(
   libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev
   libsqlitecpp-dev libsqlite3-dev sqlite3 libyaml-cpp-dev libcli11-dev zlib1g-dev
   dataset-fashion-mnist
+  clang libclang-rt-14-dev
 )
+# clang and its libFuzzer runtime build the fuzz targets (scripts/fuzz.sh, run by ./sift.sh test).
 # Benchmark references (PyTorch eager, Optuna), only with --bench.
 BENCH_PACKAGES=(python3-torch python3-optuna python3-numpy)
 

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
+#include <utility>
 
 namespace sift::search {
 namespace {
@@ -11,6 +14,33 @@ bool SameValue(const ParamValue& a, const ParamValue& b) {
   double x, y;
   if (AsDouble(a, &x) && AsDouble(b, &y)) return x == y;
   return a == b;
+}
+
+// Each value listed more than once, with how often, in order of first appearance. Sorting keys
+// keeps it O(n log n): the pairwise check it replaces took minutes on a list of 8,000 copies.
+std::vector<std::pair<ParamValue, size_t>> Duplicates(const std::vector<ParamValue>& values) {
+  // Numbers compare by value (1 and 1.0 are one choice), labels as strings; NaN equals nothing.
+  using Key = std::tuple<bool, double, std::string>;  // (is a label, number, label)
+  std::map<Key, std::pair<size_t, size_t>> seen;  // key -> (first index, count)
+  for (size_t i = 0; i < values.size(); ++i) {
+    double x;
+    Key key;
+    if (AsDouble(values[i], &x)) {
+      if (std::isnan(x)) continue;
+      key = {false, x == 0 ? 0.0 : x, ""};  // -0 and 0 are the same choice
+    } else {
+      key = {true, 0.0, std::get<std::string>(values[i])};
+    }
+    ++seen.try_emplace(key, i, 0).first->second.second;
+  }
+  std::vector<std::pair<size_t, size_t>> repeated;  // (first index, count)
+  for (const auto& [key, at] : seen) {
+    if (at.second > 1) repeated.push_back(at);
+  }
+  std::sort(repeated.begin(), repeated.end());
+  std::vector<std::pair<ParamValue, size_t>> out;
+  for (const auto& [first, count] : repeated) out.emplace_back(values[first], count);
+  return out;
 }
 
 }  // namespace
@@ -46,12 +76,9 @@ std::vector<std::string> SearchSpace::Validate() const {
       }
     } else {
       if (p.choices.empty()) errors.push_back(n + ".choices: must list at least one value");
-      for (size_t i = 0; i < p.choices.size(); ++i) {
-        for (size_t j = 0; j < i; ++j) {
-          if (SameValue(p.choices[i], p.choices[j])) {
-            errors.push_back(n + ".choices: '" + ToString(p.choices[i]) + "' is listed twice");
-          }
-        }
+      for (const auto& [value, times] : Duplicates(p.choices)) {
+        errors.push_back(n + ".choices: '" + ToString(value) + "' is listed " +
+                         std::to_string(times) + " times");
       }
     }
     if (p.condition) {

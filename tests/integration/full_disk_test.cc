@@ -1,16 +1,15 @@
-// A real full disk: the coordinator's database and checkpoint store on a tiny tmpfs that is then
-// filled. Writes must fail with RESOURCE_EXHAUSTED naming the problem, nothing recorded may be
-// lost, and the coordinator must keep serving. Needs root to mount (CI runs as root); skipped
-// with the reason elsewhere.
+// A database that cannot be written: a real full disk (a tiny tmpfs, filled), and a file-size
+// limit (RLIMIT_FSIZE, set on the running coordinator with prlimit). Writes must fail with
+// UNAVAILABLE naming the problem, nothing recorded may be lost, the coordinator must keep
+// serving, and the same call must succeed once the disk has room again. Mounting needs root
+// (CI runs as root); that variant is skipped with the reason elsewhere.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
-#include <thread>
 
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/client.h"
@@ -20,6 +19,49 @@ namespace sift::testing {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A study whose config is big enough that SQLite needs new pages (and WAL frames) for it.
+std::string BigConfig(const std::string& name) {
+  return "name: " + name + "\n# " + std::string(100000, 'x') +
+         "\nsearch_space:\n  lr: {type: float, low: 1.0e-4, high: 1.0e-2}\n";
+}
+
+// Studies over gRPC against one coordinator process.
+class Client {
+ public:
+  explicit Client(int port)
+      : stub_(v1::Studies::NewStub(coordinator::MakeChannel("127.0.0.1:" + std::to_string(port)))) {}
+
+  grpc::Status Create(const std::string& config) {
+    v1::CreateStudyRequest req;
+    req.set_config(config);
+    v1::CreateStudyResponse resp;
+    return stub_->CreateStudy(coordinator::MakeContext("").get(), req, &resp);
+  }
+  grpc::Status CreateSmall(const std::string& name) {
+    return Create("name: " + name +
+                  "\nsearch_space:\n  lr: {type: float, low: 1.0e-4, high: 1.0e-2}\n");
+  }
+  std::vector<std::string> StudyNames() {
+    v1::ListStudiesResponse list;
+    const grpc::Status s = stub_->ListStudies(coordinator::MakeContext("").get(), {}, &list);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    std::vector<std::string> names;
+    for (const auto& study : list.studies()) names.push_back(study.name());
+    return names;
+  }
+
+ private:
+  std::unique_ptr<v1::Studies::Stub> stub_;
+};
+
+void ExpectRefusedClearly(const grpc::Status& s) {
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_NE(s.error_message().find("database write failed"), std::string::npos)
+      << s.error_message();
+  EXPECT_NE(s.error_message().find("nothing was changed, retry later"), std::string::npos)
+      << s.error_message();
+}
 
 class FullDisk : public ::testing::Test {
  protected:
@@ -60,50 +102,57 @@ TEST_F(FullDisk, CheckpointUploadSaysTheDiskIsFullAndLeavesNoPartialFile) {
   EXPECT_FALSE(fs::exists(path + ".part"));
 }
 
-TEST_F(FullDisk, CoordinatorRefusesNewWritesClearlyAndKeepsServing) {
-  std::unique_ptr<Process> coordinator(new Process(
-      {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0", "--db", mount_ + "/sift.db",
-       "--prices", SourceDir() + "/examples/prices.json"},
-      TempDir("fulldisk") + "/coordinator.log"));
-  std::smatch m;
-  const std::regex port_re("listening on ([0-9]+)");
-  std::string log;
-  for (int i = 0; i < 200 && !std::regex_search(log = coordinator->Log(), m, port_re); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(std::regex_search(log, m, port_re)) << log;
-  auto stub = v1::Studies::NewStub(coordinator::MakeChannel("127.0.0.1:" + m[1].str()));
-  auto create = [&](const std::string& name) {
-    v1::CreateStudyRequest req;
-    req.set_config("name: " + name +
-                   "\nsearch_space:\n  lr: {type: float, low: 1.0e-4, high: 1.0e-2}\n");
-    v1::CreateStudyResponse resp;
-    return stub->CreateStudy(coordinator::MakeContext("").get(), req, &resp);
-  };
-  ASSERT_TRUE(create("before").ok());
+TEST_F(FullDisk, CoordinatorRefusesNewWritesClearlyAndRecoversWithTheDisk) {
+  std::unique_ptr<Process> coordinator;
+  const int port = StartSiftCoordinator(&coordinator, mount_ + "/sift.db", {},
+                                        TempDir("fulldisk") + "/coordinator.log");
+  ASSERT_NE(port, 0);
+  Client client(port);
+  ASSERT_TRUE(client.CreateSmall("before").ok());
 
   Fill();
-  // The config is big enough that SQLite needs new pages for it.
-  v1::CreateStudyRequest req;
-  req.set_config("name: during\n# " + std::string(200000, 'x') +
-                 "\nsearch_space:\n  lr: {type: float, low: 1.0e-4, high: 1.0e-2}\n");
-  v1::CreateStudyResponse resp;
-  grpc::Status s = stub->CreateStudy(coordinator::MakeContext("").get(), req, &resp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  const grpc::Status s = client.Create(BigConfig("during"));
+  ExpectRefusedClearly(s);
   EXPECT_NE(s.error_message().find("full"), std::string::npos) << s.error_message();
-  EXPECT_NE(s.error_message().find("nothing was changed"), std::string::npos);
 
   // Still serving, with what was recorded before intact.
-  v1::ListStudiesResponse list;
-  ASSERT_TRUE(stub->ListStudies(coordinator::MakeContext("").get(), {}, &list).ok());
-  ASSERT_EQ(list.studies_size(), 1);
-  EXPECT_EQ(list.studies(0).name(), "before");
+  EXPECT_EQ(client.StudyNames(), std::vector<std::string>{"before"});
   EXPECT_TRUE(coordinator->Running());
 
   Unfill();
-  EXPECT_TRUE(create("after").ok());
+  EXPECT_TRUE(client.Create(BigConfig("after")).ok());
+  EXPECT_EQ(client.StudyNames(), (std::vector<std::string>{"before", "after"}));
   coordinator->Signal(SIGTERM);
   EXPECT_EQ(coordinator->Wait(20), 0);
+}
+
+// No root needed: the coordinator's own file-size limit is lowered under it, then raised.
+TEST(FileSizeLimit, CoordinatorRefusesWritesPastItAndRecoversWhenItIsRaised) {
+  const std::string dir = TempDir("fsize");
+  fs::remove(dir + "/sift.db");
+  fs::remove(dir + "/sift.db-wal");
+  std::unique_ptr<Process> coordinator;
+  const int port = StartSiftCoordinator(&coordinator, dir + "/sift.db", {},
+                                        dir + "/coordinator.log");
+  ASSERT_NE(port, 0);
+  Client client(port);
+  ASSERT_TRUE(client.CreateSmall("before").ok());
+
+  // Smaller than what a 100 KB study adds to the write-ahead log.
+  rlimit low{16 << 10, RLIM_INFINITY};
+  ASSERT_EQ(prlimit(coordinator->pid(), RLIMIT_FSIZE, &low, nullptr), 0);
+  ExpectRefusedClearly(client.Create(BigConfig("during")));
+  // SIGXFSZ did not kill it, and what was recorded is still there.
+  EXPECT_TRUE(coordinator->Running());
+  EXPECT_EQ(client.StudyNames(), std::vector<std::string>{"before"});
+
+  rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
+  ASSERT_EQ(prlimit(coordinator->pid(), RLIMIT_FSIZE, &unlimited, nullptr), 0);
+  const grpc::Status after = client.Create(BigConfig("after"));
+  EXPECT_TRUE(after.ok()) << after.error_message();
+  EXPECT_EQ(client.StudyNames(), (std::vector<std::string>{"before", "after"}));
+  coordinator->Signal(SIGTERM);
+  EXPECT_EQ(coordinator->Wait(20), 0) << coordinator->Log();
 }
 
 }  // namespace

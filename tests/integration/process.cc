@@ -1,6 +1,7 @@
 #include "tests/integration/process.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -77,6 +79,23 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output, double
   const int code = p.Wait(timeout_s);
   *output = p.Log();
   return code;
+}
+
+int StartSiftCoordinator(std::unique_ptr<Process>* out, const std::string& db,
+                         const std::vector<std::string>& extra, const std::string& log_path) {
+  std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0",
+                                   "--db", db, "--prices", SourceDir() + "/examples/prices.json"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  *out = std::make_unique<Process>(argv, log_path);
+  const std::regex port_re("listening on ([0-9]+)");
+  for (int i = 0; i < 200 && (*out)->Running(); ++i) {
+    std::smatch m;
+    const std::string log = (*out)->Log();
+    if (std::regex_search(log, m, port_re)) return std::stoi(m[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "coordinator did not start:\n" << (*out)->Log();
+  return 0;
 }
 
 std::string BinDir() {

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ class Process {
 
 // Runs argv to completion (with a timeout); returns the exit code and fills *output.
 int RunCommand(const std::vector<std::string>& argv, std::string* output, double timeout_s = 120);
+
+// Starts `sift coordinator --listen 127.0.0.1:0 --db DB --prices <examples> EXTRA...` logging to
+// `log_path` and returns the port it prints, or 0 (with a test failure) if it did not start.
+int StartSiftCoordinator(std::unique_ptr<Process>* out, const std::string& db,
+                         const std::vector<std::string>& extra, const std::string& log_path);
 
 // The build's bin directory (sift, sift-worker) and a fresh temporary directory.
 std::string BinDir();

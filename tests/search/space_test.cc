@@ -51,6 +51,23 @@ TEST(SearchSpace, RejectsInvertedBoundsDuplicatesAndBadConditions) {
   EXPECT_TRUE(has("empty.choices: must list at least one value"));
 }
 
+// One error per repeated value, whatever the number of copies (pairwise checking printed one
+// per pair: 190 lines for 20 copies, and ran out of memory at 8,000).
+TEST(SearchSpace, ReportsEachRepeatedChoiceOnceWithItsCount) {
+  std::vector<ParamValue> choices(500, std::string("adam"));
+  choices.push_back(std::string("sgd"));
+  choices.push_back(int64_t{64});
+  choices.push_back(64.0);  // the same number as 64
+  choices.push_back(std::string("sgd"));
+  choices.push_back(0.0);
+  choices.push_back(-0.0);
+  SearchSpace space({Cat("opt", choices)});
+  EXPECT_EQ(space.Validate(), (std::vector<std::string>{"opt.choices: 'adam' is listed 500 times",
+                                                        "opt.choices: 'sgd' is listed 2 times",
+                                                        "opt.choices: '64' is listed 2 times",
+                                                        "opt.choices: '0' is listed 2 times"}));
+}
+
 TEST(SearchSpace, ConditionParentMustComeFirst) {
   ParamSpec child = Float("momentum", 0.0, 0.9);
   child.condition = Condition{"optimizer", {std::string("sgd")}};

@@ -55,6 +55,9 @@ TEST(IdxReaderTest, RejectsBadHeadersAndLengths) {
   ExpectError([] { ParseIdx("f", IdxBytes({4}, {1, 2, 3})); }, {"truncated", "4 bytes"});
   ExpectError([] { ParseIdx("f", IdxBytes({2}, {1, 2, 3})); }, {"trailing"});
   ExpectError([] { ParseIdx("f", IdxBytes({0}, {})); }, {"zero"});
+  // Found by fuzz/idx_fuzz: dimensions whose product overflows int64 (here to a negative number
+  // that slipped past the size check) are refused as implausible before they are multiplied.
+  ExpectError([] { ParseIdx("f", IdxBytes({65536, 65536, 4294967295}, {})); }, {"implausible"});
 }
 
 TEST(IdxReaderTest, TruncatedGzipNamesTheFile) {

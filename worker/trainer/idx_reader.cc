@@ -39,8 +39,9 @@ IdxArray ParseIdx(const std::string& name, const std::string& bytes) {
   for (int i = 0; i < rank; ++i) {
     const int64_t d = BigEndian32(bytes, 4 + 4 * i);
     if (d <= 0) Fail(name, "dimension " + std::to_string(i) + " is zero");
+    // Checked before multiplying: four 32-bit dimensions can overflow int64.
+    if (d > kMaxElements / elements) Fail(name, "implausible IDX size");
     elements *= d;
-    if (elements > kMaxElements) Fail(name, "implausible IDX size");
     out.dims.push_back(d);
   }
   const size_t have = bytes.size() - header;

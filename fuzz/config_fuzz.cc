@@ -1,0 +1,14 @@
+// The study config parser on arbitrary text: it must return errors, never crash, hang or grow
+// without bound (ConfigLimits).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "coordinator/config.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  sift::coordinator::StudyConfig config;
+  sift::coordinator::ParseStudyConfig(std::string(reinterpret_cast<const char*>(data), size),
+                                      "fuzz.yaml", &config);
+  return 0;
+}

@@ -1,0 +1,16 @@
+// Checkpoint framing on arbitrary bytes: a bad file is a FramedFileError naming the problem.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz/fuzz_file.h"
+#include "worker/trainer/framed_file.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static sift::fuzz::MemFile file;
+  const std::string path = file.Write(data, size);
+  try {
+    sift::worker::ReadFramedFile(path, "SIFTCKPT", 1);
+  } catch (const sift::worker::FramedFileError&) {
+  }
+  return 0;
+}
