@@ -1,21 +1,13 @@
 #include "coordinator/client.h"
 
-#include <chrono>
-
 #include "coordinator/proto_convert.h"
 
 namespace sift::coordinator {
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
-  return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-}
-
-std::unique_ptr<grpc::ClientContext> MakeContext(const std::string& token, double timeout_s) {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
-  return ctx;
+  common::ClientOptions plaintext;
+  plaintext.address = address;
+  return common::MakeChannel(plaintext);
 }
 
 StudySummary FromProto(const v1::Study& s) {

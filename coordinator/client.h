@@ -1,5 +1,5 @@
-// Client-side helpers for the sift CLI: channels with the bearer token, and wire-to-domain
-// conversions for printing.
+// Client-side helpers for the sift CLI: wire-to-domain conversions for printing (channels,
+// TLS and tokens are in common/client_channel.h).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -7,14 +7,15 @@
 #include <memory>
 #include <string>
 
+#include "common/client_channel.h"
 #include "coordinator/report.h"
 #include "sift/v1/studies_service.grpc.pb.h"
 
 namespace sift::coordinator {
 
+// A plaintext channel (tests, local tools); common::MakeChannel does TLS.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
-// A context carrying "authorization: Bearer <token>" when token is set, with a deadline.
-std::unique_ptr<grpc::ClientContext> MakeContext(const std::string& token, double timeout_s = 30);
+using common::MakeContext;
 
 StudySummary FromProto(const v1::Study& s);
 TrialSummary FromProto(const v1::Trial& t);

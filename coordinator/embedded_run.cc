@@ -129,9 +129,15 @@ int RunEmbedded(const RunOptions& o) {
   std::unique_ptr<Coordinator> coordinator;
   std::unique_ptr<Server> server;
   int64_t study_id = 0;
+  // The local workers get a token of their own (in their environment, not argv), so other users
+  // of this machine cannot call the run's loopback port as a worker.
+  std::string worker_token;
   try {
     coordinator = std::make_unique<Coordinator>(OpenSqliteStore(out_dir + "/sift.db"), copts);
-    server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", "");
+    ServerSecurity security;
+    worker_token = common::RandomToken();
+    security.credentials.Add(common::Role::kWorker, worker_token, "the run's worker token");
+    server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", std::move(security));
     if (Status s = coordinator->CreateStudy(text, o.config_path, &study_id, &errors); !s.ok()) {
       std::cerr << s.message << "\n";
       return s.code == Status::Code::kInvalidArgument ? 2 : 1;
@@ -180,7 +186,9 @@ int RunEmbedded(const RunOptions& o) {
     }
     std::istringstream extra(o.extra_worker_args);
     for (std::string a; extra >> a;) argv.push_back(a);
-    pool.Spawn(argv, WorkerEnvironment(threads), out_dir + "/workers/" + name + ".log", slot);
+    auto env = WorkerEnvironment(threads);
+    env["SIFT_TOKEN"] = worker_token;
+    pool.Spawn(argv, env, out_dir + "/workers/" + name + ".log", slot);
   };
   LocalWorkers local;
   std::vector<int> generation(workers, 0);

@@ -12,12 +12,14 @@
 #include <sstream>
 #include <thread>
 
+#include "common/client_channel.h"
 #include "common/main_guard.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/embedded_run.h"
 #include "coordinator/report.h"
+#include "coordinator/security_flags.h"
 #include "coordinator/server.h"
 
 namespace sc = sift::coordinator;
@@ -42,7 +44,7 @@ int Validate(const std::string& path) {
   return 0;
 }
 
-int Submit(const std::string& path, const std::string& address, const std::string& token) {
+int Submit(const std::string& path, const sift::common::ClientOptions& client) {
   std::ifstream f(path);
   if (!f) {
     std::cerr << path << ": cannot read the config\n";
@@ -54,8 +56,8 @@ int Submit(const std::string& path, const std::string& address, const std::strin
   req.set_config(text.str());
   req.set_config_path(path);
   sift::v1::CreateStudyResponse resp;
-  auto stub = sift::v1::Studies::NewStub(sc::MakeChannel(address));
-  grpc::Status s = stub->CreateStudy(sc::MakeContext(token).get(), req, &resp);
+  auto stub = sift::v1::Studies::NewStub(sift::common::MakeChannel(client));
+  grpc::Status s = stub->CreateStudy(sc::MakeContext(client.token).get(), req, &resp);
   if (!s.ok()) {
     std::cerr << "CreateStudy failed (" << s.error_code() << "): " << s.error_message() << "\n";
     return s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? 2 : 1;
@@ -64,8 +66,10 @@ int Submit(const std::string& path, const std::string& address, const std::strin
   return 0;
 }
 
-int StatusCommand(const std::string& address, const std::string& token, int64_t study_id) {
-  auto stub = sift::v1::Studies::NewStub(sc::MakeChannel(address));
+int StatusCommand(const sift::common::ClientOptions& client, int64_t study_id) {
+  const std::string& address = client.address;
+  const std::string& token = client.token;
+  auto stub = sift::v1::Studies::NewStub(sift::common::MakeChannel(client));
   sift::v1::ListStudiesResponse studies;
   grpc::Status s =
       stub->ListStudies(sc::MakeContext(token).get(), sift::v1::ListStudiesRequest(), &studies);
@@ -93,7 +97,7 @@ int StatusCommand(const std::string& address, const std::string& token, int64_t 
 }
 
 int ServeCommand(const std::string& listen, const std::string& db, const std::string& prices,
-                 const std::string& token, const std::string& checkpoints, bool shared,
+                 sc::SecurityFlags security, const std::string& checkpoints, bool shared,
                  double lease_timeout, const sc::CoordinatorOptions& limits) {
   sc::CoordinatorOptions options;
   options.max_running_studies = limits.max_running_studies;
@@ -116,7 +120,8 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
   }
   try {
     sc::Coordinator coordinator(sc::OpenSqliteStore(db), options);
-    sc::Server server(&coordinator, listen, token);
+    sc::LogSecurity(security.server, listen);
+    sc::Server server(&coordinator, listen, std::move(security.server));
     signal(SIGINT, OnSignal);
     signal(SIGTERM, OnSignal);
     spdlog::info("coordinator listening on port {} (database {})", server.port(), db);
@@ -171,10 +176,10 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
 int Main(int argc, char** argv) {
   CLI::App app{"sift: hyperparameter search that accounts for every dollar"};
   app.require_subcommand(1);
-  std::string config, address = "127.0.0.1:7070", token, db = "sift.db", prices, out;
+  std::string config, db = "sift.db", prices, out;
   int64_t study_id = 0;
   double target = -1;
-  if (const char* t = getenv("SIFT_TOKEN")) token = t;
+  sift::common::ClientOptions client;
 
   auto* validate = app.add_subcommand("validate", "check a study config and exit (2 if invalid)");
   validate->add_option("config", config, "study config (YAML or JSON)")->required();
@@ -196,13 +201,11 @@ int Main(int argc, char** argv) {
 
   auto* submit = app.add_subcommand("submit", "send a study config to a running coordinator");
   submit->add_option("config", config)->required();
-  submit->add_option("--coordinator", address, "coordinator address");
-  submit->add_option("--token", token, "bearer token (or SIFT_TOKEN)");
+  sift::common::AddClientFlags(submit, &client);
 
   auto* status = app.add_subcommand("status", "show studies and trials of a coordinator");
-  status->add_option("--coordinator", address, "coordinator address");
+  sift::common::AddClientFlags(status, &client);
   status->add_option("--study", study_id, "only this study");
-  status->add_option("--token", token, "bearer token (or SIFT_TOKEN)");
 
   std::string listen = "127.0.0.1:7070", checkpoints;
   double lease_timeout = 30;
@@ -211,7 +214,8 @@ int Main(int argc, char** argv) {
   serve->add_option("--listen", listen, "address to listen on (port 0: any free port)");
   serve->add_option("--db", db, "SQLite database (created if missing)");
   serve->add_option("--prices", prices, "price catalog JSON (default: the built-in, dated one)");
-  serve->add_option("--token", token, "require this bearer token (or SIFT_TOKEN)");
+  sc::SecurityFlags security;
+  sc::AddSecurityFlags(serve, &security);
   serve->add_option("--checkpoint-dir", checkpoints, "checkpoint store (default: DB.checkpoints)");
   serve->add_flag("--shared-checkpoints", shared_checkpoints,
                   "workers reach --checkpoint-dir directly (shared filesystem) instead of gRPC");
@@ -237,11 +241,11 @@ int Main(int argc, char** argv) {
     run_opts.target = target_opt;
     return sc::RunEmbedded(run_opts);
   }
-  if (*submit) return Submit(config, address, token);
-  if (*status) return StatusCommand(address, token, study_id);
+  if (*submit) return Submit(config, client);
+  if (*status) return StatusCommand(client, study_id);
   if (*serve) {
-    return ServeCommand(listen, db, prices, token, checkpoints, shared_checkpoints, lease_timeout,
-                        limits);
+    return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
+                        lease_timeout, limits);
   }
   if (*report) return ReportCommand(db, study_id, out, target_opt);
   return 1;

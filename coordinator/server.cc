@@ -10,20 +10,57 @@
 
 namespace sift::coordinator {
 
-Server::Server(Coordinator* coordinator, const std::string& listen, const std::string& token)
+namespace {
+
+std::shared_ptr<grpc::ServerCredentials> TransportCredentials(const ServerSecurity& sec) {
+  if (sec.tls_cert.empty() && sec.tls_key.empty()) {
+    if (!sec.tls_client_ca.empty()) {
+      throw std::runtime_error("--tls-client-ca needs --tls-cert and --tls-key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (sec.tls_cert.empty() || sec.tls_key.empty()) {
+    throw std::runtime_error("--tls-cert and --tls-key go together");
+  }
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  auto read = [](const std::string& path, bool secret, std::string* text) {
+    if (std::string p = common::ReadWholeFile(path, secret, text); !p.empty()) {
+      throw std::runtime_error(p);
+    }
+  };
+  read(sec.tls_cert, false, &pair.cert_chain);
+  read(sec.tls_key, true, &pair.private_key);
+  // Ask every client for a certificate and verify any it shows; the Authorizer then requires
+  // one for Workers RPCs only, so the CLI needs none.
+  grpc::SslServerCredentialsOptions ssl(
+      sec.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  if (!sec.tls_client_ca.empty()) read(sec.tls_client_ca, false, &ssl.pem_root_certs);
+  ssl.pem_key_cert_pairs.push_back(pair);
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+Server::Server(Coordinator* coordinator, const std::string& listen, ServerSecurity security)
     : coordinator_(coordinator),
-      studies_(std::make_unique<StudiesService>(coordinator, token)),
-      workers_(std::make_unique<WorkersService>(coordinator, token)) {
+      auth_(std::make_unique<Authorizer>(std::move(security.credentials),
+                                         !security.tls_client_ca.empty())),
+      studies_(std::make_unique<StudiesService>(coordinator, auth_.get())),
+      workers_(std::make_unique<WorkersService>(coordinator, auth_.get())) {
+  const bool tls = !security.tls_cert.empty();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port_);
+  builder.AddListeningPort(listen, TransportCredentials(security), &port_);
   builder.RegisterService(studies_.get());
   builder.RegisterService(workers_.get());
   builder.SetMaxReceiveMessageSize(16 << 20);
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) {
-    throw std::runtime_error("cannot listen on " + listen +
-                             " (address in use, or not an address of this machine?)");
+    throw std::runtime_error(
+        "cannot listen on " + listen +
+        (tls ? " (address in use, or a TLS certificate and key that do not parse or match?)"
+             : " (address in use, or not an address of this machine?)"));
   }
   ticker_ = std::thread([this] {
     while (!stopping_) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "common/credentials.h"
 #include "coordinator/coordinator.h"
 
 namespace grpc {
@@ -15,13 +16,22 @@ class Server;
 
 namespace sift::coordinator {
 
+class Authorizer;
 class StudiesService;
 class WorkersService;
 
+// Who may connect and call (docs/security.md). The default: plaintext, every call let through.
+struct ServerSecurity {
+  common::Credentials credentials;  // the accepted tokens and their roles; empty: no checks
+  std::string tls_cert, tls_key;    // PEM files: serve TLS only (plaintext is refused)
+  std::string tls_client_ca;        // PEM file: Workers RPCs need a client certificate it signed
+};
+
 class Server {
  public:
-  // Binds `listen` ("127.0.0.1:0" picks a free port); throws std::runtime_error if it cannot.
-  Server(Coordinator* coordinator, const std::string& listen, const std::string& token);
+  // Binds `listen` ("127.0.0.1:0" picks a free port); throws std::runtime_error if it cannot
+  // (or cannot read a TLS file).
+  Server(Coordinator* coordinator, const std::string& listen, ServerSecurity security = {});
   ~Server();
 
   int port() const { return port_; }
@@ -30,6 +40,7 @@ class Server {
 
  private:
   Coordinator* coordinator_;
+  std::unique_ptr<Authorizer> auth_;
   std::unique_ptr<StudiesService> studies_;
   std::unique_ptr<WorkersService> workers_;
   std::unique_ptr<grpc::Server> server_;

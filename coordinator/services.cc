@@ -24,19 +24,6 @@ grpc::Status ToGrpc(const Status& s) {
   return {grpc::StatusCode::UNKNOWN, s.message};
 }
 
-// Bearer token in the "authorization" metadata; an empty configured token disables the check.
-grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token) {
-  if (token.empty()) return grpc::Status::OK;
-  auto it = ctx->client_metadata().find("authorization");
-  if (it == ctx->client_metadata().end()) {
-    return {grpc::StatusCode::UNAUTHENTICATED, "missing 'authorization: Bearer <token>' metadata"};
-  }
-  if (std::string(it->second.data(), it->second.size()) != "Bearer " + token) {
-    return {grpc::StatusCode::UNAUTHENTICATED, "invalid token"};
-  }
-  return grpc::Status::OK;
-}
-
 v1::TrialState ToProto(search::TrialState s) {
   switch (s) {
     case search::TrialState::kPending: return v1::TRIAL_PENDING;
@@ -107,7 +94,7 @@ void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
 grpc::Status StudiesService::CreateStudy(grpc::ServerContext* ctx,
                                          const v1::CreateStudyRequest* req,
                                          v1::CreateStudyResponse* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/CreateStudy"); !s.ok()) return s;
   int64_t id = 0;
   std::vector<std::string> errors;
   const std::string origin = req->config_path().empty() ? "config" : req->config_path();
@@ -123,7 +110,7 @@ grpc::Status StudiesService::CreateStudy(grpc::ServerContext* ctx,
 
 grpc::Status StudiesService::GetStudy(grpc::ServerContext* ctx, const v1::GetStudyRequest* req,
                                       v1::Study* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/GetStudy"); !s.ok()) return s;
   StudySummary summary;
   if (Status s = coordinator_->GetStudy(req->study_id(), &summary); !s.ok()) return ToGrpc(s);
   ToProto(summary, resp);
@@ -134,7 +121,7 @@ grpc::Status StudiesService::GetStudy(grpc::ServerContext* ctx, const v1::GetStu
 
 grpc::Status StudiesService::ListStudies(grpc::ServerContext* ctx, const v1::ListStudiesRequest*,
                                          v1::ListStudiesResponse* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/ListStudies"); !s.ok()) return s;
   for (const auto& summary : coordinator_->ListStudies()) ToProto(summary, resp->add_studies());
   return grpc::Status::OK;
 } catch (...) {
@@ -144,7 +131,7 @@ grpc::Status StudiesService::ListStudies(grpc::ServerContext* ctx, const v1::Lis
 grpc::Status StudiesService::ListTrials(grpc::ServerContext* ctx,
                                         const v1::ListTrialsRequest* req,
                                         v1::ListTrialsResponse* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/ListTrials"); !s.ok()) return s;
   std::vector<TrialSummary> trials;
   if (Status s = coordinator_->ListTrials(req->study_id(), &trials); !s.ok()) return ToGrpc(s);
   for (const auto& t : trials) ToProto(t, req->include_reports(), resp->add_trials());
@@ -155,7 +142,7 @@ grpc::Status StudiesService::ListTrials(grpc::ServerContext* ctx,
 
 grpc::Status StudiesService::CancelStudy(grpc::ServerContext* ctx,
                                          const v1::CancelStudyRequest* req, v1::Study* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/CancelStudy"); !s.ok()) return s;
   if (Status s = coordinator_->CancelStudy(req->study_id()); !s.ok()) return ToGrpc(s);
   StudySummary summary;
   coordinator_->GetStudy(req->study_id(), &summary);
@@ -168,7 +155,7 @@ grpc::Status StudiesService::CancelStudy(grpc::ServerContext* ctx,
 grpc::Status WorkersService::RegisterWorker(grpc::ServerContext* ctx,
                                             const v1::RegisterWorkerRequest* req,
                                             v1::RegisterWorkerResponse* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/RegisterWorker"); !s.ok()) return s;
   WorkerRecord in, out;
   in.name = req->name();
   in.instance_type = req->instance_type();
@@ -190,7 +177,7 @@ grpc::Status WorkersService::RegisterWorker(grpc::ServerContext* ctx,
 grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
                                           const v1::AcquireTrialRequest* req,
                                           v1::AcquireTrialResponse* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/AcquireTrial"); !s.ok()) return s;
   AcquireResult result;
   Assignment a;
   if (Status s = coordinator_->AcquireTrial(req->worker_id(), &result, &a); !s.ok()) {
@@ -232,7 +219,7 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
 grpc::Status WorkersService::ReportProgress(grpc::ServerContext* ctx,
                                             const v1::ReportProgressRequest* req,
                                             v1::ReportProgressResponse* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/ReportProgress"); !s.ok()) return s;
   if (req->redone_seconds() > 0) {
     // A ledger note; a lease that already ended (a retried report) has its segment closed.
     coordinator_->RecordRedoneWork(req->worker_id(), req->lease_id(), req->redone_seconds(),
@@ -255,7 +242,7 @@ grpc::Status WorkersService::ReportProgress(grpc::ServerContext* ctx,
 grpc::Status WorkersService::CompleteTrial(grpc::ServerContext* ctx,
                                            const v1::CompleteTrialRequest* req,
                                            v1::CompleteTrialResponse*) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/CompleteTrial"); !s.ok()) return s;
   return ToGrpc(coordinator_->CompleteTrial(req->worker_id(), req->lease_id(),
                                             ToMap(req->final_metrics()), req->checkpoint()));
 } catch (...) {
@@ -264,7 +251,7 @@ grpc::Status WorkersService::CompleteTrial(grpc::ServerContext* ctx,
 
 grpc::Status WorkersService::FailTrial(grpc::ServerContext* ctx, const v1::FailTrialRequest* req,
                                        v1::FailTrialResponse*) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/FailTrial"); !s.ok()) return s;
   return ToGrpc(coordinator_->FailTrial(req->worker_id(), req->lease_id(), req->error()));
 } catch (...) {
   return HandlerError("FailTrial");
@@ -272,7 +259,7 @@ grpc::Status WorkersService::FailTrial(grpc::ServerContext* ctx, const v1::FailT
 
 grpc::Status WorkersService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
                                        v1::HeartbeatResponse* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/Heartbeat"); !s.ok()) return s;
   std::vector<std::string> leases(req->lease_ids().begin(), req->lease_ids().end()), revoked;
   if (Status s = coordinator_->Heartbeat(req->worker_id(), leases, &revoked); !s.ok()) {
     return ToGrpc(s);
@@ -286,7 +273,7 @@ grpc::Status WorkersService::Heartbeat(grpc::ServerContext* ctx, const v1::Heart
 grpc::Status WorkersService::PreemptTrial(grpc::ServerContext* ctx,
                                           const v1::PreemptTrialRequest* req,
                                           v1::PreemptTrialResponse*) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/PreemptTrial"); !s.ok()) return s;
   return ToGrpc(coordinator_->PreemptTrial(req->worker_id(), req->lease_id(), req->checkpoint(),
                                            req->reason().empty() ? "SIGTERM" : req->reason()));
 } catch (...) {
@@ -296,7 +283,7 @@ grpc::Status WorkersService::PreemptTrial(grpc::ServerContext* ctx,
 grpc::Status WorkersService::UploadCheckpoint(grpc::ServerContext* ctx,
                                               grpc::ServerReader<v1::CheckpointChunk>* reader,
                                               v1::UploadCheckpointResponse* resp) try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/UploadCheckpoint"); !s.ok()) return s;
   v1::CheckpointChunk chunk;
   std::unique_ptr<CheckpointUpload> upload;
   std::string name;
@@ -335,7 +322,7 @@ grpc::Status WorkersService::DownloadCheckpoint(grpc::ServerContext* ctx,
                                                 const v1::DownloadCheckpointRequest* req,
                                                 grpc::ServerWriter<v1::CheckpointChunk>* writer)
 try {
-  if (auto s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/DownloadCheckpoint"); !s.ok()) return s;
   std::string path;
   Status s = coordinator_->CheckpointPath(req->worker_id(), req->lease_id(), req->name(), &path);
   if (!s.ok()) return ToGrpc(s);

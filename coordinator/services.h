@@ -1,10 +1,11 @@
-// gRPC adapters: each handler checks the token, converts the request, calls the Coordinator and
-// converts the answer. No logic of their own.
+// gRPC adapters: each handler asks the Authorizer first, converts the request, calls the
+// Coordinator and converts the answer. No logic of their own.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "coordinator/authorization.h"
 #include "coordinator/coordinator.h"
 #include "sift/v1/studies_service.grpc.pb.h"
 #include "sift/v1/workers_service.grpc.pb.h"
@@ -13,8 +14,8 @@ namespace sift::coordinator {
 
 class StudiesService final : public v1::Studies::Service {
  public:
-  StudiesService(Coordinator* coordinator, std::string token)
-      : coordinator_(coordinator), token_(std::move(token)) {}
+  StudiesService(Coordinator* coordinator, const Authorizer* auth)
+      : coordinator_(coordinator), auth_(auth) {}
 
   grpc::Status CreateStudy(grpc::ServerContext* ctx, const v1::CreateStudyRequest* req,
                            v1::CreateStudyResponse* resp) override;
@@ -29,13 +30,13 @@ class StudiesService final : public v1::Studies::Service {
 
  private:
   Coordinator* coordinator_;
-  std::string token_;
+  const Authorizer* auth_;
 };
 
 class WorkersService final : public v1::Workers::Service {
  public:
-  WorkersService(Coordinator* coordinator, std::string token)
-      : coordinator_(coordinator), token_(std::move(token)) {}
+  WorkersService(Coordinator* coordinator, const Authorizer* auth)
+      : coordinator_(coordinator), auth_(auth) {}
 
   grpc::Status RegisterWorker(grpc::ServerContext* ctx, const v1::RegisterWorkerRequest* req,
                               v1::RegisterWorkerResponse* resp) override;
@@ -60,7 +61,7 @@ class WorkersService final : public v1::Workers::Service {
 
  private:
   Coordinator* coordinator_;
-  std::string token_;
+  const Authorizer* auth_;
 };
 
 // Converts a domain summary to the wire form (shared with the embedded run's report).

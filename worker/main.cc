@@ -28,9 +28,7 @@ int Main(int argc, char** argv) {
   CLI::App app{"sift-worker: trains Sift trials with LibTorch"};
   sift::worker::WorkerOptions o;
   o.name = "worker-" + std::to_string(getpid());
-  if (const char* t = getenv("SIFT_TOKEN")) o.token = t;
-  app.add_option("--coordinator", o.coordinator, "coordinator address");
-  app.add_option("--token", o.token, "bearer token (or SIFT_TOKEN)");
+  sift::common::AddClientFlags(&app, &o.client);
   app.add_option("--name", o.name, "name shown in logs and reports");
   app.add_option("--instance-type", o.instance_type, "price catalog key");
   app.add_option("--market", o.market, "on-demand or spot")

@@ -64,11 +64,7 @@ struct WorkerClient::Impl {
   std::string preempt_reason;
 
   std::unique_ptr<grpc::ClientContext> Context(double timeout_s = 30) {
-    auto ctx = std::make_unique<grpc::ClientContext>();
-    if (!options.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options.token);
-    ctx->set_deadline(std::chrono::system_clock::now() +
-                      std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
-    return ctx;
+    return common::MakeContext(options.client.token, timeout_s);
   }
 
   // Calls `rpc` until it succeeds, fails for good, or the coordinator stays unreachable for
@@ -511,8 +507,7 @@ WorkerClient::WorkerClient(WorkerOptions options) : impl_(std::make_unique<Impl>
   // minimum stays: it is also the connect timeout, and 200 ms cuts handshakes short.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  impl_->channel = grpc::CreateCustomChannel(impl_->options.coordinator,
-                                             grpc::InsecureChannelCredentials(), args);
+  impl_->channel = common::MakeChannel(impl_->options.client, args);
   impl_->stub = v1::Workers::NewStub(impl_->channel);
 }
 
@@ -530,7 +525,7 @@ WorkerClient::~WorkerClient() {
 int WorkerClient::Run() {
   Impl& w = *impl_;
   if (grpc::Status s = w.Register(); !s.ok()) {
-    spdlog::error("cannot register with {}: {}", w.options.coordinator, s.error_message());
+    spdlog::error("cannot register with {}: {}", w.options.client.address, s.error_message());
     return 1;
   }
   w.heartbeat = std::thread([&w] { w.HeartbeatLoop(); });

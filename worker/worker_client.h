@@ -7,11 +7,12 @@
 #include <memory>
 #include <string>
 
+#include "common/client_channel.h"
+
 namespace sift::worker {
 
 struct WorkerOptions {
-  std::string coordinator = "127.0.0.1:7070";
-  std::string token;
+  common::ClientOptions client;  // the coordinator's address, TLS and this worker's token
   std::string name;
   std::string instance_type = "local-cpu";
   std::string market = "on-demand";

@@ -10,9 +10,11 @@
 #include <regex>
 #include <thread>
 
+#include "common/client_channel.h"
 #include "coordinator/client.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "tests/integration/process.h"
+#include "tests/test_pki.h"
 
 namespace sift::testing {
 namespace {
@@ -66,21 +68,26 @@ int StartCoordinator(std::unique_ptr<Process>* out, const std::string& dir,
 }
 
 // Polls GetStudy until the study leaves RUNNING or `timeout_s` passes; returns the last answer.
-v1::Study WaitForStudyEnd(const std::string& address, double timeout_s) {
-  auto stub = v1::Studies::NewStub(coordinator::MakeChannel(address));
+v1::Study WaitForStudyEnd(const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
+                          double timeout_s) {
+  auto stub = v1::Studies::NewStub(channel);
   v1::Study study;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   while (std::chrono::steady_clock::now() < deadline) {
     v1::GetStudyRequest req;
     req.set_study_id(1);
-    if (stub->GetStudy(coordinator::MakeContext("").get(), req, &study).ok() &&
+    if (stub->GetStudy(coordinator::MakeContext(token).get(), req, &study).ok() &&
         study.state() != v1::STUDY_RUNNING) {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return study;
+}
+
+v1::Study WaitForStudyEnd(const std::string& address, double timeout_s) {
+  return WaitForStudyEnd(coordinator::MakeChannel(address), "", timeout_s);
 }
 
 TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
@@ -283,10 +290,29 @@ TEST(Cluster, BadConfigIsRefusedByValidateSubmitAndCreateStudyAlike) {
   EXPECT_EQ(list.studies_size(), 0);
 }
 
-TEST(Cluster, TokenIsRequiredWhenSetAndBadWorkerInputIsNamed) {
+// Mode 600, as a secret file should be.
+std::string WriteSecret(const std::string& path, const std::string& text) {
+  WriteFile(path, text);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write);
+  return path;
+}
+
+constexpr const char* kWorkerToken = "w0rker-token-0123456789abcdef";
+constexpr const char* kUserToken = "us3r-token-0123456789abcdef";
+constexpr const char* kViewerToken = "vi3wer-token-0123456789abcdef";
+
+std::string CredentialsFile(const std::string& dir) {
+  return WriteSecret(dir + "/credentials", std::string("# role token\nworker ") + kWorkerToken +
+                                               "\nuser " + kUserToken + "\nviewer " +
+                                               kViewerToken + "\n");
+}
+
+TEST(Cluster, RoleTokensAreRequiredWhenSetAndBadWorkerInputIsNamed) {
   const std::string dir = TempDir("token");
   std::unique_ptr<Process> coordinator;
-  const int port = StartCoordinator(&coordinator, dir, {"--token", "s3cret"});
+  const int port =
+      StartCoordinator(&coordinator, dir, {"--credentials-file", CredentialsFile(dir)});
   ASSERT_GT(port, 0);
   auto channel = coordinator::MakeChannel("127.0.0.1:" + std::to_string(port));
   auto studies = v1::Studies::NewStub(channel);
@@ -295,21 +321,115 @@ TEST(Cluster, TokenIsRequiredWhenSetAndBadWorkerInputIsNamed) {
             grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(studies->ListStudies(coordinator::MakeContext("wrong").get(), {}, &list).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_TRUE(studies->ListStudies(coordinator::MakeContext("s3cret").get(), {}, &list).ok());
+  EXPECT_TRUE(studies->ListStudies(coordinator::MakeContext(kViewerToken).get(), {}, &list).ok());
+  EXPECT_EQ(studies->ListStudies(coordinator::MakeContext(kWorkerToken).get(), {}, &list)
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
 
   auto workers = v1::Workers::NewStub(channel);
   v1::RegisterWorkerRequest reg;
   reg.set_instance_type("no-such-instance");
   v1::RegisterWorkerResponse resp;
-  grpc::Status s = workers->RegisterWorker(coordinator::MakeContext("s3cret").get(), reg, &resp);
+  grpc::Status s = workers->RegisterWorker(coordinator::MakeContext(kUserToken).get(), reg, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << s.error_message();
+  s = workers->RegisterWorker(coordinator::MakeContext(kWorkerToken).get(), reg, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("no-such-instance"), std::string::npos) << s.error_message();
   v1::AcquireTrialRequest acq;
   acq.set_worker_id("w-forged");
   v1::AcquireTrialResponse acq_resp;
-  EXPECT_EQ(workers->AcquireTrial(coordinator::MakeContext("s3cret").get(), acq, &acq_resp)
+  EXPECT_EQ(workers->AcquireTrial(coordinator::MakeContext(kWorkerToken).get(), acq, &acq_resp)
                 .error_code(),
             grpc::StatusCode::NOT_FOUND);
+}
+
+TEST(Cluster, TokensNeverComeFromArgvAndALegacySiftTokenDoesNotOpenTheCoordinator) {
+  const std::string dir = TempDir("argv-token");
+  std::string output;
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "status", "--token", "s3cret"}, &output), 2);
+  EXPECT_NE(output.find("--token-file"), std::string::npos) << output;
+  EXPECT_EQ(RunCommand({BinDir() + "/sift-worker", "--token", "s3cret"}, &output), 2);
+  EXPECT_NE(output.find("--token-file"), std::string::npos) << output;
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "coordinator", "--token", "s3cret"}, &output), 2);
+  EXPECT_NE(output.find("--credentials-file"), std::string::npos) << output;
+  // SIFT_TOKEN used to close the coordinator; alone it must not leave it open now.
+  setenv("SIFT_TOKEN", "legacy-0123456789abcdef", 1);
+  const int code = RunCommand({BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0",
+                               "--db", dir + "/sift.db"},
+                              &output, /*timeout_s=*/20);
+  unsetenv("SIFT_TOKEN");
+  EXPECT_EQ(code, 2) << output;
+  EXPECT_NE(output.find("one token per role"), std::string::npos) << output;
+}
+
+// The whole deployment of docs/security.md: a throwaway CA, a coordinator serving TLS and asking
+// workers for client certificates, role tokens in files, a real worker process and the CLI.
+TEST(Cluster, StudyCompletesOverMutualTlsWithRoleCredentials) {
+  const std::string dir = TempDir("mtls");
+  TestPki pki;
+  ASSERT_EQ(MakeTestPki(dir, &pki), "");
+  std::unique_ptr<Process> coordinator;
+  const int port = StartCoordinator(
+      &coordinator, dir,
+      {"--tls-cert", pki.server_cert, "--tls-key", pki.server_key, "--tls-client-ca", pki.ca,
+       "--credentials-file", CredentialsFile(dir)});
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string user = WriteSecret(dir + "/user.token", std::string(kUserToken) + "\n");
+  const std::string viewer = WriteSecret(dir + "/viewer.token", kViewerToken);
+  const std::string worker = WriteSecret(dir + "/worker.token", kWorkerToken);
+  const std::string config = WriteFile(dir + "/study.yaml", R"(name: over-mtls
+search_space:
+  lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
+trainer: {model: mlp, depth: 1, hidden: 32, batch_size: 128}
+budget: {max_trials: 2, max_epochs: 1}
+data: {train_limit: 512, val_size: 256, test_limit: 256}
+)");
+  auto sift = [&](std::vector<std::string> args, std::string* output) {
+    args.insert(args.begin(), BinDir() + "/sift");
+    return RunCommand(args, output);
+  };
+  std::string output;
+  // Plaintext is refused; a viewer may not submit; a user may.
+  EXPECT_EQ(sift({"status", "--coordinator", address, "--token-file", viewer}, &output), 1)
+      << output;
+  EXPECT_EQ(sift({"submit", config, "--coordinator", address, "--tls-ca", pki.ca,
+                  "--token-file", viewer},
+                 &output),
+            1);
+  EXPECT_NE(output.find("a viewer token may not call /sift.v1.Studies/CreateStudy"),
+            std::string::npos)
+      << output;
+  ASSERT_EQ(sift({"submit", config, "--coordinator", address, "--tls-ca", pki.ca, "--token-file",
+                  user},
+                 &output),
+            0)
+      << output;
+
+  Process w({BinDir() + "/sift-worker", "--coordinator", address, "--tls-ca", pki.ca, "--tls-cert",
+             pki.worker_cert, "--tls-key", pki.worker_key, "--token-file", worker, "--name", "w0",
+             "--threads", "1", "--cache-dir", dir + "/cache"},
+            dir + "/worker.log");
+  common::ClientOptions client;
+  client.address = address;
+  client.tls_ca = pki.ca;
+  ASSERT_EQ(common::LoadClientOptions(&client), "");
+  v1::Study study = WaitForStudyEnd(common::MakeChannel(client), kViewerToken, /*timeout_s=*/120);
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << coordinator->Log() << w.Log();
+  EXPECT_NE(coordinator->Log().find("TLS, workers need a client certificate"), std::string::npos)
+      << coordinator->Log();
+
+  ASSERT_EQ(sift({"status", "--coordinator", address, "--tls-ca", pki.ca, "--token-file", viewer},
+                 &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("over-mtls"), std::string::npos) << output;
+  w.Signal(SIGTERM);
+  EXPECT_EQ(w.Wait(30), 0) << w.Log();
+  coordinator->Signal(SIGTERM);
+  EXPECT_EQ(coordinator->Wait(30), 0);
+  SQLite::Database db(dir + "/sift.db", SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state='COMPLETED'").getInt(), 2);
 }
 
 }  // namespace
