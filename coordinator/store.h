@@ -46,10 +46,17 @@ class Store {
   virtual void CloseSegment(const std::string& lease_id, double end, const std::string& reason,
                             const std::string& checkpoint = "", double wasted_seconds = 0) = 0;
   virtual std::vector<SegmentRecord> ListSegments(int64_t study_id) = 0;
+
+  virtual void InsertIdleSegment(const IdleSegmentRecord& idle) = 0;
+  // The idle stretches that followed a trial of `after_study_id` (0: before any trial).
+  virtual std::vector<IdleSegmentRecord> ListIdleSegments(int64_t after_study_id) = 0;
 };
 
 // SQLite in WAL mode. `path` ":memory:" gives a private in-memory database (tests).
 // Throws std::runtime_error naming the file when it cannot be opened or migrated.
 std::unique_ptr<Store> OpenSqliteStore(const std::string& path);
+// For commands that only read (`sift report`): never creates or migrates the file; throws
+// "no such database: PATH" when it is not there.
+std::unique_ptr<Store> OpenSqliteStoreReadOnly(const std::string& path);
 
 }  // namespace sift::coordinator

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "worker/trainer/framed_file.h"
+#include "common/data_files.h"
 #include "worker/trainer/idx_reader.h"
 
 namespace sift::worker {
@@ -23,10 +24,10 @@ constexpr char kCacheMagic[] = "SIFTDATA";
 constexpr uint32_t kCacheVersion = 1;
 constexpr int64_t kNumClasses = 10;
 
-const char* const kTrainImages = "train-images-idx3-ubyte.gz";
-const char* const kTrainLabels = "train-labels-idx1-ubyte.gz";
-const char* const kTestImages = "t10k-images-idx3-ubyte.gz";
-const char* const kTestLabels = "t10k-labels-idx1-ubyte.gz";
+using common::kTestImages;
+using common::kTestLabels;
+using common::kTrainImages;
+using common::kTrainLabels;
 
 // FNV-1a, 64 bits: a stable content key (std::hash is not stable across builds).
 struct Fnv64 {
