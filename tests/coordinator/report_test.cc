@@ -138,7 +138,7 @@ TEST(Report, CsvQuotesReasonsWithCommas) {
   EXPECT_NE(csv.find("\"plateau: no improvement, really\""), std::string::npos) << csv;
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "trial,state,epochs,val_accuracy,test_accuracy,wall_seconds,dollars,"
-            "objective_per_dollar,opt,end_reason");
+            "objective_per_dollar,pareto_frontier,opt,end_reason");
 }
 
 }  // namespace

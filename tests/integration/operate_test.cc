@@ -41,19 +41,26 @@ std::unique_ptr<Process> StartWorker(const std::string& dir, const std::string& 
   return std::make_unique<Process>(argv, dir + "/" + name + ".log");
 }
 
+// Starts a coordinator in `dir` and submits `config` as study 1; returns its address ("" if not).
+std::string StartWithStudy(const std::string& dir, std::unique_ptr<Process>* coordinator,
+                           const std::string& config) {
+  const int port = StartCoordinator(coordinator, dir);
+  if (port <= 0) return "";
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  std::string output;
+  const int code = RunCommand({BinDir() + "/sift", "submit",
+                               WriteFile(dir + "/study.yaml", config), "--coordinator", address},
+                              &output);
+  EXPECT_EQ(code, 0) << output;
+  return code == 0 ? address : "";
+}
+
 TEST(IdleExit, WorkerLeavesAStandaloneCoordinatorOnceItsStudyIsDoneAndItsIdleTimeIsReported) {
   const std::string dir = TempDir("idle-after-study");
   std::unique_ptr<Process> coordinator;
-  const int port = StartCoordinator(&coordinator, dir);
-  ASSERT_GT(port, 0);
-  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string address = StartWithStudy(dir, &coordinator, Config("idle", kData, 2));
+  ASSERT_FALSE(address.empty());
   std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
-                        WriteFile(dir + "/study.yaml", Config("idle", kData, 2)),
-                        "--coordinator", address},
-                       &output),
-            0)
-      << output;
   auto worker = StartWorker(dir, address, "spot-1",
                             {"--exit-when-idle", "--idle-exit-seconds", "1"});
   EXPECT_EQ(WaitForStudyEnd(address, 180).state(), v1::STUDY_COMPLETED) << coordinator->Log();
@@ -153,17 +160,10 @@ TEST(ExitCodes, RunOfAStudyInWhichEveryTrialFailedEndsFailedAndExitsNonZero) {
 TEST(ExitCodes, WorkerWithoutTheDataHandsTheTrialBackInsteadOfFailingIt) {
   const std::string dir = TempDir("worker-no-data");
   std::unique_ptr<Process> coordinator;
-  const int port = StartCoordinator(&coordinator, dir);
-  ASSERT_GT(port, 0);
-  const std::string address = "127.0.0.1:" + std::to_string(port);
-  std::string output;
   // The data lives "only on the workers", and this worker does not have it.
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
-                        WriteFile(dir + "/study.yaml", Config("elsewhere", dir + "/absent", 2)),
-                        "--coordinator", address},
-                       &output),
-            0)
-      << output;
+  const std::string address =
+      StartWithStudy(dir, &coordinator, Config("elsewhere", dir + "/absent", 2));
+  ASSERT_FALSE(address.empty());
   auto worker =
       StartWorker(dir, address, "no-data", {"--exit-when-idle", "--idle-exit-seconds", "1"});
   ASSERT_EQ(worker->Wait(60), 0) << worker->Log();
