@@ -16,6 +16,7 @@ StudySummary FromProto(const v1::Study& s) {
   out.record.name = s.name();
   out.record.state = s.state() == v1::STUDY_RUNNING     ? StudyState::kRunning
                      : s.state() == v1::STUDY_COMPLETED ? StudyState::kCompleted
+                     : s.state() == v1::STUDY_FAILED    ? StudyState::kFailed
                                                         : StudyState::kCancelled;
   out.record.end_reason = s.end_reason();
   out.metric = s.objective_metric();
@@ -27,6 +28,8 @@ StudySummary FromProto(const v1::Study& s) {
   if (s.has_best()) out.best_trial = s.best_trial_number();
   out.best_value = s.best_objective();
   out.dollars = s.cost_dollars();
+  out.idle_dollars = s.idle_dollars();
+  out.idle_seconds = s.idle_seconds();
   return out;
 }
 

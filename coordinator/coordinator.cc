@@ -65,7 +65,9 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
     : store_(std::move(store)), options_(std::move(options)) {
   if (!options_.clock) options_.clock = SystemNow;
   const double now = Now();
-  for (const auto& w : store_->ListWorkers()) workers_[w.id] = Worker{w, now};
+  for (const auto& w : store_->ListWorkers()) {
+    workers_[w.id] = Worker{w, now, std::nullopt, 0, {}};
+  }
   for (const auto& s : store_->ListStudies()) {
     StudyConfig config;
     auto errors = ParseStudyConfig(s.config_text, "study " + std::to_string(s.id), &config,
@@ -231,6 +233,18 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
     out->preemptions += seg.end_reason == "preempted";
     out->expirations += seg.end_reason == "expired";
   }
+  out->idle_dollars = out->idle_seconds = 0;
+  for (const auto& idle : store_->ListIdleSegments(id)) {
+    out->idle_seconds += idle.Seconds();
+    out->idle_dollars += idle.Dollars();
+  }
+  for (const auto& [wid, w] : workers_) {  // stretches still open, to now or the last sign of life
+    if (!w.idle_since || w.last_study_id != id) continue;
+    const bool live = now - w.last_seen <= options_.lease_timeout_s;
+    const double seconds = std::max(0.0, (live ? now : w.last_seen) - *w.idle_since);
+    out->idle_seconds += seconds;
+    out->idle_dollars += seconds * w.record.price_per_hour / 3600.0;
+  }
   return Status::Ok();
 }
 
@@ -343,7 +357,7 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
   } catch (const std::exception& e) {
     return StorageError(e, "the worker");
   }
-  workers_[request.id] = Worker{request, now};
+  workers_[request.id] = Worker{request, now, std::nullopt, 0, {}};
   spdlog::info("worker {} registered: {} {} {} at ${:.4f}/h, {} threads", request.id,
                request.name, request.instance_type, request.market, request.price_per_hour,
                request.threads);
@@ -352,12 +366,13 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
 }
 
 Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* result,
-                                 Assignment* out) {
+                                 Assignment* out, double idle_exit_s) {
   std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
   for (auto& [study_id, runner] : studies_) {
+    if (w->cannot_run.count(study_id)) continue;
     std::string why_none;
     auto next = runner->PickNext(now, StudyDollars(study_id, now), &why_none);
     if (!next) continue;
@@ -394,6 +409,8 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
     runner->ApplyState(next->number, TrialState::kRunning);
     leases_[lease.id] = lease;
+    CloseIdle(*w, now, "leased");
+    w->last_study_id = study_id;
 
     const StudyConfig& config = runner->config();
     out->study_id = study_id;
@@ -424,8 +441,17 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     MaybeFinishStudy(*runner, now);
     all_finished &= runner->state() != StudyState::kRunning;
   }
-  *result = options_.shutdown_when_idle && all_finished ? AcquireResult::kShutdown
-                                                        : AcquireResult::kNoWork;
+  if (!w->idle_since) w->idle_since = now;
+  *result = AcquireResult::kNoWork;
+  if (options_.shutdown_when_idle && all_finished) {
+    CloseIdle(*w, now, "shutdown");
+    *result = AcquireResult::kShutdown;
+  } else if (idle_exit_s > 0 && now - *w->idle_since >= idle_exit_s) {
+    spdlog::info("worker {} ({}) found no work for {:.0f} s (its idle exit): told to leave",
+                 worker_id, w->record.name, now - *w->idle_since);
+    CloseIdle(*w, now, "idle-exit");
+    *result = AcquireResult::kShutdown;
+  }
   return Status::Ok();
 }
 
@@ -702,12 +728,33 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
 }
 
 Status Coordinator::FailTrial(const std::string& worker_id, const std::string& lease_id,
-                              const std::string& error) {
+                              const std::string& error, bool worker_cannot_run) {
   std::lock_guard<std::mutex> lock(mu_);
   Lease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
   const double now = Now();
+  if (worker_cannot_run) {
+    // Not the trial's fault: requeue it for a worker that can, and offer this one no more.
+    Worker& w = workers_.at(worker_id);
+    const std::string why = "requeued: worker " + w.record.name + " cannot run it: " + error;
+    try {
+      store_->Atomically([&] {
+        store_->CloseSegment(lease_id, now, "refused");
+        store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kPending, why, 0);
+      });
+    } catch (const std::exception& e) {
+      return StorageError(e, "the refusal");
+    }
+    const int64_t study_id = lease->study_id, number = lease->number;
+    runner->ApplyState(number, TrialState::kPending);
+    ApplyLeaseEnd(lease_id, now);
+    w.cannot_run.insert(study_id);
+    spdlog::warn("[study {}] trial {} {}; that worker gets none of the study's trials", study_id,
+                 number, why);
+    MaybeFailUnrunnable(*runner, error, now);
+    return Status::Ok();
+  }
   const std::string reason = "failed: " + error;
   try {
     store_->Atomically([&] {
@@ -830,6 +877,42 @@ void Coordinator::Tick() {
                  requeue ? "; requeued" : "");
   }
   for (auto& [id, runner] : studies_) MaybeFinishStudy(*runner, now);
+  for (auto& [id, w] : workers_) {
+    if (w.idle_since && now - w.last_seen > options_.lease_timeout_s) {
+      CloseIdle(w, std::max(*w.idle_since, w.last_seen), "lost");
+    }
+  }
+}
+
+void Coordinator::CloseIdle(Worker& w, double end, const char* reason) {
+  if (!w.idle_since) return;
+  IdleSegmentRecord idle;
+  idle.worker_id = w.record.id;
+  idle.after_study_id = w.last_study_id;
+  idle.start = *w.idle_since;
+  idle.end = end;
+  idle.price_per_hour = w.record.price_per_hour;
+  idle.market = w.record.market;
+  idle.end_reason = reason;
+  w.idle_since.reset();
+  if (idle.end <= idle.start) return;
+  try {
+    store_->InsertIdleSegment(idle);
+  } catch (const std::exception& e) {
+    StorageError(e, "an idle stretch");  // logged; the ledger of trials is unaffected
+  }
+}
+
+void Coordinator::MaybeFailUnrunnable(StudyRunner& runner, const std::string& why, double now) {
+  if (!options_.fail_unrunnable_studies || runner.state() != StudyState::kRunning) return;
+  for (const auto& [id, lease] : leases_) {
+    if (lease.study_id == runner.id()) return;  // some worker is running one of its trials
+  }
+  for (const auto& [id, w] : workers_) {
+    const bool live = now - w.last_seen <= options_.lease_timeout_s;
+    if (live && !w.cannot_run.count(runner.id())) return;
+  }
+  EndStudy(runner, StudyState::kFailed, "no worker can run its trials: " + why, now);
 }
 
 void Coordinator::MaybeFinishStudy(StudyRunner& runner, double now) {
@@ -839,27 +922,50 @@ void Coordinator::MaybeFinishStudy(StudyRunner& runner, double now) {
   }
   std::string reason;
   if (!runner.Finished(now, StudyDollars(runner.id(), now), &reason)) return;
-  std::vector<int64_t> parked;
+  const auto& trials = runner.view().trials;
+  const bool all_failed =
+      !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {
+        return t.state == TrialState::kFailed;
+      });
+  if (!all_failed) return EndStudy(runner, StudyState::kCompleted, reason, now);
+  std::string first;
+  try {
+    const auto records = store_->ListTrials(runner.id());
+    if (!records.empty()) first = "; trial 0 " + records.front().end_reason;
+  } catch (const std::exception&) {
+  }
+  EndStudy(runner, StudyState::kFailed,
+           "every trial failed (" + std::to_string(trials.size()) + " of " +
+               std::to_string(trials.size()) + ")" + first,
+           now);
+}
+
+void Coordinator::EndStudy(StudyRunner& runner, StudyState state, const std::string& reason,
+                           double now) {
+  // Paused trials were never promoted; pending ones (a study no worker could run) never ran.
+  std::map<int64_t, std::string> parked;
   for (const auto& t : runner.view().trials) {
-    if (t.state == TrialState::kPaused) parked.push_back(t.number);
+    if (t.state == TrialState::kPaused) parked[t.number] = "paused at a rung and never promoted";
+    if (t.state == TrialState::kPending) parked[t.number] = "never run: " + reason;
   }
   try {
     store_->Atomically([&] {
-      for (int64_t n : parked) {
-        store_->UpdateTrialState(runner.id(), n, TrialState::kStopped,
-                                 "paused at a rung and never promoted", now);
+      for (const auto& [n, why] : parked) {
+        store_->UpdateTrialState(runner.id(), n, TrialState::kStopped, why, now);
       }
-      store_->UpdateStudy(runner.id(), StudyState::kCompleted, reason, now);
+      store_->UpdateStudy(runner.id(), state, reason, now);
     });
   } catch (const std::exception& e) {
     StorageError(e, "the study's end");
     return;
   }
-  for (int64_t n : parked) runner.ApplyState(n, TrialState::kStopped);
-  runner.ApplyStudyState(StudyState::kCompleted, reason);
+  for (const auto& [n, why] : parked) runner.ApplyState(n, TrialState::kStopped);
+  runner.ApplyStudyState(state, reason);
   PruneCheckpoints(runner);
-  spdlog::info("[study {}] finished: {}; ${:.4f} spent", runner.id(), reason,
-               StudyDollars(runner.id(), now));
+  auto log = state == StudyState::kFailed ? spdlog::level::err : spdlog::level::info;
+  spdlog::log(log, "[study {}] {}: {}; ${:.4f} spent", runner.id(),
+              state == StudyState::kFailed ? "FAILED" : "finished", reason,
+              StudyDollars(runner.id(), now));
 }
 
 bool Coordinator::AllStudiesFinished() {

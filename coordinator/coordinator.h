@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct CoordinatorOptions {
   double heartbeat_interval_s = 5.0;  // what workers are told to use
   PriceCatalog catalog;
   bool shutdown_when_idle = false;    // embedded run: tell workers to exit once all is done
+  // Embedded run: a study that every live worker refused (FailTrial with worker_cannot_run)
+  // ends FAILED instead of waiting for a worker that can run it.
+  bool fail_unrunnable_studies = false;
   // Where checkpoints live. With shared_checkpoints the workers read and write this directory
   // directly (embedded run, shared filesystem); otherwise they upload and download through the
   // Workers service and it is the coordinator's own store. "" disables resumes.
@@ -50,6 +54,7 @@ struct StudySummary {
   double wasted_dollars = 0;                 // over closed segments
   std::map<std::string, double> dollars_by_market;
   int64_t preemptions = 0, expirations = 0;  // lease endings of each kind
+  double idle_dollars = 0, idle_seconds = 0;  // workers waiting after its trials, on no trial
 };
 
 struct TrialSummary {
@@ -96,7 +101,9 @@ class Coordinator {
 
   // Workers.
   Status RegisterWorker(WorkerRecord request, WorkerRecord* out);
-  Status AcquireTrial(const std::string& worker_id, AcquireResult* result, Assignment* out);
+  // `idle_exit_s` > 0: answer kShutdown once the worker has found no work for that long.
+  Status AcquireTrial(const std::string& worker_id, AcquireResult* result, Assignment* out,
+                      double idle_exit_s = 0);
   Status ReportProgress(const std::string& worker_id, const std::string& lease_id, int64_t seq,
                         int64_t epoch, const std::map<std::string, double>& metrics,
                         const std::string& checkpoint, search::Decision* decision);
@@ -104,8 +111,10 @@ class Coordinator {
   Status CompleteTrial(const std::string& worker_id, const std::string& lease_id,
                        const std::map<std::string, double>& final_metrics,
                        const std::string& checkpoint = "");
+  // `worker_cannot_run`: the worker cannot run this study at all (its data is missing there):
+  // the trial is requeued, not failed, and the worker is offered none of the study's trials.
   Status FailTrial(const std::string& worker_id, const std::string& lease_id,
-                   const std::string& error);
+                   const std::string& error, bool worker_cannot_run = false);
   Status Heartbeat(const std::string& worker_id, const std::vector<std::string>& lease_ids,
                    std::vector<std::string>* revoked);
   // A worker leaving under a spot notice: requeue its trial now, resuming from `checkpoint`.
@@ -128,6 +137,9 @@ class Coordinator {
   struct Worker {
     WorkerRecord record;
     double last_seen = 0;
+    std::optional<double> idle_since;  // first AcquireTrial that found no work, since a lease
+    int64_t last_study_id = 0;         // its idle time is reported with this study
+    std::set<int64_t> cannot_run;      // studies it refused (worker_cannot_run)
   };
   struct Lease {
     std::string id, worker_id;
@@ -155,6 +167,11 @@ class Coordinator {
   // `only`: judge just these names instead of listing the directory (a report's superseded one).
   void PruneCheckpoints(const StudyRunner& runner, const std::vector<std::string>& only = {});
   void MaybeFinishStudy(StudyRunner& runner, double now);
+  // Records the worker's idle stretch, if one is open, as ending at `end`.
+  void CloseIdle(Worker& w, double end, const char* reason);
+  // Ends the study FAILED when every live worker refused it (fail_unrunnable_studies).
+  void MaybeFailUnrunnable(StudyRunner& runner, const std::string& why, double now);
+  void EndStudy(StudyRunner& runner, StudyState state, const std::string& reason, double now);
   Status StorageError(const std::exception& e, const std::string& what);
   // RESOURCE_EXHAUSTED when options_.max_running_studies are running.
   Status RunningStudiesCap() const;

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/data_files.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/local_workers.h"
 #include "coordinator/report.h"
@@ -82,6 +83,11 @@ int RunEmbedded(const RunOptions& o) {
     for (const auto& e : errors) std::cerr << "  " << e << "\n";
     return 2;
   }
+  // The local workers read the data here: a missing data set is a config error, not N failures.
+  if (std::string p = common::CheckDataDir(config.data.dir); !p.empty()) {
+    std::cerr << o.config_path << ": " << p << "\n";
+    return 2;
+  }
   const int cores = std::max(1u, std::thread::hardware_concurrency());
   const int threads = o.threads_per_worker > 0 ? o.threads_per_worker
                       : config.worker.threads > 0 ? static_cast<int>(config.worker.threads)
@@ -103,6 +109,7 @@ int RunEmbedded(const RunOptions& o) {
   // Frequent beats bound how much of a lost VM's time the ledger cannot see (one interval).
   copts.heartbeat_interval_s = std::clamp(o.lease_timeout_s / 6, 0.2, 1.0);
   copts.shutdown_when_idle = true;
+  copts.fail_unrunnable_studies = true;  // every local worker refused it: nobody else will come
   copts.checkpoint_dir = fs::absolute(out_dir + "/checkpoints").string();
   copts.shared_checkpoints = true;  // local workers share this machine's filesystem
   const std::string prices = o.prices_path.empty() ? DefaultPrices(o.config_path) : o.prices_path;
@@ -169,7 +176,7 @@ int RunEmbedded(const RunOptions& o) {
                                      "--market", config.worker.market,
                                      "--threads", std::to_string(threads),
                                      "--cache-dir", CacheDir(),
-                                     "--exit-when-idle"};
+                                     "--exit-when-idle", "--idle-exit-seconds", "0"};
     if (memory_per_worker_mb > 0) {
       argv.push_back("--memory-limit-mb");
       argv.push_back(std::to_string(memory_per_worker_mb));
@@ -270,7 +277,12 @@ int RunEmbedded(const RunOptions& o) {
               << "/workers/*.log\n";
     return 1;
   }
-  return report.study.record.state == StudyState::kCompleted ? 0 : 1;
+  // Exit 0 only for a result: a FAILED or cancelled study, or one where no trial reported a
+  // value, must fail a CI job.
+  if (report.study.record.state == StudyState::kCompleted && report.study.best_trial) return 0;
+  std::cerr << "study " << study_id << " produced no result (" << ToString(report.study.record.state)
+            << ": " << report.study.record.end_reason << ")\n";
+  return 1;
 }
 
 }  // namespace sift::coordinator

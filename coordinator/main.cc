@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/client_channel.h"
+#include "common/data_files.h"
 #include "common/main_guard.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
@@ -29,9 +30,14 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
-int Validate(const std::string& path) {
+int Validate(const std::string& path, bool check_data) {
   sc::StudyConfig config;
   auto errors = sc::LoadStudyConfig(path, &config);
+  // Where the data lives only on the workers, --no-data-check skips this; they check it anyway.
+  if (std::string p; errors.empty() && check_data &&
+                     !(p = sift::common::CheckDataDir(config.data.dir)).empty()) {
+    errors.push_back(p + " (--no-data-check if it exists only on the workers)");
+  }
   if (!errors.empty()) {
     std::cerr << path << ": invalid config:\n";
     for (const auto& e : errors) std::cerr << "  " << e << "\n";
@@ -140,7 +146,7 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
 int ReportCommand(const std::string& db, int64_t study_id, const std::string& out,
                   std::optional<double> target) {
   try {
-    sc::Coordinator coordinator(sc::OpenSqliteStore(db), {});
+    sc::Coordinator coordinator(sc::OpenSqliteStoreReadOnly(db), {});
     for (const auto& study : coordinator.ListStudies()) {
       if (study_id > 0 && study.record.id != study_id) continue;
       sc::StudyReport report;
@@ -165,7 +171,8 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
       }
     }
   } catch (const std::exception& e) {
-    std::cerr << db << ": " << e.what() << "\n";
+    const std::string what = e.what();
+    std::cerr << (what.find(db) == std::string::npos ? db + ": " : "") << what << "\n";
     return 1;
   }
   return 0;
@@ -183,6 +190,9 @@ int Main(int argc, char** argv) {
 
   auto* validate = app.add_subcommand("validate", "check a study config and exit (2 if invalid)");
   validate->add_option("config", config, "study config (YAML or JSON)")->required();
+  bool no_data_check = false;
+  validate->add_flag("--no-data-check", no_data_check,
+                     "do not check data.dir here (the data exists only on the workers)");
 
   sc::RunOptions run_opts;
   auto* run = app.add_subcommand("run", "embedded: coordinator + local workers + SQLite");
@@ -236,7 +246,7 @@ int Main(int argc, char** argv) {
   sift::common::GuardedProgram() = "sift " + app.get_subcommands().front()->get_name();
   std::optional<double> target_opt;
   if (target >= 0) target_opt = target;
-  if (*validate) return Validate(config);
+  if (*validate) return Validate(config, !no_data_check);
   if (*run) {
     run_opts.target = target_opt;
     return sc::RunEmbedded(run_opts);

@@ -11,7 +11,8 @@
 
 namespace sift::coordinator {
 
-enum class StudyState { kRunning, kCompleted, kCancelled };
+// kFailed: ended without a result (every trial failed, or no worker could run one).
+enum class StudyState { kRunning, kCompleted, kCancelled, kFailed };
 const char* ToString(StudyState s);
 StudyState StudyStateFromString(const std::string& s);
 search::TrialState TrialStateFromString(const std::string& s);
@@ -80,6 +81,22 @@ struct SegmentRecord {
 
   double Seconds(double now) const { return (end ? *end : now) - start; }
   double Dollars(double now) const { return Seconds(now) * price_per_hour / 3600.0; }
+};
+
+// A worker's billed time on no trial: from the first AcquireTrial that found no work until it
+// got a lease, left (SHUTDOWN) or went silent. Charged to no trial; reported with the study
+// whose trial the worker ran last (after_study_id 0: it had run none).
+struct IdleSegmentRecord {
+  std::string worker_id;
+  int64_t after_study_id = 0;
+  double start = 0;
+  double end = 0;
+  double price_per_hour = 0;
+  std::string market;
+  std::string end_reason;  // leased, shutdown, idle-exit, lost
+
+  double Seconds() const { return end - start; }
+  double Dollars() const { return Seconds() * price_per_hour / 3600.0; }
 };
 
 }  // namespace sift::coordinator

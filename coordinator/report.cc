@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -44,10 +45,19 @@ bool Ranked(const TrialSummary& t) {
 
 }  // namespace
 
-std::vector<int64_t> ParetoFrontier(const StudyReport& report) {
+const char* Describe(FrontierOver over) {
+  return over == FrontierOver::kCompleted
+             ? "completed trials only (trained to their last epoch)"
+             : "all trials (early-stopped ones at their last reported value)";
+}
+
+std::vector<int64_t> ParetoFrontier(const StudyReport& report, FrontierOver over) {
   std::vector<const TrialSummary*> scored;
   for (const auto& t : report.trials) {
-    if (Ranked(t)) scored.push_back(&t);
+    const bool counted = over == FrontierOver::kAll
+                             ? Ranked(t)
+                             : Ranked(t) && t.record.state == search::TrialState::kCompleted;
+    if (counted) scored.push_back(&t);
   }
   std::sort(scored.begin(), scored.end(), [&](const auto* a, const auto* b) {
     if (a->dollars != b->dollars) return a->dollars < b->dollars;
@@ -132,6 +142,9 @@ std::string FormatSummary(const StudyReport& report) {
                      s.preemptions, s.expirations, resumed, s.wasted_dollars,
                      s.dollars > 0 ? 100 * s.wasted_dollars / s.dollars : 0.0,
                      markets.empty() ? "-" : markets);
+  out += fmt::format("idle: ${:.6f} over {:.0f} worker-seconds waiting for work after this "
+                     "study's trials (billed, charged to no trial)\n",
+                     s.idle_dollars, s.idle_seconds);
   if (!s.best_trial) return out + "no trial reported a result\n";
   const TrialSummary& best = report.trials.at(*s.best_trial);
   out += fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.6f}; {}\n", best.record.number,
@@ -144,13 +157,15 @@ std::string FormatSummary(const StudyReport& report) {
     const std::string& dir = report.checkpoint_dir;
     out += fmt::format("best trial's model: {}{}\n", dir.empty() ? "" : dir + "/", best.checkpoint);
   }
-  auto frontier = ParetoFrontier(report);
-  std::string f;
-  for (auto n : frontier) {
-    f += fmt::format("{}#{} (${:.6f}, {:.4f})", f.empty() ? "" : ", ", n,
-                     report.trials[n].dollars, *report.trials[n].objective);
+  for (FrontierOver over : {FrontierOver::kCompleted, FrontierOver::kAll}) {
+    std::string f;
+    for (auto n : ParetoFrontier(report, over)) {
+      f += fmt::format("{}#{} (${:.6f}, {:.4f})", f.empty() ? "" : ", ", n,
+                       report.trials[n].dollars, *report.trials[n].objective);
+    }
+    out += "cost/" + s.metric + " Pareto frontier, " + Describe(over) + ": " +
+           (f.empty() ? "none" : f) + "\n";
   }
-  out += "cost/" + s.metric + " Pareto frontier: " + f + "\n";
   if (report.target) {
     std::optional<BestSoFar> hit;
     for (const auto& b : BestSoFarCurve(report)) {
@@ -175,9 +190,15 @@ std::string ToCsv(const StudyReport& report) {
   }
   std::sort(names.begin(), names.end());
   std::string out = "trial,state,epochs," + report.study.metric +
-                    ",test_accuracy,wall_seconds,dollars,objective_per_dollar";
+                    ",test_accuracy,wall_seconds,dollars,objective_per_dollar,pareto_frontier";
   for (const auto& n : names) out += "," + Csv(n);
   out += ",end_reason\n";
+  // Which of the two frontiers (see Describe) each trial is on: "completed;all", "all" or "".
+  const auto completed = ParetoFrontier(report, FrontierOver::kCompleted);
+  const auto all = ParetoFrontier(report, FrontierOver::kAll);
+  auto on = [](const std::vector<int64_t>& f, int64_t n) {
+    return std::find(f.begin(), f.end(), n) != f.end();
+  };
   for (const auto& t : report.trials) {
     auto test = t.record.final_metrics.find("test_accuracy");
     out += fmt::format("{},{},{},{},{},{:.3f},{:.8f},{}", t.record.number,
@@ -188,6 +209,8 @@ std::string ToCsv(const StudyReport& report) {
                            : "",
                        t.seconds, t.dollars,
                        Ranked(t) && t.dollars > 0 ? fmt::format("{:.3f}", PerDollar(t)) : "");
+    const int64_t number = t.record.number;
+    out += on(completed, number) ? ",completed;all" : on(all, number) ? ",all" : ",";
     for (const auto& n : names) {
       auto it = t.record.params.find(n);
       out += "," + (it == t.record.params.end() ? "" : Csv(search::ToString(it->second)));
@@ -207,7 +230,9 @@ std::string ToJson(const StudyReport& report) {
                 {"wasted_dollars", s.wasted_dollars},
                 {"dollars_by_market", s.dollars_by_market},
                 {"preemptions", s.preemptions},
-                {"lost_leases", s.expirations}};
+                {"lost_leases", s.expirations},
+                {"idle_dollars", s.idle_dollars},
+                {"idle_seconds", s.idle_seconds}};
   if (s.best_trial) j["study"]["best_trial"] = *s.best_trial;
   json trials = json::array();
   for (const auto& t : report.trials) {
@@ -237,7 +262,12 @@ std::string ToJson(const StudyReport& report) {
     trials.push_back(jt);
   }
   j["trials"] = trials;
-  j["pareto_frontier"] = ParetoFrontier(report);
+  json frontiers;
+  for (auto [key, over] : {std::pair{"completed", FrontierOver::kCompleted},
+                           std::pair{"all", FrontierOver::kAll}}) {
+    frontiers[key] = {{"trials", ParetoFrontier(report, over)}, {"counts", Describe(over)}};
+  }
+  j["pareto_frontiers"] = frontiers;
   json curve = json::array();
   for (const auto& b : BestSoFarCurve(report)) {
     curve.push_back({{"dollars", b.dollars}, {"best", b.value}, {"trial", b.trial}});
@@ -249,6 +279,9 @@ std::string ToJson(const StudyReport& report) {
 }
 
 std::string WriteReportFiles(const StudyReport& report, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return dir + ": cannot create the folder: " + ec.message();
   for (const auto& [name, text] : {std::pair<std::string, std::string>{"results.csv",
                                                                        ToCsv(report)},
                                    {"results.json", ToJson(report)}}) {

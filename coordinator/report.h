@@ -20,8 +20,18 @@ struct StudyReport {
   std::string checkpoint_dir;  // where the study's checkpoints are, when known
 };
 
+// Which trials a Pareto frontier counts. A trial stopped after one epoch is cheap by design, so a
+// frontier over all trials answers "what is the best value for the money so far" while one over
+// completed trials answers "what does a fully trained model cost"; reports show both, labelled.
+enum class FrontierOver {
+  kCompleted,  // trained to their last epoch (COMPLETED)
+  kAll,        // every scored trial that did not fail, stopped ones at their last value
+};
+const char* Describe(FrontierOver over);
+
 // Trial numbers on the Pareto frontier of (dollars low, objective good), cheapest first.
-std::vector<int64_t> ParetoFrontier(const StudyReport& report);
+std::vector<int64_t> ParetoFrontier(const StudyReport& report,
+                                    FrontierOver over = FrontierOver::kAll);
 
 // (cumulative dollars, best objective so far, trial number) each time the best improved, in
 // order of trial end.
@@ -37,7 +47,7 @@ std::string FormatSummary(const StudyReport& report);  // best trial, test accur
 std::string ToCsv(const StudyReport& report);
 std::string ToJson(const StudyReport& report);
 
-// Writes results.csv and results.json into `dir`; returns "" or the problem.
+// Writes results.csv and results.json into `dir` (created if missing); returns "" or the problem.
 std::string WriteReportFiles(const StudyReport& report, const std::string& dir);
 
 }  // namespace sift::coordinator

@@ -56,6 +56,7 @@ void ToProto(const StudySummary& s, v1::Study* out) {
   out->set_name(s.record.name);
   out->set_state(s.record.state == StudyState::kRunning     ? v1::STUDY_RUNNING
                  : s.record.state == StudyState::kCompleted ? v1::STUDY_COMPLETED
+                 : s.record.state == StudyState::kFailed    ? v1::STUDY_FAILED
                                                             : v1::STUDY_CANCELLED);
   out->set_objective_metric(s.metric);
   out->set_maximize(s.maximize);
@@ -68,6 +69,8 @@ void ToProto(const StudySummary& s, v1::Study* out) {
   out->set_cost_dollars(s.dollars);
   out->set_end_reason(s.record.end_reason);
   out->set_max_trials(s.max_trials);
+  out->set_idle_dollars(s.idle_dollars);
+  out->set_idle_seconds(s.idle_seconds);
 }
 
 void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
@@ -180,7 +183,9 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/AcquireTrial"); !s.ok()) return s;
   AcquireResult result;
   Assignment a;
-  if (Status s = coordinator_->AcquireTrial(req->worker_id(), &result, &a); !s.ok()) {
+  if (Status s = coordinator_->AcquireTrial(req->worker_id(), &result, &a,
+                                            req->idle_exit_seconds());
+      !s.ok()) {
     return ToGrpc(s);
   }
   if (result == AcquireResult::kShutdown) {
@@ -252,7 +257,8 @@ grpc::Status WorkersService::CompleteTrial(grpc::ServerContext* ctx,
 grpc::Status WorkersService::FailTrial(grpc::ServerContext* ctx, const v1::FailTrialRequest* req,
                                        v1::FailTrialResponse*) try {
   if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/FailTrial"); !s.ok()) return s;
-  return ToGrpc(coordinator_->FailTrial(req->worker_id(), req->lease_id(), req->error()));
+  return ToGrpc(coordinator_->FailTrial(req->worker_id(), req->lease_id(), req->error(),
+                                        req->worker_cannot_run()));
 } catch (...) {
   return HandlerError("FailTrial");
 }

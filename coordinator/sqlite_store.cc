@@ -1,5 +1,6 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/metric_json.h"
@@ -67,6 +68,15 @@ CREATE TABLE IF NOT EXISTS segments(
   checkpoint TEXT NOT NULL DEFAULT '',
   wasted_seconds REAL NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS segments_by_trial ON segments(study_id, number);
+CREATE TABLE IF NOT EXISTS idle_segments(
+  worker_id TEXT NOT NULL,
+  after_study_id INTEGER NOT NULL,
+  start REAL NOT NULL,
+  end REAL NOT NULL,
+  price_per_hour REAL NOT NULL,
+  market TEXT NOT NULL,
+  end_reason TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS idle_by_study ON idle_segments(after_study_id);
 )sql";
 
 json ParamsToJson(const search::Params& params) {
@@ -107,8 +117,24 @@ std::map<std::string, double> MetricsFromJson(const std::string& text, const std
 
 class SqliteStore : public Store {
  public:
-  explicit SqliteStore(const std::string& path)
-      : db_(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_FULLMUTEX) {
+  SqliteStore(const std::string& path, bool read_only)
+      : db_(path, read_only ? SQLite::OPEN_READONLY | SQLite::OPEN_FULLMUTEX
+                            : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_FULLMUTEX) {
+    if (read_only) {
+      db_.exec("PRAGMA busy_timeout=5000");
+      const int v = db_.execAndGet("PRAGMA user_version").getInt();
+      if (v == 0 || !db_.tableExists("studies")) {
+        throw std::runtime_error(path + ": not a sift database");
+      }
+      if (v != kSchemaVersion) {
+        throw std::runtime_error(path + ": database schema version " + std::to_string(v) +
+                                 ", this sift reads " + std::to_string(kSchemaVersion) +
+                                 (v < kSchemaVersion ? " (`sift coordinator --db " + path +
+                                                           "` upgrades it)"
+                                                     : ""));
+      }
+      return;
+    }
     db_.exec("PRAGMA journal_mode=WAL");
     // WAL + NORMAL survives a process crash (kill -9) without losing committed transactions;
     // only a power loss can drop the last few, which the workers then re-report.
@@ -348,6 +374,41 @@ class SqliteStore : public Store {
     q.exec();
   }
 
+  void InsertIdleSegment(const IdleSegmentRecord& s) override {
+    SQLite::Statement q(db_,
+                        "INSERT INTO idle_segments(worker_id, after_study_id, start, end, "
+                        "price_per_hour, market, end_reason) VALUES(?,?,?,?,?,?,?)");
+    q.bind(1, s.worker_id);
+    q.bind(2, s.after_study_id);
+    q.bind(3, s.start);
+    q.bind(4, s.end);
+    q.bind(5, s.price_per_hour);
+    q.bind(6, s.market);
+    q.bind(7, s.end_reason);
+    q.exec();
+  }
+
+  std::vector<IdleSegmentRecord> ListIdleSegments(int64_t after_study_id) override {
+    std::vector<IdleSegmentRecord> out;
+    if (!db_.tableExists("idle_segments")) return out;  // a read-only database made before it
+    SQLite::Statement q(db_,
+                        "SELECT worker_id, start, end, price_per_hour, market, end_reason "
+                        "FROM idle_segments WHERE after_study_id=? ORDER BY start");
+    q.bind(1, after_study_id);
+    while (q.executeStep()) {
+      IdleSegmentRecord s;
+      s.worker_id = q.getColumn(0).getString();
+      s.after_study_id = after_study_id;
+      s.start = q.getColumn(1).getDouble();
+      s.end = q.getColumn(2).getDouble();
+      s.price_per_hour = q.getColumn(3).getDouble();
+      s.market = q.getColumn(4).getString();
+      s.end_reason = q.getColumn(5).getString();
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
   std::vector<SegmentRecord> ListSegments(int64_t study_id) override {
     SQLite::Statement q(db_,
                         "SELECT lease_id, worker_id, number, start, end, price_per_hour, market, "
@@ -427,7 +488,20 @@ class SqliteStore : public Store {
 
 std::unique_ptr<Store> OpenSqliteStore(const std::string& path) {
   try {
-    return std::make_unique<SqliteStore>(path);
+    return std::make_unique<SqliteStore>(path, /*read_only=*/false);
+  } catch (const SQLite::Exception& e) {
+    throw std::runtime_error(path + ": cannot open the database: " + e.what());
+  }
+}
+
+std::unique_ptr<Store> OpenSqliteStoreReadOnly(const std::string& path) {
+  // SQLite would create a missing file on a later write-mode open; a typo must not pass silently.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw std::runtime_error("no such database: " + path);
+  }
+  try {
+    return std::make_unique<SqliteStore>(path, /*read_only=*/true);
   } catch (const SQLite::Exception& e) {
     throw std::runtime_error(path + ": cannot open the database: " + e.what());
   }

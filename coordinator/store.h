@@ -50,10 +50,17 @@ class Store {
   // wasted_seconds, to which CloseSegment adds what the segment's end loses. Setting it twice
   // (a retried report) counts it once.
   virtual void SetRedoneSeconds(const std::string& lease_id, double seconds) = 0;
+
+  virtual void InsertIdleSegment(const IdleSegmentRecord& idle) = 0;
+  // The idle stretches that followed a trial of `after_study_id` (0: before any trial).
+  virtual std::vector<IdleSegmentRecord> ListIdleSegments(int64_t after_study_id) = 0;
 };
 
 // SQLite in WAL mode. `path` ":memory:" gives a private in-memory database (tests).
 // Throws std::runtime_error naming the file when it cannot be opened or migrated.
 std::unique_ptr<Store> OpenSqliteStore(const std::string& path);
+// For commands that only read (`sift report`): never creates or migrates the file; throws
+// "no such database: PATH" when it is not there.
+std::unique_ptr<Store> OpenSqliteStoreReadOnly(const std::string& path);
 
 }  // namespace sift::coordinator

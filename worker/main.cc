@@ -38,7 +38,12 @@ int Main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   app.add_option("--cache-dir", o.cache_dir, "preprocessed dataset cache");
-  app.add_flag("--exit-when-idle", o.exit_when_idle, "exit when the coordinator has no more work");
+  app.add_flag("--exit-when-idle", o.exit_when_idle,
+               "exit (0) when no study has work for this worker for --idle-exit-seconds");
+  app.add_option("--idle-exit-seconds", o.idle_exit_seconds,
+                 "with --exit-when-idle: how long without work before leaving (0: only when the "
+                 "coordinator says the run is over)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--retry-seconds", o.retry_seconds, "keep retrying an unreachable coordinator");
   app.add_option("--simulate-preemption", o.simulate_preemption,
                  "spot simulator: chance in [0,1] that a lease is reclaimed (half SIGTERM, half "

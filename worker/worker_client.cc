@@ -16,6 +16,7 @@
 #include <csignal>
 
 #include "common/checkpoint_names.h"
+#include "common/data_files.h"
 #include "coordinator/proto_convert.h"
 #include "search/rng.h"
 #include "worker/checkpoint_transfer.h"
@@ -157,12 +158,19 @@ struct WorkerClient::Impl {
     return cached_data;
   }
 
-  void Fail(const v1::TrialAssignment& a, const std::string& error) {
-    spdlog::error("trial {} failed: {}", a.trial_number(), error);
+  // `cannot_run`: the trial is fine, this machine cannot run it (its data is missing here).
+  void Fail(const v1::TrialAssignment& a, const std::string& error, bool cannot_run = false) {
+    if (cannot_run) {
+      spdlog::error("trial {}: this worker cannot run study {}: {}; handing it back",
+                    a.trial_number(), a.study_id(), error);
+    } else {
+      spdlog::error("trial {} failed: {}", a.trial_number(), error);
+    }
     v1::FailTrialRequest req;
     req.set_worker_id(worker_id);
     req.set_lease_id(a.lease_id());
     req.set_error(error);
+    req.set_worker_cannot_run(cannot_run);
     v1::FailTrialResponse resp;
     Call("FailTrial", [&] { return stub->FailTrial(Context().get(), req, &resp); });
   }
@@ -299,6 +307,10 @@ struct WorkerClient::Impl {
     topts.seed = a.seed();
     topts.device = options.device;
     topts.num_threads = options.threads;
+    // Before anything is trained or charged to the trial: is its data on this machine?
+    if (std::string p = common::CheckDataDir(a.data().dir()); !p.empty()) {
+      return Fail(a, p, /*cannot_run=*/true);
+    }
     try {
       auto data = Data(a.data());
       std::optional<MicroBatchChoice> micro;
@@ -541,6 +553,7 @@ int WorkerClient::Run() {
   while (!stop_) {
     v1::AcquireTrialRequest req;
     req.set_worker_id(w.worker_id);
+    if (w.options.exit_when_idle) req.set_idle_exit_seconds(w.options.idle_exit_seconds);
     v1::AcquireTrialResponse resp;
     grpc::Status s = w.Call("AcquireTrial", [&] {
       return w.stub->AcquireTrial(w.Context().get(), req, &resp);
@@ -561,7 +574,9 @@ int WorkerClient::Run() {
         break;
       case v1::AcquireTrialResponse::SHUTDOWN:
         if (w.options.exit_when_idle) {
-          spdlog::info("coordinator has no more work; exiting");
+          spdlog::info("coordinator has no more work for this worker (idle exit after {:.0f} s, "
+                       "or the run is over); exiting, no lease held",
+                       w.options.idle_exit_seconds);
           return 0;
         }
         [[fallthrough]];

@@ -52,11 +52,13 @@ class CoordinatorTest : public ::testing::Test {
     for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + s);
     std::filesystem::remove_all(db_.string() + ".checkpoints");
   }
-  void Open() {
+  // `embedded`: as `sift run` configures it; otherwise as a standalone `sift coordinator`.
+  void Open(bool embedded = true) {
     CoordinatorOptions o;
     o.clock = clock_.fn();
     o.lease_timeout_s = 10;
-    o.shutdown_when_idle = true;
+    o.shutdown_when_idle = embedded;
+    o.fail_unrunnable_studies = embedded;
     o.checkpoint_dir = db_.string() + ".checkpoints";
     c_ = std::make_unique<Coordinator>(OpenSqliteStore(db_.string()), o);
   }
@@ -662,6 +664,116 @@ TEST_F(CoordinatorTest, ResumeOffersOlderCheckpointsAndRedoneWorkIsWaste) {
   c_->ListTrials(id, &trials);
   // The lost VM wasted nothing (it had checkpointed its last epoch); the fallback redid 6 s.
   EXPECT_NEAR(trials[0].wasted_dollars, 6 * 0.001, 1e-9);
+}
+
+}  // namespace
+}  // namespace sift::coordinator
+
+namespace sift::coordinator {
+namespace {
+
+AcquireResult AcquireOnly(Coordinator& c, const std::string& w, double idle_exit_s,
+                          Assignment* a = nullptr) {
+  AcquireResult r;
+  Assignment ignored;
+  EXPECT_TRUE(c.AcquireTrial(w, &r, a ? a : &ignored, idle_exit_s).ok());
+  return r;
+}
+
+TEST_F(CoordinatorTest, StandaloneTellsAnIdleWorkerToLeaveAfterItsGraceEvenWithNoStudy) {
+  c_.reset();
+  Open(/*embedded=*/false);
+  const std::string w = Worker();  // $0.001 per second
+  EXPECT_EQ(AcquireOnly(*c_, w, 5), AcquireResult::kNoWork);
+  clock_.Advance(4);
+  EXPECT_EQ(AcquireOnly(*c_, w, 5), AcquireResult::kNoWork);
+  // A worker that did not ask for an idle exit keeps waiting.
+  const std::string patient = Worker();
+  clock_.Advance(1);
+  EXPECT_EQ(AcquireOnly(*c_, w, 5), AcquireResult::kShutdown);
+  EXPECT_EQ(AcquireOnly(*c_, patient, 0), AcquireResult::kNoWork);
+  clock_.Advance(100);
+  EXPECT_EQ(AcquireOnly(*c_, patient, 0), AcquireResult::kNoWork);
+}
+
+TEST_F(CoordinatorTest, IdleTimeAfterAStudysTrialsIsBilledToNoTrialAndReportedWithTheStudy) {
+  c_.reset();
+  Open(/*embedded=*/false);
+  const std::string w = Worker();  // $0.001 per second
+  const int64_t id = Study(Config("{type: fifo}", 1, 1));
+  Assignment a;
+  ASSERT_EQ(AcquireOnly(*c_, w, 30, &a), AcquireResult::kAssigned);
+  clock_.Advance(10);
+  Report(w, a, 1, 1, 0.7);
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.record.state, StudyState::kCompleted);
+  EXPECT_EQ(AcquireOnly(*c_, w, 30), AcquireResult::kNoWork);  // the idle stretch opens
+  clock_.Advance(29);
+  EXPECT_EQ(AcquireOnly(*c_, w, 30), AcquireResult::kNoWork);
+  clock_.Advance(1);
+  EXPECT_EQ(AcquireOnly(*c_, w, 30), AcquireResult::kShutdown);
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_NEAR(s.idle_seconds, 30, 1e-6);
+  EXPECT_NEAR(s.idle_dollars, 0.030, 1e-9);
+  EXPECT_NEAR(s.dollars, 0.010, 1e-9);  // the study's own cost is only its lease
+  // It is in the database, so a restarted coordinator and `sift report` see it too.
+  c_.reset();
+  Open(/*embedded=*/false);
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_NEAR(s.idle_seconds, 30, 1e-6);
+}
+
+TEST_F(CoordinatorTest, AStudyInWhichEveryTrialFailedEndsFailed) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 2, 1));
+  for (int i = 0; i < 2; ++i) {
+    Assignment a = Acquire(w);
+    ASSERT_TRUE(c_->FailTrial(w, a.lease_id, "cannot decode train-images").ok());
+  }
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.record.state, StudyState::kFailed);
+  EXPECT_NE(s.record.end_reason.find("every trial failed (2 of 2)"), std::string::npos)
+      << s.record.end_reason;
+  EXPECT_NE(s.record.end_reason.find("cannot decode train-images"), std::string::npos)
+      << s.record.end_reason;
+}
+
+TEST_F(CoordinatorTest, AWorkerThatCannotRunAStudyHandsTheTrialBackUnfailedAndGetsNoMore) {
+  c_.reset();
+  Open(/*embedded=*/false);
+  const std::string w = Worker(), other = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 2, 1));
+  Assignment a = Acquire(w);
+  ASSERT_TRUE(c_->FailTrial(w, a.lease_id, "data.dir '/nope': no such directory",
+                            /*worker_cannot_run=*/true)
+                  .ok());
+  std::vector<TrialSummary> trials;
+  ASSERT_TRUE(c_->ListTrials(id, &trials).ok());
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].record.state, TrialState::kPending);
+  EXPECT_NE(trials[0].record.end_reason.find("cannot run it: data.dir '/nope'"),
+            std::string::npos);
+  EXPECT_EQ(AcquireOnly(*c_, w, 0), AcquireResult::kNoWork);  // barred from the study
+  Assignment b = Acquire(other);  // a worker that has the data gets the same trial
+  EXPECT_EQ(b.number, a.number);
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.record.state, StudyState::kRunning);
+}
+
+TEST_F(CoordinatorTest, EmbeddedStudyThatNoLiveWorkerCanRunEndsFailed) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 2, 1));
+  Assignment a = Acquire(w);
+  ASSERT_TRUE(c_->FailTrial(w, a.lease_id, "data.dir '/nope': no such directory", true).ok());
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.record.state, StudyState::kFailed);
+  EXPECT_NE(s.record.end_reason.find("no worker can run its trials"), std::string::npos);
+  EXPECT_EQ(AcquireOnly(*c_, w, 0), AcquireResult::kShutdown);
 }
 
 }  // namespace

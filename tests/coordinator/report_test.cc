@@ -1,6 +1,10 @@
 #include "coordinator/report.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <cmath>
 #include <limits>
@@ -37,6 +41,58 @@ TEST(Report, ParetoFrontierKeepsOnlyTrialsNoCheaperTrialBeats) {
   // Cheapest first: #1 (0.05, 0.82) dominates #0 (0.10, 0.80); #2 (0.20, 0.90) is better;
   // #3 costs more and is worse. Failed and unscored trials never count.
   EXPECT_EQ(ParetoFrontier(Report()), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(Report, TwoLabelledFrontiersOneWithoutEarlyStoppedTrials) {
+  StudyReport r = Report();
+  // Stopped after one epoch: cheapest, and its value is a one-epoch value.
+  r.trials.push_back(Trial(6, 0.01, 0.83, 7, search::TrialState::kStopped));
+  r.study.best_trial = 2;
+  r.study.best_value = 0.90;
+  EXPECT_EQ(ParetoFrontier(r, FrontierOver::kAll), (std::vector<int64_t>{6, 2}));
+  EXPECT_EQ(ParetoFrontier(r, FrontierOver::kCompleted), (std::vector<int64_t>{1, 2}));
+  const std::string text = FormatSummary(r);
+  EXPECT_NE(text.find("Pareto frontier, completed trials only (trained to their last epoch): "
+                      "#1 ($0.050000, 0.8200), #2 ($0.200000, 0.9000)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Pareto frontier, all trials (early-stopped ones at their last reported "
+                      "value): #6 ($0.010000, 0.8300), #2"),
+            std::string::npos)
+      << text;
+  const std::string json = ToJson(r);
+  EXPECT_NE(json.find("\"completed\": {\n      \"counts\": \"completed trials only"),
+            std::string::npos)
+      << json;
+  const std::string csv = ToCsv(r);
+  EXPECT_NE(csv.find("objective_per_dollar,pareto_frontier"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("16.400,completed;all,"), std::string::npos) << csv;  // #1 is on both
+  EXPECT_NE(csv.find("83.000,all,"), std::string::npos) << csv;  // #6 only counts in "all"
+}
+
+TEST(Report, SummaryShowsIdleWorkerCostApartFromTrials) {
+  StudyReport r = Report();
+  r.study.idle_dollars = 0.0125;
+  r.study.idle_seconds = 45;
+  EXPECT_NE(FormatSummary(r).find("idle: $0.012500 over 45 worker-seconds"), std::string::npos)
+      << FormatSummary(r);
+  EXPECT_NE(ToJson(r).find("\"idle_dollars\": 0.0125"), std::string::npos);
+}
+
+TEST(Report, WriteReportFilesCreatesAMissingFolderOrNamesIt) {
+  const auto base = std::filesystem::temp_directory_path() /
+                    ("sift-report-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(base);
+  const std::string dir = (base / "not" / "yet").string();
+  EXPECT_EQ(WriteReportFiles(Report(), dir), "");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/results.json"));
+  std::ofstream(base / "file") << "x";  // a file where a folder should be
+  const std::string problem = WriteReportFiles(Report(), (base / "file" / "sub").string());
+  EXPECT_NE(problem.find((base / "file" / "sub").string() + ": cannot create the folder"),
+            std::string::npos)
+      << problem;
+  EXPECT_EQ(problem.find("disk full"), std::string::npos);
+  std::filesystem::remove_all(base);
 }
 
 TEST(Report, BestSoFarCurveCountsEveryDollarSpentUntilThen) {
@@ -86,7 +142,7 @@ TEST(Report, CsvQuotesReasonsWithCommas) {
   EXPECT_NE(csv.find("\"plateau: no improvement, really\""), std::string::npos) << csv;
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "trial,state,epochs,val_accuracy,test_accuracy,wall_seconds,dollars,"
-            "objective_per_dollar,opt,end_reason");
+            "objective_per_dollar,pareto_frontier,opt,end_reason");
 }
 
 // A diverged trial's NaN and infinities reach every output exactly: results.json stays valid JSON

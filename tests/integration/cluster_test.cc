@@ -13,6 +13,7 @@
 #include "common/client_channel.h"
 #include "coordinator/client.h"
 #include "sift/v1/workers_service.grpc.pb.h"
+#include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"
 #include "tests/test_pki.h"
 
@@ -36,59 +37,6 @@ constexpr const char* kBadConfig = R"(name: it-bad
 search_space:
   lr: {type: float, low: 0, high: 1.0e-2, scale: log}
 )";
-
-std::string WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-  return path;
-}
-
-// The port a coordinator started with --listen 127.0.0.1:0 prints on its first output line.
-int ListeningPort(Process& coordinator) {
-  const std::regex port_re("listening on ([0-9]+)");
-  for (int i = 0; i < 200; ++i) {
-    std::smatch m;
-    const std::string log = coordinator.Log();
-    if (std::regex_search(log, m, port_re)) return std::stoi(m[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ADD_FAILURE() << "coordinator did not start:\n" << coordinator.Log();
-  return 0;
-}
-
-// Starts `sift coordinator` on a free port and returns the port.
-int StartCoordinator(std::unique_ptr<Process>* out, const std::string& dir,
-                     const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0",
-                                   "--db", dir + "/sift.db", "--prices",
-                                   SourceDir() + "/examples/prices.json", "--checkpoint-dir",
-                                   dir + "/checkpoints", "--lease-timeout", "10"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  *out = std::make_unique<Process>(argv, dir + "/coordinator.log");
-  return ListeningPort(**out);
-}
-
-// Polls GetStudy until the study leaves RUNNING or `timeout_s` passes; returns the last answer.
-v1::Study WaitForStudyEnd(const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
-                          double timeout_s) {
-  auto stub = v1::Studies::NewStub(channel);
-  v1::Study study;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  while (std::chrono::steady_clock::now() < deadline) {
-    v1::GetStudyRequest req;
-    req.set_study_id(1);
-    if (stub->GetStudy(coordinator::MakeContext(token).get(), req, &study).ok() &&
-        study.state() != v1::STUDY_RUNNING) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return study;
-}
-
-v1::Study WaitForStudyEnd(const std::string& address, double timeout_s) {
-  return WaitForStudyEnd(coordinator::MakeChannel(address), "", timeout_s);
-}
 
 TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
   const std::string dir = TempDir("cluster");

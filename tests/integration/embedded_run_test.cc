@@ -49,7 +49,8 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
     EXPECT_GT(t["dollars"].get<double>(), 0.0);
     EXPECT_EQ(t["curve"].size(), 3u);  // three epochs, each reported once
   }
-  EXPECT_FALSE(j["pareto_frontier"].empty());
+  EXPECT_FALSE(j["pareto_frontiers"]["all"]["trials"].empty());
+  EXPECT_FALSE(j["pareto_frontiers"]["completed"]["trials"].empty());
   EXPECT_TRUE(std::ifstream(out + "/sift.db").good());
 
   // checkpoint.keep defaults to latest: each trial's final model stays, and nothing else.

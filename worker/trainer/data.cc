@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/data_files.h"
 #include "common/framed_file.h"
 #include "worker/trainer/idx_reader.h"
 
@@ -27,10 +28,10 @@ constexpr char kCacheMagic[] = "SIFTDATA";
 constexpr uint32_t kCacheVersion = 1;
 constexpr int64_t kNumClasses = 10;
 
-const char* const kTrainImages = "train-images-idx3-ubyte.gz";
-const char* const kTrainLabels = "train-labels-idx1-ubyte.gz";
-const char* const kTestImages = "t10k-images-idx3-ubyte.gz";
-const char* const kTestLabels = "t10k-labels-idx1-ubyte.gz";
+using common::kTestImages;
+using common::kTestLabels;
+using common::kTrainImages;
+using common::kTrainLabels;
 
 // FNV-1a, 64 bits: a stable content key (std::hash is not stable across builds).
 struct Fnv64 {
