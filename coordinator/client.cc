@@ -1,6 +1,10 @@
 #include "coordinator/client.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 
 #include "coordinator/proto_convert.h"
 
@@ -10,9 +14,16 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
 }
 
+std::string CurrentUser() {
+  if (const char* u = getenv("USER"); u && *u) return u;
+  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_name) return pw->pw_name;
+  return "uid " + std::to_string(getuid());
+}
+
 std::unique_ptr<grpc::ClientContext> MakeContext(const std::string& token, double timeout_s) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
+  ctx->AddMetadata("x-sift-user", CurrentUser());
   ctx->set_deadline(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
   return ctx;
@@ -24,6 +35,7 @@ StudySummary FromProto(const v1::Study& s) {
   out.record.name = s.name();
   out.record.state = s.state() == v1::STUDY_RUNNING     ? StudyState::kRunning
                      : s.state() == v1::STUDY_COMPLETED ? StudyState::kCompleted
+                     : s.state() == v1::STUDY_PAUSED    ? StudyState::kPaused
                                                         : StudyState::kCancelled;
   out.record.end_reason = s.end_reason();
   out.metric = s.objective_metric();
@@ -35,6 +47,12 @@ StudySummary FromProto(const v1::Study& s) {
   if (s.has_best()) out.best_trial = s.best_trial_number();
   out.best_value = s.best_objective();
   out.dollars = s.cost_dollars();
+  out.budget.max_trials = s.max_trials();
+  out.budget.max_dollars = s.max_dollars();
+  out.budget.max_hours = s.max_hours();
+  for (const auto& e : s.events()) {
+    out.events.push_back({s.id(), e.at(), e.user(), e.action(), e.detail()});
+  }
   return out;
 }
 

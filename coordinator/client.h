@@ -13,7 +13,10 @@
 namespace sift::coordinator {
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
-// A context carrying "authorization: Bearer <token>" when token is set, with a deadline.
+// Who is calling, for a study's audit trail: $USER, else the login name of this uid.
+std::string CurrentUser();
+// A context carrying "x-sift-user: <CurrentUser()>", "authorization: Bearer <token>" when token
+// is set, and a deadline.
 std::unique_ptr<grpc::ClientContext> MakeContext(const std::string& token, double timeout_s = 30);
 
 StudySummary FromProto(const v1::Study& s);

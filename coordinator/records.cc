@@ -9,6 +9,7 @@ const char* ToString(StudyState s) {
     case StudyState::kRunning: return "RUNNING";
     case StudyState::kCompleted: return "COMPLETED";
     case StudyState::kCancelled: return "CANCELLED";
+    case StudyState::kPaused: return "PAUSED";
   }
   return "UNKNOWN";
 }
@@ -17,6 +18,7 @@ StudyState StudyStateFromString(const std::string& s) {
   if (s == "RUNNING") return StudyState::kRunning;
   if (s == "COMPLETED") return StudyState::kCompleted;
   if (s == "CANCELLED") return StudyState::kCancelled;
+  if (s == "PAUSED") return StudyState::kPaused;
   throw std::runtime_error("unknown study state '" + s + "' in the database");
 }
 
