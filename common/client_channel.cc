@@ -1,5 +1,8 @@
 #include "common/client_channel.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -66,9 +69,17 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& o,
   return grpc::CreateCustomChannel(o.address, grpc::SslCredentials(ssl), args);
 }
 
+std::string CurrentUser() {
+  if (const char* u = getenv("USER"); u && *u) return u;
+  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_name) return pw->pw_name;
+  return "uid " + std::to_string(getuid());
+}
+
 std::unique_ptr<grpc::ClientContext> MakeContext(const std::string& token, double timeout_s) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
+  // Who is calling, for a study's audit trail (x-sift-user).
+  ctx->AddMetadata("x-sift-user", CurrentUser());
   ctx->set_deadline(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
   return ctx;

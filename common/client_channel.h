@@ -24,6 +24,9 @@ struct ClientOptions {
   std::string ca_pem, cert_pem, key_pem;  // the files' contents, filled by LoadClientOptions
 };
 
+// Who is calling, for a study's audit trail: $USER, else the login name of this uid.
+std::string CurrentUser();
+
 // Adds --coordinator, --tls-ca, --tls-cert, --tls-key and --token-file to `cmd` (a --token flag
 // is refused: argv is visible in `ps`), and loads *o with LoadClientOptions once `cmd` is parsed
 // (a missing file fails the parse, exit code 2). A new command needs only this line, then

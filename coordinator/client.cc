@@ -17,6 +17,7 @@ StudySummary FromProto(const v1::Study& s) {
   out.record.state = s.state() == v1::STUDY_RUNNING     ? StudyState::kRunning
                      : s.state() == v1::STUDY_COMPLETED ? StudyState::kCompleted
                      : s.state() == v1::STUDY_FAILED    ? StudyState::kFailed
+                     : s.state() == v1::STUDY_PAUSED    ? StudyState::kPaused
                                                         : StudyState::kCancelled;
   out.record.end_reason = s.end_reason();
   out.metric = s.objective_metric();
@@ -30,6 +31,12 @@ StudySummary FromProto(const v1::Study& s) {
   out.dollars = s.cost_dollars();
   out.idle_dollars = s.idle_dollars();
   out.idle_seconds = s.idle_seconds();
+  out.budget.max_trials = s.max_trials();
+  out.budget.max_dollars = s.max_dollars();
+  out.budget.max_hours = s.max_hours();
+  for (const auto& e : s.events()) {
+    out.events.push_back({s.id(), e.at(), e.user(), e.action(), e.detail()});
+  }
   return out;
 }
 

@@ -15,6 +15,7 @@ namespace sift::coordinator {
 
 // A plaintext channel (tests, local tools); common::MakeChannel does TLS.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+using common::CurrentUser;
 using common::MakeContext;
 
 StudySummary FromProto(const v1::Study& s);

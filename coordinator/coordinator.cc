@@ -13,6 +13,7 @@
 #include "common/metric_json.h"
 #include "coordinator/checkpoint_retention.h"
 #include "coordinator/checkpoint_store.h"
+#include "coordinator/study_control.h"
 #include "search/rng.h"
 #include "worker/hparams/hparams.h"
 
@@ -82,11 +83,14 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
     auto reports = store_->ListReports(s.id);
     runner->Restore(trials, reports, segments, now);
     if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
+    ReplayStudyEvents(store_->ListStudyEvents(s.id), runner.get());
     // Each trial resumes from its newest checkpoint: a checkpointed report's, or the one a
     // preempted or paused lease handed back (newer on a tie: it came after the report).
     std::map<std::string, double> last_checkpoint_by_lease;
     std::map<int64_t, double> newest_checkpoint_at;
+    std::map<std::string, std::string> last_decision_by_lease;
     for (const auto& r : reports) {
+      last_decision_by_lease[r.lease_id] = r.decision;
       if (r.checkpoint.empty()) continue;
       double& lease_at = last_checkpoint_by_lease[r.lease_id];
       lease_at = std::max(lease_at, r.created_at);
@@ -113,6 +117,10 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
       Lease lease{seg.lease_id, seg.worker_id, s.id,  seg.number,
                   seg.start,    now,           seg.price_per_hour, seg.market};
       lease.last_checkpoint_at = std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]);
+      // A running trial told PAUSE was told so by a study pause (a rung pause parks it).
+      lease.study_paused = last_decision_by_lease[seg.lease_id] == "PAUSE" &&
+                           seg.number < static_cast<int64_t>(runner->view().trials.size()) &&
+                           runner->view().trials[seg.number].state == TrialState::kRunning;
       leases_[seg.lease_id] = lease;
     }
     spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
@@ -158,7 +166,8 @@ Status Coordinator::RunningStudiesCap() const {
 }
 
 Status Coordinator::CreateStudy(const std::string& config_text, const std::string& origin,
-                                int64_t* id, std::vector<std::string>* errors) {
+                                int64_t* id, std::vector<std::string>* errors,
+                                const std::string& user) {
   const ConfigLimits& limits = options_.config_limits;
   if (config_text.size() > limits.max_bytes) {
     return Status::Error(Status::Code::kResourceExhausted,
@@ -186,7 +195,10 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   record.config_text = config_text;
   record.created_at = now;
   try {
-    *id = store_->CreateStudy(record);
+    store_->Atomically([&] {
+      *id = store_->CreateStudy(record);
+      store_->InsertStudyEvent({*id, now, user.empty() ? "unknown" : user, "created", origin});
+    });
   } catch (const std::exception& e) {
     return StorageError(e, "the study");
   }
@@ -224,6 +236,8 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
     }
   }
   out->dollars = StudyDollars(id, now);
+  out->budget = runner->config().budget;
+  out->events = store_->ListStudyEvents(id);
   out->wasted_dollars = 0;
   out->dollars_by_market.clear();
   out->preemptions = out->expirations = 0;
@@ -304,15 +318,16 @@ Status Coordinator::ListTrials(int64_t study_id, std::vector<TrialSummary>* out)
   return Status::Ok();
 }
 
-Status Coordinator::CancelStudy(int64_t id) {
+Status Coordinator::CancelStudy(int64_t id, const std::string& user, const std::string& detail) {
   std::lock_guard<std::mutex> lock(mu_);
   StudyRunner* runner = FindStudy(id);
   if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
-  if (runner->state() != StudyState::kRunning) return Status::Ok();
+  if (!IsOpen(runner->state())) return Status::Ok();
   const double now = Now();
   try {
     store_->Atomically([&] {
       store_->UpdateStudy(id, StudyState::kCancelled, "cancelled by user", now);
+      store_->InsertStudyEvent({id, now, user.empty() ? "unknown" : user, "cancelled", detail});
       for (const auto& t : runner->view().trials) {
         if (t.state == TrialState::kPending || t.state == TrialState::kPaused) {
           store_->UpdateTrialState(id, t.number, TrialState::kStopped, "study cancelled", now);
@@ -439,7 +454,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
   bool all_finished = true;
   for (auto& [id, runner] : studies_) {
     MaybeFinishStudy(*runner, now);
-    all_finished &= runner->state() != StudyState::kRunning;
+    all_finished &= !IsOpen(runner->state());
   }
   if (!w->idle_since) w->idle_since = now;
   *result = AcquireResult::kNoWork;
@@ -532,6 +547,13 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   *decision = !diverged.empty() ? search::Decision::Stop(diverged)
                                 : runner->Decide(lease->number, epoch, m->second, now,
                                                  StudyDollars(lease->study_id, now));
+  // A paused study's trial hands back at this epoch: PAUSE makes its worker checkpoint and
+  // release the lease; the trial stays RUNNING until then and is requeued by CompleteTrial.
+  if (runner->state() == StudyState::kPaused && decision->action == search::Action::kContinue &&
+      epoch < runner->config().budget.max_epochs) {
+    *decision = search::Decision::Pause("study paused");
+    lease->study_paused = true;
+  }
   ReportRecord r;
   r.study_id = lease->study_id;
   r.number = lease->number;
@@ -543,10 +565,11 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   r.reason = decision->reason;
   r.created_at = now;
   r.checkpoint = checkpoint;
-  const TrialState next_state = !diverged.empty() ? TrialState::kDiverged
-                                : decision->action == search::Action::kStop  ? TrialState::kStopped
-                                : decision->action == search::Action::kPause ? TrialState::kPaused
-                                                                              : trial.state;
+  const TrialState next_state =
+      !diverged.empty()                                                  ? TrialState::kDiverged
+      : decision->action == search::Action::kStop                          ? TrialState::kStopped
+      : decision->action == search::Action::kPause && !lease->study_paused ? TrialState::kPaused
+                                                                           : trial.state;
   try {
     store_->Atomically([&] {
       store_->InsertReport(r);
@@ -691,6 +714,11 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   const double now = Now();
   // A running trial that ends here trained to its last epoch; stopped or paused ones were
   // decided at their last report and keep that state and reason.
+  const bool requeue = lease->study_paused && trial.state == TrialState::kRunning;
+  if (requeue) {
+    const std::string lease_copy = lease_id;
+    return EndLeaseAndRequeue(lease_copy, now, kStudyPausedSegment, checkpoint, 0.0);
+  }
   const bool completes = trial.state == TrialState::kRunning;
   const std::string reason =
       "completed " + std::to_string(trial.LastResource()) + " epochs";
@@ -800,8 +828,12 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
   const double now = Now();
-  const bool requeue = runner->view().trials.at(lease->number).state == TrialState::kRunning;
   const double wasted = checkpoint.empty() ? std::max(0.0, now - lease->last_checkpoint_at) : 0.0;
+  // Its worker stopped because the study was paused (Ctrl-C on `sift run`): not a preemption.
+  if (runner->state() == StudyState::kPaused) {
+    return EndLeaseAndRequeue(lease_id, now, kStudyPausedSegment, checkpoint, wasted);
+  }
+  const bool requeue = runner->view().trials.at(lease->number).state == TrialState::kRunning;
   const std::string why = "requeued: preempted (" + reason + ")";
   try {
     store_->Atomically([&] {
@@ -971,7 +1003,7 @@ void Coordinator::EndStudy(StudyRunner& runner, StudyState state, const std::str
 bool Coordinator::AllStudiesFinished() {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [id, runner] : studies_) {
-    if (runner->state() == StudyState::kRunning) return false;
+    if (IsOpen(runner->state())) return false;  // a paused study can still be resumed
   }
   return true;
 }

@@ -55,7 +55,19 @@ struct StudySummary {
   std::map<std::string, double> dollars_by_market;
   int64_t preemptions = 0, expirations = 0;  // lease endings of each kind
   double idle_dollars = 0, idle_seconds = 0;  // workers waiting after its trials, on no trial
+  BudgetConfig budget;                        // in force now (the config's, or as changed)
+  std::vector<StudyEventRecord> events;       // the audit trail, oldest first
 };
+
+// A budget change; only the fields that are set change.
+struct BudgetChange {
+  std::optional<double> max_dollars, max_hours;
+  std::optional<int64_t> max_trials;
+};
+
+// What a segment ends with when the study was paused under it: not a preemption, not billed
+// as one, and its trial resumes from the checkpoint it left.
+inline constexpr const char* kStudyPausedSegment = "study paused";
 
 struct TrialSummary {
   TrialRecord record;
@@ -93,11 +105,21 @@ class Coordinator {
 
   // Studies.
   Status CreateStudy(const std::string& config_text, const std::string& origin, int64_t* id,
-                     std::vector<std::string>* errors);
+                     std::vector<std::string>* errors, const std::string& user = "");
   Status GetStudy(int64_t id, StudySummary* out);
   std::vector<StudySummary> ListStudies();
   Status ListTrials(int64_t study_id, std::vector<TrialSummary>* out);
-  Status CancelStudy(int64_t id);
+  // Control, each recorded in the study's audit trail with `user` and `detail` (e.g. "SIGINT").
+  Status CancelStudy(int64_t id, const std::string& user = "", const std::string& detail = "");
+  // Pause: no new work is handed out; running trials checkpoint and hand back at their next
+  // epoch (or sooner, when their worker stops). Resume: work is handed out again. Both are
+  // no-ops on a study already in that state, and FAILED_PRECONDITION on an ended one.
+  Status PauseStudy(int64_t id, const std::string& user, const std::string& detail = "");
+  Status ResumeStudy(int64_t id, const std::string& user, const std::string& detail = "");
+  Status UpdateBudget(int64_t id, const BudgetChange& change, const std::string& user);
+  // Ends the study's leases whose workers were stopped without handing back (a second Ctrl-C):
+  // their trials resume from their last checkpoint. Returns how many it ended.
+  int InterruptLeases(int64_t study_id);
 
   // Workers.
   Status RegisterWorker(WorkerRecord request, WorkerRecord* out);
@@ -147,6 +169,7 @@ class Coordinator {
     double start = 0, last_seen = 0, price_per_hour = 0;
     std::string market;
     double last_checkpoint_at = 0;  // when its newest checkpoint was written (or it started)
+    bool study_paused = false;      // told to hand back because its study was paused
   };
 
   double Now() const { return options_.clock(); }
@@ -175,6 +198,12 @@ class Coordinator {
   Status StorageError(const std::exception& e, const std::string& what);
   // RESOURCE_EXHAUSTED when options_.max_running_studies are running.
   Status RunningStudiesCap() const;
+  // Sets an open study's state and records who did it; the caller holds mu_.
+  Status SetOpenState(int64_t id, StudyState state, const std::string& action,
+                      const std::string& user, const std::string& detail);
+  // A lease's trial goes back to PENDING (segment `reason`, `wasted` seconds); Store first.
+  Status EndLeaseAndRequeue(const std::string& lease_id, double end, const std::string& reason,
+                            const std::string& checkpoint, double wasted);
   TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,
                          const std::vector<ReportRecord>& reports,
                          const std::vector<SegmentRecord>& segments, double now) const;

@@ -11,13 +11,17 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
 #include "common/data_files.h"
+#include "coordinator/client.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/local_workers.h"
 #include "coordinator/report.h"
+#include "coordinator/run_files.h"
+#include "coordinator/run_plan.h"
 #include "coordinator/server.h"
 
 namespace sift::coordinator {
@@ -26,8 +30,25 @@ namespace {
 namespace fs = std::filesystem;
 
 std::atomic<int> g_interrupts{0};
+std::atomic<int> g_last_signal{0};
 
-void OnInterrupt(int) { g_interrupts.fetch_add(1); }
+void OnInterrupt(int sig) {
+  g_last_signal = sig;
+  g_interrupts.fetch_add(1);
+}
+
+const char* SignalName(int sig) {
+  return sig == SIGINT    ? "SIGINT"
+         : sig == SIGTERM ? "SIGTERM"
+         : sig == SIGHUP  ? "SIGHUP"
+                          : "signal";
+}
+
+// Reads DIR's studies, for the resume rule; none when DIR has no database yet.
+std::vector<StudyRecord> StudiesIn(const std::string& db) {
+  if (!fs::exists(db)) return {};
+  return OpenSqliteStore(db)->ListStudies();
+}
 
 std::string Timestamp() {
   std::time_t t = std::time(nullptr);
@@ -75,17 +96,56 @@ int64_t AvailableMiB() {
 }  // namespace
 
 int RunEmbedded(const RunOptions& o) {
+  if (o.resume && o.start_new) {
+    std::cerr << "sift run: --resume and --new contradict each other\n";
+    return 2;
+  }
+  if (!o.resume && o.config_path.empty()) {
+    std::cerr << "sift run: give a study config (or --resume DIR)\n";
+    return 2;
+  }
   StudyConfig config;
   std::string text;
-  auto errors = LoadStudyConfig(o.config_path, &config, &text);
-  if (!errors.empty()) {
-    std::cerr << o.config_path << ": invalid config:\n";
-    for (const auto& e : errors) std::cerr << "  " << e << "\n";
+  std::vector<std::string> errors;
+  if (!o.config_path.empty()) {
+    errors = LoadStudyConfig(o.config_path, &config, &text);
+    if (!errors.empty()) {
+      std::cerr << o.config_path << ": invalid config:\n";
+      for (const auto& e : errors) std::cerr << "  " << e << "\n";
+      return 2;
+    }
+  }
+  if (o.resume && !fs::exists(o.out_dir + "/sift.db")) {
+    std::cerr << o.out_dir << ": no study to resume here (no " << o.out_dir
+              << "/sift.db); start one with: sift run CONFIG --out " << o.out_dir << "\n";
     return 2;
+  }
+  const std::string out_dir =
+      o.out_dir.empty() ? "runs/" + config.name + "-" + Timestamp() : o.out_dir;
+  const std::string db_path = out_dir + "/sift.db";
+  RunPlan plan;
+  try {
+    plan = PlanRun(StudiesIn(db_path), text, o.config_path, out_dir, o.resume, o.start_new);
+  } catch (const std::exception& e) {
+    std::cerr << db_path << ": " << e.what() << "\n";
+    return 1;
+  }
+  if (!plan.problem.empty()) {
+    std::cerr << plan.problem << "\n";
+    return 2;
+  }
+  const std::string origin = o.config_path.empty() ? db_path : o.config_path;
+  if (plan.resume_id > 0 && o.config_path.empty()) {
+    errors = ParseStudyConfig(plan.config_text, origin, &config);
+    if (!errors.empty()) {
+      std::cerr << origin << ": study " << plan.resume_id << " cannot be resumed:\n";
+      for (const auto& e : errors) std::cerr << "  " << e << "\n";
+      return 2;
+    }
   }
   // The local workers read the data here: a missing data set is a config error, not N failures.
   if (std::string p = common::CheckDataDir(config.data.dir); !p.empty()) {
-    std::cerr << o.config_path << ": " << p << "\n";
+    std::cerr << origin << ": " << p << "\n";
     return 2;
   }
   const int cores = std::max(1u, std::thread::hardware_concurrency());
@@ -95,8 +155,6 @@ int RunEmbedded(const RunOptions& o) {
   int workers = o.workers > 0 ? o.workers : std::max(1, cores / threads);
   if (config.parallelism > 0) workers = std::min<int>(workers, config.parallelism);
 
-  const std::string out_dir =
-      o.out_dir.empty() ? "runs/" + config.name + "-" + Timestamp() : o.out_dir;
   std::error_code ec;
   fs::create_directories(out_dir + "/workers", ec);
   if (ec) {
@@ -112,7 +170,7 @@ int RunEmbedded(const RunOptions& o) {
   copts.fail_unrunnable_studies = true;  // every local worker refused it: nobody else will come
   copts.checkpoint_dir = fs::absolute(out_dir + "/checkpoints").string();
   copts.shared_checkpoints = true;  // local workers share this machine's filesystem
-  const std::string prices = o.prices_path.empty() ? DefaultPrices(o.config_path) : o.prices_path;
+  const std::string prices = o.prices_path.empty() ? DefaultPrices(origin) : o.prices_path;
   if (config.worker.price_per_hour <= 0) {
     std::string problem;
     if (prices.empty()) {
@@ -128,39 +186,68 @@ int RunEmbedded(const RunOptions& o) {
     if (std::string p = copts.catalog.Lookup(config.worker.instance_type, config.worker.market,
                                              &price);
         !p.empty()) {
-      std::cerr << o.config_path << ": worker.instance_type: " << p << "\n";
+      std::cerr << origin << ": worker.instance_type: " << p << "\n";
       return 2;
     }
   }
 
+  const std::string user = CurrentUser();
+  // From here a signal pauses the study instead of killing the run halfway.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, OnInterrupt);
+  // The run's coordinator takes a token only this user can read (DIR/coordinator.token).
+  const RunEndpoint endpoint{"", NewToken()};
   std::unique_ptr<Coordinator> coordinator;
   std::unique_ptr<Server> server;
-  int64_t study_id = 0;
+  int64_t study_id = plan.resume_id;
   // The local workers get a token of their own (in their environment, not argv), so other users
-  // of this machine cannot call the run's loopback port as a worker.
-  std::string worker_token;
+  // of this machine cannot call the run's loopback port as a worker; DIR/coordinator.token
+  // (owner-only) is the run's user credential for `sift status/pause/... --run DIR`.
+  const std::string worker_token = common::RandomToken();
   try {
-    coordinator = std::make_unique<Coordinator>(OpenSqliteStore(out_dir + "/sift.db"), copts);
-    ServerSecurity security;
-    worker_token = common::RandomToken();
-    security.credentials.Add(common::Role::kWorker, worker_token, "the run's worker token");
-    server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", std::move(security));
-    if (Status s = coordinator->CreateStudy(text, o.config_path, &study_id, &errors); !s.ok()) {
+    coordinator = std::make_unique<Coordinator>(OpenSqliteStore(db_path), copts);
+    for (int64_t id : plan.cancel) coordinator->CancelStudy(id, user, "replaced: sift run --new");
+    for (int64_t id : plan.pause) {
+      coordinator->PauseStudy(id, user, "not the study this run resumes");
+    }
+    if (study_id > 0) {
+      if (Status s = coordinator->ResumeStudy(study_id, user, "sift run"); !s.ok()) {
+        std::cerr << s.message << "\n";
+        return 1;
+      }
+    } else if (Status s = coordinator->CreateStudy(plan.config_text, origin, &study_id, &errors,
+                                                   user);
+               !s.ok()) {
       std::cerr << s.message << "\n";
       return s.code == Status::Code::kInvalidArgument ? 2 : 1;
     }
+    ServerSecurity security;
+    security.credentials.Add(common::Role::kWorker, worker_token, "the run's worker token");
+    security.credentials.Add(common::Role::kUser, endpoint.token, "the run's user token");
+    server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", std::move(security));
   } catch (const std::exception& e) {
     std::cerr << "cannot start the coordinator: " << e.what() << "\n";
     return 1;
   }
   const std::string address = "127.0.0.1:" + std::to_string(server->port());
+  if (std::string p = WriteRunEndpoint(out_dir, {address, endpoint.token}); !p.empty()) {
+    spdlog::warn("{} (sift status --run {} will not find this run)", p, out_dir);
+  }
+  if (plan.resume_id > 0) {
+    StudySummary s;
+    coordinator->GetStudy(study_id, &s);
+    spdlog::info("resuming study {} '{}' from {}: {}/{} trials finished, ${:.4f} spent so far; "
+                 "recorded epochs are not retrained",
+                 study_id, s.record.name, out_dir, s.finished, s.max_trials, s.dollars);
+  }
   const int64_t memory_per_worker_mb = AvailableMiB() / workers;
   spdlog::info("run directory {}; coordinator on {}; {} workers x {} threads on {} cores, "
                "{} MiB of memory each",
                out_dir, address, workers, threads, cores, memory_per_worker_mb);
+  std::map<std::string, std::string> worker_env = WorkerEnvironment(threads);
   std::string settings;
-  for (const auto& [k, v] : WorkerEnvironment(threads)) settings += " " + k + "=" + v;
+  for (const auto& [k, v] : worker_env) settings += " " + k + "=" + v;
   spdlog::info("worker settings:{}", settings);
+  worker_env["SIFT_TOKEN"] = worker_token;  // in the environment, not on a command line
 
   const std::string worker_bin =
       o.worker_binary.empty() ? ExeDir() + "/sift-worker" : o.worker_binary;
@@ -193,9 +280,7 @@ int RunEmbedded(const RunOptions& o) {
     }
     std::istringstream extra(o.extra_worker_args);
     for (std::string a; extra >> a;) argv.push_back(a);
-    auto env = WorkerEnvironment(threads);
-    env["SIFT_TOKEN"] = worker_token;
-    pool.Spawn(argv, env, out_dir + "/workers/" + name + ".log", slot);
+    pool.Spawn(argv, worker_env, out_dir + "/workers/" + name + ".log", slot);
   };
   LocalWorkers local;
   std::vector<int> generation(workers, 0);
@@ -206,25 +291,20 @@ int RunEmbedded(const RunOptions& o) {
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     local.StopAll(0);
+    RemoveRunEndpoint(out_dir);
     return 1;
   }
 
-  signal(SIGINT, OnInterrupt);
-  signal(SIGTERM, OnInterrupt);
   const auto started = std::chrono::steady_clock::now();
   auto last_progress = started;
-  bool cancelled = false, workers_lost = false;
-  while (!coordinator->AllStudiesFinished()) {
+  bool workers_lost = false;
+  StudyState shown_state = StudyState::kRunning;
+  for (int tick = 0; !coordinator->AllStudiesFinished() && g_interrupts == 0; ++tick) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    if (g_interrupts > 0 && !cancelled) {
-      spdlog::warn("interrupted: cancelling the study (Ctrl-C again to stop at once)");
-      coordinator->CancelStudy(study_id);
-      cancelled = true;
-    }
-    if (g_interrupts > 1) break;
+    if (g_interrupts > 0) break;
     local.Poll();
     for (int slot : local.TakeExited()) {
-      if (coordinator->AllStudiesFinished() || cancelled) continue;
+      if (coordinator->AllStudiesFinished()) continue;
       if (++replacements > max_replacements) {
         workers_lost = true;
         break;
@@ -242,9 +322,19 @@ int RunEmbedded(const RunOptions& o) {
       break;
     }
     const auto now = std::chrono::steady_clock::now();
+    StudySummary s;
+    if (tick % 5 == 0 && coordinator->GetStudy(study_id, &s).ok() &&
+        s.record.state != shown_state) {
+      // Paused or resumed from another terminal (sift pause/resume --run DIR).
+      shown_state = s.record.state;
+      spdlog::info("study {} is {}{}", study_id, ToString(shown_state),
+                   shown_state == StudyState::kPaused
+                       ? fmt::format(" ({}); `sift resume --run {}` continues it, Ctrl-C leaves",
+                                     s.record.end_reason, out_dir)
+                       : "");
+    }
     if (now - last_progress >= std::chrono::seconds(15)) {
       last_progress = now;
-      StudySummary s;
       coordinator->GetStudy(study_id, &s);
       spdlog::info("progress: {}/{} trials finished, {} running, best {} {}, ${:.4f} spent, {:.0f} s",
                    s.finished, s.max_trials, s.running, s.metric,
@@ -253,11 +343,36 @@ int RunEmbedded(const RunOptions& o) {
                    s.dollars, std::chrono::duration<double>(now - started).count());
     }
   }
-  local.StopAll(/*grace_s=*/g_interrupts > 1 ? 0 : 15);
+  const bool paused = g_interrupts > 0;
+  if (paused) {
+    // Paused first, so the workers' hand-backs are recorded as a pause, not as preemptions.
+    const char* why = SignalName(g_last_signal);
+    spdlog::warn("{}: pausing study {}; workers checkpoint and stop ({} again to stop at once)",
+                 why, study_id, why);
+    if (Status s = coordinator->PauseStudy(study_id, user, why); !s.ok()) {
+      spdlog::error("cannot pause study {}: {}", study_id, s.message);
+    }
+    local.SignalAll(SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (local.Poll() > 0 && g_interrupts < 2 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (g_interrupts >= 2) {
+      spdlog::warn("{} again: stopping the workers at once", SignalName(g_last_signal));
+      local.SignalAll(SIGKILL);
+    }
+    local.StopAll(/*grace_s=*/0);
+    // Workers killed before they handed back: their trials resume from their last checkpoint.
+    if (int n = coordinator->InterruptLeases(study_id); n > 0) {
+      spdlog::warn("{} trials stopped before their workers handed them back; they resume from "
+                   "their last checkpoint", n);
+    }
+  } else {
+    local.StopAll(/*grace_s=*/15);
+  }
   server->Shutdown();
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-
+  RemoveRunEndpoint(out_dir);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
   StudyReport report = Collect(*coordinator, study_id, o.target);
   report.environment = WorkerEnvironment(threads);
   report.environment["workers"] = std::to_string(workers);
@@ -271,6 +386,11 @@ int RunEmbedded(const RunOptions& o) {
   }
   std::cout << "results: " << out_dir << "/results.csv, " << out_dir << "/results.json, database "
             << out_dir << "/sift.db\n";
+  if (paused) {
+    std::cout << "study " << study_id << " paused; resume it with: sift run --resume " << out_dir
+              << "\n";
+    return 130;
+  }
   if (workers_lost) {
     std::cerr << "workers kept exiting (" << replacements
               << " replacements) before the study finished; see " << out_dir

@@ -9,8 +9,10 @@
 namespace sift::coordinator {
 
 struct RunOptions {
-  std::string config_path;
+  std::string config_path;      // "" with resume: the study's own config
   std::string out_dir;          // "" -> runs/<study name>-<timestamp>
+  bool resume = false;          // --resume DIR: DIR must hold an unfinished study
+  bool start_new = false;       // --new: a new study even where DIR holds one
   int workers = 0;              // 0 -> cores / threads per worker
   int threads_per_worker = 0;   // 0 -> config worker.threads, else 1
   std::string prices_path;      // "" -> the bundled examples/prices.json
@@ -22,7 +24,9 @@ struct RunOptions {
   uint64_t preemption_seed = 1;
 };
 
-// Returns the process exit code: 0 done, 1 failed, 2 invalid config.
+// The resume rule (run_plan.h) picks the study. SIGINT, SIGTERM and SIGHUP pause it: workers
+// checkpoint and stop, and a second signal stops them at once.
+// Returns the process exit code: 0 done, 1 failed, 2 invalid config or refused, 130 paused.
 int RunEmbedded(const RunOptions& options);
 
 }  // namespace sift::coordinator

@@ -75,8 +75,15 @@ void LocalWorkers::Spawn(const std::vector<std::string>& argv,
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   posix_spawn_file_actions_addclose(&actions, STDIN_FILENO);
+  // Its own process group: a Ctrl-C or a hang-up at the terminal reaches `sift run` alone, which
+  // pauses the study before it stops the workers, so their hand-backs are not preemptions.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     throw std::runtime_error(argv[0] + ": cannot start worker: " + std::strerror(rc));
@@ -104,6 +111,13 @@ std::vector<int> LocalWorkers::TakeExited() {
   std::vector<int> out;
   out.swap(exited_);
   return out;
+}
+
+void LocalWorkers::SignalAll(int sig) {
+  Poll();
+  for (auto& p : processes_) {
+    if (p.running) kill(p.pid, sig);
+  }
 }
 
 void LocalWorkers::StopAll(double grace_s) {

@@ -19,7 +19,8 @@ struct WorkerProcess {
 
 class LocalWorkers {
  public:
-  // Spawns `argv` with stdout/stderr to `log_path` and `env` overriding the inherited variables.
+  // Spawns `argv` in a process group of its own, with stdout/stderr to `log_path` and `env`
+  // overriding the inherited variables.
   // Throws std::runtime_error naming the binary when it cannot start.
   void Spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
              const std::string& log_path, int slot = 0);
@@ -27,6 +28,8 @@ class LocalWorkers {
   int Poll();
   // Slots of the workers that exited since the last call.
   std::vector<int> TakeExited();
+  // Sends `sig` to every running worker.
+  void SignalAll(int sig);
   // Waits up to `grace_s` for all to exit, then SIGTERM, then SIGKILL.
   void StopAll(double grace_s);
   const std::vector<WorkerProcess>& processes() const { return processes_; }

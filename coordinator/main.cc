@@ -15,6 +15,7 @@
 #include "common/client_channel.h"
 #include "common/data_files.h"
 #include "common/main_guard.h"
+#include "coordinator/cli_control.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
@@ -97,7 +98,8 @@ int StatusCommand(const sift::common::ClientOptions& client, int64_t study_id) {
       return 1;
     }
     for (const auto& t : trials.trials()) report.trials.push_back(sc::FromProto(t));
-    std::cout << sc::FormatSummary(report) << sc::FormatTable(report) << "\n";
+    std::cout << sc::FormatSummary(report) << sc::FormatStudyEvents(report.study)
+              << sc::FormatTable(report) << "\n";
   }
   return 0;
 }
@@ -196,10 +198,15 @@ int Main(int argc, char** argv) {
 
   sc::RunOptions run_opts;
   auto* run = app.add_subcommand("run", "embedded: coordinator + local workers + SQLite");
-  run->add_option("config", run_opts.config_path, "study config (YAML or JSON)")->required();
+  run->add_option("config", run_opts.config_path, "study config (YAML or JSON)");
+  run->add_option("--resume", run_opts.out_dir, "resume the unfinished study of this run directory")
+      ->each([&](const std::string&) { run_opts.resume = true; });
+  run->add_flag("--new", run_opts.start_new, "start a new study even where --out holds one");
   run->add_option("--workers", run_opts.workers, "local worker processes (default: cores/threads)");
   run->add_option("--threads-per-worker", run_opts.threads_per_worker, "LibTorch threads each");
-  run->add_option("--out", run_opts.out_dir, "run directory (default runs/<name>-<time>)");
+  run->add_option("--out", run_opts.out_dir,
+                  "run directory (default runs/<name>-<time>); one holding an unfinished study "
+                  "of the same config resumes it");
   run->add_option("--prices", run_opts.prices_path, "price catalog JSON");
   run->add_option("--lease-timeout", run_opts.lease_timeout_s, "seconds without heartbeat");
   run->add_option("--target", target, "report the dollars it took to reach this objective");
@@ -216,6 +223,9 @@ int Main(int argc, char** argv) {
   auto* status = app.add_subcommand("status", "show studies and trials of a coordinator");
   sift::common::AddClientFlags(status, &client);
   status->add_option("--study", study_id, "only this study");
+  std::string status_run;
+  status->add_option("--run", status_run, "the run directory of a running `sift run`");
+  sc::AddControlCommands(app);
 
   std::string listen = "127.0.0.1:7070", checkpoints;
   double lease_timeout = 30;
@@ -252,7 +262,11 @@ int Main(int argc, char** argv) {
     return sc::RunEmbedded(run_opts);
   }
   if (*submit) return Submit(config, client);
-  if (*status) return StatusCommand(client, study_id);
+  if (*status) {
+    if (int rc = sc::ResolveRunDir(status_run, &client); rc != 0) return rc;
+    return StatusCommand(client, study_id);
+  }
+  if (int rc = sc::RunControlCommand(app); rc >= 0) return rc;
   if (*serve) {
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
                         lease_timeout, limits);

@@ -10,6 +10,7 @@ const char* ToString(StudyState s) {
     case StudyState::kCompleted: return "COMPLETED";
     case StudyState::kCancelled: return "CANCELLED";
     case StudyState::kFailed: return "FAILED";
+    case StudyState::kPaused: return "PAUSED";
   }
   return "UNKNOWN";
 }
@@ -19,6 +20,7 @@ StudyState StudyStateFromString(const std::string& s) {
   if (s == "COMPLETED") return StudyState::kCompleted;
   if (s == "CANCELLED") return StudyState::kCancelled;
   if (s == "FAILED") return StudyState::kFailed;
+  if (s == "PAUSED") return StudyState::kPaused;
   throw std::runtime_error("unknown study state '" + s + "' in the database");
 }
 

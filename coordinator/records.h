@@ -12,7 +12,10 @@
 namespace sift::coordinator {
 
 // kFailed: ended without a result (every trial failed, or no worker could run one).
-enum class StudyState { kRunning, kCompleted, kCancelled, kFailed };
+// kPaused: stopped by a user or a signal with its work kept; `sift resume` (or re-running
+// `sift run` on its directory) continues it. Open studies are the running and the paused ones.
+enum class StudyState { kRunning, kCompleted, kCancelled, kFailed, kPaused };
+inline bool IsOpen(StudyState s) { return s == StudyState::kRunning || s == StudyState::kPaused; }
 const char* ToString(StudyState s);
 StudyState StudyStateFromString(const std::string& s);
 search::TrialState TrialStateFromString(const std::string& s);
@@ -25,6 +28,16 @@ struct StudyRecord {
   std::string end_reason;
   double created_at = 0;  // unix seconds
   double ended_at = 0;
+};
+
+// One entry of a study's audit trail: who did what to it, and when (create, pause, resume,
+// cancel, budget). `detail`: what changed (a budget's new values as JSON, the signal's name).
+struct StudyEventRecord {
+  int64_t study_id = 0;
+  double at = 0;  // unix seconds
+  std::string user;
+  std::string action;
+  std::string detail;
 };
 
 struct TrialRecord {

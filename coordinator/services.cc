@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "common/main_guard.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/proto_convert.h"
@@ -57,6 +59,7 @@ void ToProto(const StudySummary& s, v1::Study* out) {
   out->set_state(s.record.state == StudyState::kRunning     ? v1::STUDY_RUNNING
                  : s.record.state == StudyState::kCompleted ? v1::STUDY_COMPLETED
                  : s.record.state == StudyState::kFailed    ? v1::STUDY_FAILED
+                 : s.record.state == StudyState::kPaused    ? v1::STUDY_PAUSED
                                                             : v1::STUDY_CANCELLED);
   out->set_objective_metric(s.metric);
   out->set_maximize(s.maximize);
@@ -71,6 +74,21 @@ void ToProto(const StudySummary& s, v1::Study* out) {
   out->set_max_trials(s.max_trials);
   out->set_idle_dollars(s.idle_dollars);
   out->set_idle_seconds(s.idle_seconds);
+  out->set_max_dollars(s.budget.max_dollars);
+  out->set_max_hours(s.budget.max_hours);
+  for (const auto& e : s.events) {
+    auto* event = out->add_events();
+    event->set_at(e.at);
+    event->set_user(e.user);
+    event->set_action(e.action);
+    event->set_detail(e.detail);
+  }
+}
+
+std::string CallerUser(const grpc::ServerContext* ctx) {
+  auto it = ctx->client_metadata().find("x-sift-user");
+  if (it == ctx->client_metadata().end() || it->second.empty()) return "unknown";
+  return std::string(it->second.data(), std::min<size_t>(it->second.size(), 128));
 }
 
 void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
@@ -94,6 +112,18 @@ void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
   }
 }
 
+namespace {
+
+// A control RPC answers with the study as it is now.
+grpc::Status StudyAnswer(Coordinator* coordinator, int64_t id, v1::Study* resp) {
+  StudySummary summary;
+  if (Status s = coordinator->GetStudy(id, &summary); !s.ok()) return ToGrpc(s);
+  ToProto(summary, resp);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
 grpc::Status StudiesService::CreateStudy(grpc::ServerContext* ctx,
                                          const v1::CreateStudyRequest* req,
                                          v1::CreateStudyResponse* resp) try {
@@ -101,7 +131,7 @@ grpc::Status StudiesService::CreateStudy(grpc::ServerContext* ctx,
   int64_t id = 0;
   std::vector<std::string> errors;
   const std::string origin = req->config_path().empty() ? "config" : req->config_path();
-  Status s = coordinator_->CreateStudy(req->config(), origin, &id, &errors);
+  Status s = coordinator_->CreateStudy(req->config(), origin, &id, &errors, CallerUser(ctx));
   if (!s.ok()) return ToGrpc(s);
   StudySummary summary;
   coordinator_->GetStudy(id, &summary);
@@ -146,13 +176,49 @@ grpc::Status StudiesService::ListTrials(grpc::ServerContext* ctx,
 grpc::Status StudiesService::CancelStudy(grpc::ServerContext* ctx,
                                          const v1::CancelStudyRequest* req, v1::Study* resp) try {
   if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/CancelStudy"); !s.ok()) return s;
-  if (Status s = coordinator_->CancelStudy(req->study_id()); !s.ok()) return ToGrpc(s);
-  StudySummary summary;
-  coordinator_->GetStudy(req->study_id(), &summary);
-  ToProto(summary, resp);
-  return grpc::Status::OK;
+  if (Status s = coordinator_->CancelStudy(req->study_id(), CallerUser(ctx)); !s.ok()) {
+    return ToGrpc(s);
+  }
+  return StudyAnswer(coordinator_, req->study_id(), resp);
 } catch (...) {
   return HandlerError("CancelStudy");
+}
+
+grpc::Status StudiesService::PauseStudy(grpc::ServerContext* ctx,
+                                        const v1::PauseStudyRequest* req, v1::Study* resp) try {
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/PauseStudy"); !s.ok()) return s;
+  if (Status s = coordinator_->PauseStudy(req->study_id(), CallerUser(ctx)); !s.ok()) {
+    return ToGrpc(s);
+  }
+  return StudyAnswer(coordinator_, req->study_id(), resp);
+} catch (...) {
+  return HandlerError("PauseStudy");
+}
+
+grpc::Status StudiesService::ResumeStudy(grpc::ServerContext* ctx,
+                                         const v1::ResumeStudyRequest* req, v1::Study* resp) try {
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/ResumeStudy"); !s.ok()) return s;
+  if (Status s = coordinator_->ResumeStudy(req->study_id(), CallerUser(ctx)); !s.ok()) {
+    return ToGrpc(s);
+  }
+  return StudyAnswer(coordinator_, req->study_id(), resp);
+} catch (...) {
+  return HandlerError("ResumeStudy");
+}
+
+grpc::Status StudiesService::UpdateBudget(grpc::ServerContext* ctx,
+                                          const v1::UpdateBudgetRequest* req, v1::Study* resp) try {
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/UpdateBudget"); !s.ok()) return s;
+  BudgetChange change;
+  if (req->has_max_dollars()) change.max_dollars = req->max_dollars();
+  if (req->has_max_hours()) change.max_hours = req->max_hours();
+  if (req->has_max_trials()) change.max_trials = req->max_trials();
+  if (Status s = coordinator_->UpdateBudget(req->study_id(), change, CallerUser(ctx)); !s.ok()) {
+    return ToGrpc(s);
+  }
+  return StudyAnswer(coordinator_, req->study_id(), resp);
+} catch (...) {
+  return HandlerError("UpdateBudget");
 }
 
 grpc::Status WorkersService::RegisterWorker(grpc::ServerContext* ctx,

@@ -12,6 +12,10 @@
 
 namespace sift::coordinator {
 
+// The caller's name for the audit trail: its "x-sift-user" metadata (set by the CLI from $USER).
+// Self-declared: the token, not this name, is what authorizes the call.
+std::string CallerUser(const grpc::ServerContext* ctx);
+
 class StudiesService final : public v1::Studies::Service {
  public:
   StudiesService(Coordinator* coordinator, const Authorizer* auth)
@@ -27,6 +31,12 @@ class StudiesService final : public v1::Studies::Service {
                           v1::ListTrialsResponse* resp) override;
   grpc::Status CancelStudy(grpc::ServerContext* ctx, const v1::CancelStudyRequest* req,
                            v1::Study* resp) override;
+  grpc::Status PauseStudy(grpc::ServerContext* ctx, const v1::PauseStudyRequest* req,
+                          v1::Study* resp) override;
+  grpc::Status ResumeStudy(grpc::ServerContext* ctx, const v1::ResumeStudyRequest* req,
+                           v1::Study* resp) override;
+  grpc::Status UpdateBudget(grpc::ServerContext* ctx, const v1::UpdateBudgetRequest* req,
+                            v1::Study* resp) override;
 
  private:
   Coordinator* coordinator_;

@@ -77,6 +77,13 @@ CREATE TABLE IF NOT EXISTS idle_segments(
   market TEXT NOT NULL,
   end_reason TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS idle_by_study ON idle_segments(after_study_id);
+CREATE TABLE IF NOT EXISTS study_events(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  study_id INTEGER NOT NULL REFERENCES studies(id),
+  at REAL NOT NULL,
+  user TEXT NOT NULL,
+  action TEXT NOT NULL,
+  detail TEXT NOT NULL DEFAULT '');
 )sql";
 
 json ParamsToJson(const search::Params& params) {
@@ -211,6 +218,32 @@ class SqliteStore : public Store {
   }
 
   std::vector<StudyRecord> ListStudies() override { return QueryStudies(""); }
+
+  void InsertStudyEvent(const StudyEventRecord& e) override {
+    SQLite::Statement q(db_,
+                        "INSERT INTO study_events(study_id, at, user, action, detail) "
+                        "VALUES(?,?,?,?,?)");
+    q.bind(1, e.study_id);
+    q.bind(2, e.at);
+    q.bind(3, e.user);
+    q.bind(4, e.action);
+    q.bind(5, e.detail);
+    q.exec();
+  }
+
+  std::vector<StudyEventRecord> ListStudyEvents(int64_t study_id) override {
+    SQLite::Statement q(db_,
+                        "SELECT study_id, at, user, action, detail FROM study_events "
+                        "WHERE study_id=? ORDER BY id");
+    q.bind(1, study_id);
+    std::vector<StudyEventRecord> out;
+    while (q.executeStep()) {
+      out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getDouble(),
+                     q.getColumn(2).getString(), q.getColumn(3).getString(),
+                     q.getColumn(4).getString()});
+    }
+    return out;
+  }
 
   void InsertTrial(const TrialRecord& t) override {
     SQLite::Statement q(db_,

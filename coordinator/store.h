@@ -26,6 +26,10 @@ class Store {
   virtual std::optional<StudyRecord> GetStudy(int64_t id) = 0;
   virtual std::vector<StudyRecord> ListStudies() = 0;
 
+  // The audit trail of user actions on studies, oldest first.
+  virtual void InsertStudyEvent(const StudyEventRecord& event) = 0;
+  virtual std::vector<StudyEventRecord> ListStudyEvents(int64_t study_id) = 0;
+
   virtual void InsertTrial(const TrialRecord& trial) = 0;
   virtual void UpdateTrialState(int64_t study_id, int64_t number, search::TrialState state,
                                 const std::string& end_reason, double ended_at) = 0;

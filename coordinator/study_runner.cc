@@ -1,5 +1,6 @@
 #include "coordinator/study_runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -74,9 +75,10 @@ bool StudyRunner::BudgetExhausted(double now, double spent, std::string* why) co
     *why = "budget: " + Dollars(spent) + " spent of " + Dollars(b.max_dollars);
     return true;
   }
-  if (b.max_hours > 0 && now - created_at_ >= b.max_hours * 3600.0) {
+  const double elapsed = now - created_at_ - paused_seconds_;
+  if (b.max_hours > 0 && elapsed >= b.max_hours * 3600.0) {
     char buf[96];
-    std::snprintf(buf, sizeof(buf), "budget: %.2f h elapsed of %.2f h", (now - created_at_) / 3600,
+    std::snprintf(buf, sizeof(buf), "budget: %.2f h elapsed of %.2f h", elapsed / 3600,
                   b.max_hours);
     *why = buf;
     return true;
@@ -225,6 +227,11 @@ void StudyRunner::ApplyCost(int64_t number, double dollars, double seconds) {
   auto& t = view_.trials.at(number);
   t.cost_dollars += dollars;
   t.train_seconds += seconds;
+}
+
+void StudyRunner::NoteResumed(double at) {
+  if (paused_since_) paused_seconds_ += std::max(0.0, at - *paused_since_);
+  paused_since_.reset();
 }
 
 void StudyRunner::ApplyStudyState(StudyState state, const std::string& reason) {

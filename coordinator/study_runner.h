@@ -57,6 +57,10 @@ class StudyRunner {
   void ApplyTruncate(int64_t number, int64_t keep_epochs);  // drop values after keep_epochs
   void ApplyCost(int64_t number, double dollars, double seconds);
   void ApplyStudyState(StudyState state, const std::string& reason);
+  void ApplyBudget(const BudgetConfig& budget) { config_.budget = budget; }
+  // Paused time does not count against max_hours: a study paused overnight resumes.
+  void NotePaused(double at) { paused_since_ = at; }
+  void NoteResumed(double at);
 
   int64_t CountInState(search::TrialState state) const;
   // Dollar budget left, or +inf when unlimited.
@@ -77,6 +81,8 @@ class StudyRunner {
   std::unique_ptr<search::Scheduler> scheduler_;
   search::StudyView view_;
   bool exhausted_ = false;  // the searcher has nothing more to suggest
+  double paused_seconds_ = 0;           // over pauses that ended
+  std::optional<double> paused_since_;  // while paused
 };
 
 }  // namespace sift::coordinator

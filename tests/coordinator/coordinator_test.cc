@@ -776,5 +776,141 @@ TEST_F(CoordinatorTest, EmbeddedStudyThatNoLiveWorkerCanRunEndsFailed) {
   EXPECT_EQ(AcquireOnly(*c_, w, 0), AcquireResult::kShutdown);
 }
 
+// Study control (pause, resume, budget, audit trail): what `sift pause/resume/budget` and a
+// Ctrl-C on `sift run` do to a study.
+
+std::vector<std::string> Actions(const StudySummary& s) {
+  std::vector<std::string> out;
+  for (const auto& e : s.events) out.push_back(e.user + " " + e.action);
+  return out;
+}
+
+TEST_F(CoordinatorTest, APausedStudyHandsOutNothingAndItsTrialsHandBackAtTheirNextEpoch) {
+  const int64_t id = Study(Config("{type: fifo}", 2, 3));
+  const std::string w = Worker();
+  Assignment a = Acquire(w);
+  EXPECT_EQ(Report(w, a, 1, 1, 0.5).action, Action::kContinue);
+  ASSERT_TRUE(c_->PauseStudy(id, "alice", "by hand").ok());
+  AcquireResult r;
+  Assignment none;
+  ASSERT_TRUE(c_->AcquireTrial(Worker(), &r, &none).ok());
+  EXPECT_EQ(r, AcquireResult::kNoWork);  // not kShutdown: a paused study can be resumed
+  EXPECT_FALSE(c_->AllStudiesFinished());
+  const search::Decision d = Report(w, a, 2, 2, 0.6);
+  EXPECT_EQ(d.action, Action::kPause);
+  EXPECT_EQ(d.reason, "study paused");
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}, common::EpochCheckpointName(a.number, 2)).ok());
+  std::vector<TrialSummary> trials;
+  ASSERT_TRUE(c_->ListTrials(id, &trials).ok());
+  EXPECT_EQ(trials.at(0).record.state, TrialState::kPending);  // not parked at a rung
+  EXPECT_EQ(trials.at(0).interruptions, 0);
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.record.state, StudyState::kPaused);
+  EXPECT_EQ(s.record.end_reason, "paused by alice (by hand)");
+  EXPECT_EQ(s.preemptions, 0);
+  // Resumed, the trial continues after its last recorded epoch, from that epoch's checkpoint.
+  ASSERT_TRUE(c_->ResumeStudy(id, "bob").ok());
+  Assignment again = Acquire(w);
+  EXPECT_EQ(again.number, a.number);
+  EXPECT_EQ(again.start_epoch, 2);
+  EXPECT_EQ(again.resume_checkpoint, common::EpochCheckpointName(a.number, 2));
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(Actions(s),
+            std::vector<std::string>({"unknown created", "alice paused", "bob resumed"}));
+  // Pausing twice is a no-op; an ended study can be neither paused nor resumed.
+  ASSERT_TRUE(c_->CancelStudy(id, "carol").ok());
+  EXPECT_EQ(c_->PauseStudy(id, "alice").code, Status::Code::kFailedPrecondition);
+  EXPECT_EQ(c_->ResumeStudy(id, "alice").code, Status::Code::kFailedPrecondition);
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(Actions(s).back(), "carol cancelled");
+}
+
+TEST_F(CoordinatorTest, AWorkerStoppedByAPauseIsNoPreemptionAndItsTrialResumesAfterARestart) {
+  const int64_t id = Study(Config("{type: fifo}", 2, 3));
+  const std::string w = Worker();
+  Assignment a = Acquire(w);
+  Report(w, a, 1, 1, 0.5);
+  Assignment b = Acquire(w);
+  ASSERT_TRUE(c_->PauseStudy(id, "alice", "SIGINT").ok());
+  // Worker a checkpoints mid-epoch and hands back (SIGTERM from `sift run`); b is killed.
+  const std::string mid = common::PreemptCheckpointName(a.number, 1, 7);
+  ASSERT_TRUE(c_->PreemptTrial(w, a.lease_id, mid, "SIGTERM").ok());
+  clock_.Advance(4);
+  EXPECT_EQ(c_->InterruptLeases(id), 1);
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.preemptions, 0);
+  EXPECT_EQ(s.expirations, 0);
+  EXPECT_EQ(s.running, 0);
+  EXPECT_GT(s.wasted_dollars, 0.0);  // b's four seconds since it started are lost work
+  c_.reset();
+  Open();
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.record.state, StudyState::kPaused);
+  ASSERT_TRUE(c_->ResumeStudy(id, "alice", "sift run").ok());
+  Assignment first = Acquire(w);
+  EXPECT_EQ(first.number, a.number);
+  EXPECT_EQ(first.start_epoch, 1);
+  EXPECT_EQ(first.resume_checkpoint, mid);
+  EXPECT_EQ(Acquire(w).number, b.number);
+}
+
+TEST_F(CoordinatorTest, BudgetChangesAreCheckedApplyToTheNextWorkAndSurviveARestart) {
+  const int64_t id = Study(Config("{type: fifo}", 4, 1));
+  const std::string w = Worker();
+  Assignment a = Acquire(w);
+  auto problem = [&](BudgetChange c) { return c_->UpdateBudget(id, c, "alice").message; };
+  EXPECT_EQ(problem({}), "nothing to change: give max_dollars, max_hours or max_trials");
+  EXPECT_EQ(problem({-1.0, std::nullopt, std::nullopt}),
+            "max_dollars: must be a number > 0, got -1");
+  EXPECT_EQ(problem({std::nullopt, 0.0, std::nullopt}), "max_hours: must be a number > 0, got 0");
+  EXPECT_EQ(problem({std::nullopt, std::nullopt, 0}), "max_trials: must be >= 1, got 0");
+  EXPECT_EQ(c_->UpdateBudget(id, {std::nullopt, std::nullopt, 0}, "alice").code,
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(c_->UpdateBudget(99, {5.0, std::nullopt, std::nullopt}, "alice").code,
+            Status::Code::kNotFound);
+  ASSERT_TRUE(c_->UpdateBudget(id, {5.0, std::nullopt, 2}, "alice").ok());
+  c_.reset();
+  Open();
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.budget.max_trials, 2);
+  EXPECT_EQ(s.max_trials, 2);
+  EXPECT_EQ(s.budget.max_dollars, 5.0);
+  EXPECT_EQ(Actions(s), std::vector<std::string>({"unknown created", "alice budget"}));
+  EXPECT_EQ(s.events.back().detail, R"({"max_dollars":5.0,"max_trials":2})");
+  // Two trials, not the config's four: the second is the last one handed out.
+  Report(w, a, 1, 1, 0.5);
+  ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
+  Assignment b = Acquire(w);
+  EXPECT_EQ(problem({std::nullopt, std::nullopt, 1}),
+            "max_trials: 1 is fewer than the 2 trials already created");
+  Report(w, b, 1, 1, 0.6);
+  ASSERT_TRUE(c_->CompleteTrial(w, b.lease_id, {}).ok());
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.record.state, StudyState::kCompleted);
+  EXPECT_EQ(s.record.end_reason, "all 2 trials finished");
+  EXPECT_EQ(c_->UpdateBudget(id, {std::nullopt, std::nullopt, 3}, "alice").code,
+            Status::Code::kFailedPrecondition);
+}
+
+TEST_F(CoordinatorTest, PausedTimeDoesNotCountAgainstMaxHoursAcrossARestart) {
+  const int64_t id = Study(Config("{type: fifo}", 3, 1, ", max_hours: 1"));
+  const std::string w = Worker();
+  clock_.Advance(1800);
+  ASSERT_TRUE(c_->PauseStudy(id, "alice", "SIGHUP").ok());
+  clock_.Advance(3 * 3600);  // overnight
+  c_.reset();
+  Open();
+  ASSERT_TRUE(c_->ResumeStudy(id, "alice").ok());
+  Acquire(w);  // 30 minutes of the hour spent, not three and a half hours
+  clock_.Advance(1801);
+  AcquireResult r;
+  Assignment none;
+  ASSERT_TRUE(c_->AcquireTrial(w, &r, &none).ok());
+  EXPECT_EQ(r, AcquireResult::kNoWork);  // now the hour is up
+}
+
 }  // namespace
 }  // namespace sift::coordinator

@@ -19,7 +19,8 @@ extern char** environ;
 
 namespace sift::testing {
 
-Process::Process(const std::vector<std::string>& argv, const std::string& log_path)
+Process::Process(const std::vector<std::string>& argv, const std::string& log_path,
+                 bool own_group)
     : log_path_(log_path) {
   std::vector<std::string> copy = argv;
   std::vector<char*> args;
@@ -30,7 +31,14 @@ Process::Process(const std::vector<std::string>& argv, const std::string& log_pa
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (own_group) {
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
+  const int rc = posix_spawn(&pid_, args[0], &actions, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
 }
@@ -54,6 +62,10 @@ bool Process::Running() {
 
 void Process::Signal(int sig) {
   if (Running()) kill(pid_, sig);
+}
+
+void Process::SignalGroup(int sig) {
+  if (Running()) kill(-pid_, sig);
 }
 
 int Process::Wait(double timeout_s) {

@@ -11,8 +11,10 @@ namespace sift::testing {
 
 class Process {
  public:
-  // Starts argv with stdout+stderr to `log_path`.
-  Process(const std::vector<std::string>& argv, const std::string& log_path);
+  // Starts argv with stdout+stderr to `log_path`; `own_group`: in a process group of its own, as
+  // a shell starts a foreground job (see SignalGroup).
+  Process(const std::vector<std::string>& argv, const std::string& log_path,
+          bool own_group = false);
   ~Process();  // SIGKILLs a still-running child
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -20,6 +22,8 @@ class Process {
   pid_t pid() const { return pid_; }
   bool Running();
   void Signal(int sig);
+  // To its whole process group, as a terminal's Ctrl-C (SIGINT) or hang-up (SIGHUP) arrives.
+  void SignalGroup(int sig);
   // Waits up to timeout_s; returns the exit code, or -1 (still running) / 128+signal.
   int Wait(double timeout_s);
   std::string Log() const;
