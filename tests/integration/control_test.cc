@@ -9,22 +9,13 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/integration/long_study.h"
 #include "tests/integration/process.h"
 
 namespace sift::testing {
 namespace {
 
-constexpr const char* kConfig = R"(name: controlled
-search_space:
-  lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
-  hidden: {type: int, low: 32, high: 64}
-trainer: {model: mlp, depth: 1, batch_size: 64}
-searcher: {type: random}
-scheduler: {type: fifo}
-budget: {max_trials: 6, max_epochs: 4}
-seed: 4
-data: {train_limit: 4096, val_size: 512, test_limit: 200}
-)";
+const std::string kConfig = LongStudyConfig("controlled");
 
 struct Result {
   int code;
@@ -76,7 +67,7 @@ TEST(Control, StatusPauseBudgetResumeAndCancelReachASiftRunThroughItsDirectory) 
   EXPECT_TRUE(Contains(r, "max_dollars: must be a number > 0, got -1")) << r.output;
   r = Sift({"budget", "--run", out, "--max-dollars", "5", "--max-hours", "2"});
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_TRUE(Contains(r, "budget now: max_dollars $5.0000, max_hours 2.00, max_trials 6"))
+  EXPECT_TRUE(Contains(r, "budget now: max_dollars $5.0000, max_hours 2.00, max_trials 4"))
       << r.output;
   r = Sift({"status", "--run", out});
   ASSERT_EQ(r.code, 0) << r.output;

@@ -11,23 +11,13 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/integration/long_study.h"
 #include "tests/integration/process.h"
 
 namespace sift::testing {
 namespace {
 
-// Long enough (16 trial-epochs over 4096 images) that an interrupt lands mid-study.
-constexpr const char* kConfig = R"(name: interrupted
-search_space:
-  lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
-  hidden: {type: int, low: 32, high: 64}
-trainer: {model: mlp, depth: 1, batch_size: 64}
-searcher: {type: random}
-scheduler: {type: fifo}
-budget: {max_trials: 4, max_epochs: 4}
-seed: 3
-data: {train_limit: 4096, val_size: 512, test_limit: 200}
-)";
+const std::string kConfig = LongStudyConfig("interrupted");
 
 std::string Write(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
