@@ -92,7 +92,7 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 KillWait=30
 MinJobAge=600
-NodeName=node1 NodeAddr=127.0.0.1 NodeHostname=$host CPUs=8 RealMemory=4000 State=UNKNOWN
+NodeName=node1 NodeAddr=127.0.0.1 NodeHostname=$host CPUs=8 RealMemory=16000 State=UNKNOWN
 PartitionName=spot Nodes=node1 Default=YES MaxTime=INFINITE State=UP
 PartitionName=normal Nodes=node1 MaxTime=INFINITE State=UP
 EOF
@@ -120,13 +120,13 @@ name: slurm-test
 objective: {metric: val_accuracy, direction: maximize}
 search_space:
   lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
-  hidden: {type: int, low: 128, high: 256}
+  hidden: {type: int, low: 512, high: 768}
 trainer: {model: mlp, depth: 2, batch_size: 64}
 searcher: {type: random}
 scheduler: {type: fifo}
-budget: {max_trials: 5, max_epochs: 4}
+budget: {max_trials: 5, max_epochs: 3}
 seed: 5
-data: {train_limit: 4096, val_size: 512, test_limit: 500}
+data: {train_limit: 30000, val_size: 2000, test_limit: 500}
 EOF
 "$SIFT" coordinator --listen 127.0.0.1:0 --db "$D/sift.db" --lease-timeout 4 --shutdown-when-idle \
   >"$D/coordinator.log" 2>&1 &
@@ -139,34 +139,43 @@ for _ in $(seq 1 100); do
 done
 [[ -n "$port" ]] || fail "sift coordinator did not start"
 
-# Three spot workers and one on the normal partition, through the documented script.
+# Four spot workers and one on the normal partition, through the documented script.
 export SIFT=$SIFT SIFT_WORKER=$WORKER
 submit=(--coordinator "127.0.0.1:$port" --workers)
-spot_job=$("$SRC/deploy/slurm/sift-slurm.sh" --config "$D/study.yaml" "${submit[@]}" 3 \
-  --partition spot -- --cpus-per-task=1 --output="$D/worker-%A_%a.log") || fail "sift-slurm.sh (spot) failed"
+spot_job=$("$SRC/deploy/slurm/sift-slurm.sh" --config "$D/study.yaml" "${submit[@]}" 4 \
+  --partition spot -- --cpus-per-task=1 --mem=1G --output="$D/worker-%A_%a.log") || fail "sift-slurm.sh (spot) failed"
 normal_job=$("$SRC/deploy/slurm/sift-slurm.sh" "${submit[@]}" 1 --partition normal \
-  -- --cpus-per-task=1 --output="$D/worker-%A_%a.log") || fail "sift-slurm.sh (normal) failed"
+  -- --cpus-per-task=1 --mem=1G --output="$D/worker-%A_%a.log") || fail "sift-slurm.sh (normal) failed"
 [[ "$spot_job" =~ ^[0-9]+$ && "$normal_job" =~ ^[0-9]+$ ]] || fail "sift-slurm.sh printed '$spot_job' / '$normal_job', not job ids"
-echo "sbatch: spot array $spot_job (3 tasks), normal array $normal_job (1 task)"
+echo "sbatch: spot array $spot_job (4 tasks), normal array $normal_job (1 task)"
 
-# --- Interruptions: wait until the spot workers each hold a trial that has reported an epoch ----
-busy=()
-for _ in $(seq 1 240); do
-  mapfile -t busy < <(sql "SELECT w.name FROM segments s JOIN workers w ON w.id = s.worker_id
+# --- Interruptions: each of three spot workers, once its trial has reported an epoch -----------
+# (so it has a checkpoint): the first two get a preemption notice as Slurm gives one, SIGTERM to
+# the batch step, which is the worker (the script execs it); the third is killed without notice.
+task_of() { local n=${1#slurm-"${spot_job}"_}; echo "${n%%-*}"; }
+term=() kill_task="" done_tasks=" "
+for _ in $(seq 1 480); do
+  while read -r name; do
+    [[ -n "$name" ]] || continue
+    t=$(task_of "$name")
+    [[ "$done_tasks" == *" $t "* ]] && continue
+    if ((${#term[@]} < 2)); then
+      scancel --batch --signal=TERM "${spot_job}_$t" || fail "scancel --batch --signal=TERM ${spot_job}_$t"
+      term+=("$t")
+    else
+      scancel --batch --signal=KILL "${spot_job}_$t" || fail "scancel --batch --signal=KILL ${spot_job}_$t"
+      kill_task=$t
+    fi
+    done_tasks+="$t "
+    [[ -n "$kill_task" ]] && break
+  done < <(sql "SELECT w.name FROM segments s JOIN workers w ON w.id = s.worker_id
     WHERE s.end IS NULL AND w.name LIKE 'slurm-${spot_job}\_%' ESCAPE '\\'
       AND EXISTS (SELECT 1 FROM reports r WHERE r.lease_id = s.lease_id) ORDER BY w.name")
-  ((${#busy[@]} >= 3)) && break
+  [[ -n "$kill_task" ]] && break
   sleep 0.25
 done
-((${#busy[@]} >= 3)) || fail "the three spot workers never all held a trial past its first epoch (${busy[*]})"
-task_of() { local n=${1#slurm-"${spot_job}"_}; echo "${n%%-*}"; }
-term=("$(task_of "${busy[0]}")" "$(task_of "${busy[1]}")")
-kill_task=$(task_of "${busy[2]}")
-# A preemption notice as Slurm gives one: SIGTERM to the batch step, which is the worker (exec).
-for t in "${term[@]}"; do scancel --batch --signal=TERM "${spot_job}_$t" || fail "scancel TERM ${spot_job}_$t"; done
-# And a VM lost without notice.
-scancel --signal=KILL "${spot_job}_$kill_task" || fail "scancel KILL ${spot_job}_$kill_task"
-echo "interrupted: SIGTERM to tasks ${term[*]}, SIGKILL to task $kill_task of $spot_job"
+[[ -n "$kill_task" ]] || fail "three spot workers never held a trial past its first epoch (interrupted: ${term[*]})"
+echo "interrupted: SIGTERM to tasks ${term[*]}, SIGKILL to task $kill_task of array $spot_job"
 
 # --- The study ends, and so do the workers (--shutdown-when-idle + --exit-when-idle) ----------
 study_state=""
@@ -189,7 +198,7 @@ left=$(squeue -h -j "$spot_job,$normal_job" -o '%i %T' 2>/dev/null)
 bad=$(sql "SELECT number || ':' || state FROM trials WHERE state NOT IN ('COMPLETED','STOPPED')")
 [[ -z "$bad" ]] || fail "trials not in a terminal state: $bad"
 bad=$(sql "SELECT t.number FROM trials t WHERE (SELECT COUNT(DISTINCT epoch) FROM reports r
-  WHERE r.study_id = 1 AND r.number = t.number) != 4")
+  WHERE r.study_id = 1 AND r.number = t.number) != 3")
 [[ -z "$bad" ]] || fail "trials without exactly one report per epoch: $bad"
 
 # The notices became hand-backs (exit 0 of the array task), the kill an expired lease.
