@@ -47,6 +47,14 @@ cleanup() {
   done
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  # slurmstepd daemonizes and outlives slurmd; ours (and anything left under them) carry this
+  # cluster's SLURM_CONF in their environment.
+  for env in /proc/[0-9]*/environ; do
+    if { tr '\0' '\n' <"$env"; } 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF"; then
+      p=${env#/proc/}
+      kill -9 "${p%/environ}" 2>/dev/null
+    fi
+  done
   [[ -n "${KEEP:-}" ]] || rm -rf "$D"
 }
 trap cleanup EXIT
@@ -120,13 +128,13 @@ name: slurm-test
 objective: {metric: val_accuracy, direction: maximize}
 search_space:
   lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
-  hidden: {type: int, low: 512, high: 768}
+  hidden: {type: int, low: 384, high: 512}
 trainer: {model: mlp, depth: 2, batch_size: 64}
 searcher: {type: random}
 scheduler: {type: fifo}
 budget: {max_trials: 5, max_epochs: 3}
 seed: 5
-data: {train_limit: 30000, val_size: 2000, test_limit: 500}
+data: {train_limit: 12000, val_size: 1000, test_limit: 500}
 EOF
 "$SIFT" coordinator --listen 127.0.0.1:0 --db "$D/sift.db" --lease-timeout 4 --shutdown-when-idle \
   >"$D/coordinator.log" 2>&1 &
@@ -234,6 +242,7 @@ bad=$(sql "SELECT name || ' ' || market || ' ' || price_per_hour FROM workers WH
   fail "the normal-partition worker never trained"
 
 # Dollars add up: the ledger's segments, the report's per-trial dollars and its study total.
+mkdir -p "$D/report"
 "$SIFT" report --db "$D/sift.db" --out "$D/report" >"$D/report.txt" 2>&1 || fail "sift report failed: $(cat "$D/report.txt")"
 ledger=$(sql "SELECT printf('%.9f', SUM((end - start) * price_per_hour / 3600)) FROM segments")
 spot=$(sql "SELECT printf('%.9f', SUM((end - start) * price_per_hour / 3600)) FROM segments WHERE market = 'spot'")
