@@ -2,7 +2,8 @@
 # deploy/cloud-init/sift-preemption-watch against a fake metadata service of each cloud
 # (tests/deploy/fake_metadata.py): it must find the cloud on its own, stay quiet while there is no
 # notice, and on the notice SIGTERM the worker (here a stand-in that records the signal) once.
-# Also checks the systemd units with systemd-analyze where it is installed.
+# Also checks the systemd units with systemd-analyze where it is installed, and that the cloud-init
+# snippet parses.
 #   preemption_watch_test.sh SOURCE_DIR       exit 0 pass, 1 fail, 77 skip (no curl or python3)
 set -uo pipefail
 SRC=$(cd "$1" && pwd)
@@ -60,4 +61,12 @@ if command -v systemd-analyze >/dev/null; then
   [[ -z "$out" ]] || fail "systemd-analyze verify: $out"
   echo "systemd units: systemd-analyze verify clean"
 fi
+# The cloud-init snippet is YAML that cloud-init will take as a config (its first line says so).
+[[ "$(head -n1 "$SRC/deploy/cloud-init/spot-worker.yaml")" == "#cloud-config" ]] || fail "spot-worker.yaml lacks #cloud-config"
+/usr/bin/python3 -c '
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+assert {"write_files", "runcmd"} <= set(d), sorted(d)
+assert any("sift-preemption-watch.service" in c for c in d["runcmd"] if isinstance(c, str))
+' "$SRC/deploy/cloud-init/spot-worker.yaml" || fail "spot-worker.yaml does not parse or does not start the watcher"
 echo PASS
