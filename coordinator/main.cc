@@ -29,6 +29,8 @@ namespace sc = sift::coordinator;
 namespace {
 
 std::atomic<bool> g_stop{false};
+// `--shutdown-when-idle`: batch-scheduled workers (a Slurm array) should end once the work does.
+bool g_shutdown_when_idle = false;
 void OnSignal(int) { g_stop = true; }
 
 int Validate(const std::string& path, bool check_data) {
@@ -118,6 +120,7 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
   // Checkpoints live beside the database unless told otherwise.
   options.checkpoint_dir = checkpoints.empty() ? db + ".checkpoints" : checkpoints;
   options.shared_checkpoints = shared;
+  options.shutdown_when_idle = g_shutdown_when_idle;
   if (prices.empty()) {
     options.catalog = sc::PriceCatalog::BuiltIn();
     spdlog::info("price catalog: built in, as of {} (override with --prices FILE)",
@@ -245,6 +248,8 @@ int Main(int argc, char** argv) {
                     "studies running at once at most (default 64)")->check(CLI::PositiveNumber);
   serve->add_option("--max-config-bytes", limits.config_limits.max_bytes,
                     "largest study config accepted (default 131072)")->check(CLI::PositiveNumber);
+  serve->add_flag("--shutdown-when-idle", g_shutdown_when_idle,
+                  "tell workers (--exit-when-idle) to exit once every study has ended");
 
   auto* report = app.add_subcommand("report", "print a study's report from its database");
   report->add_option("--db", db, "SQLite database")->required();

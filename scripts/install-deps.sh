@@ -16,9 +16,23 @@ PACKAGES=(
 # clang and its libFuzzer runtime build the fuzz targets (scripts/fuzz.sh, run by ./sift.sh test).
 # Benchmark references (PyTorch eager, Optuna), only with --bench.
 BENCH_PACKAGES=(python3-torch python3-optuna python3-numpy)
+# A single-node Slurm for tests/deploy (and deploy/slurm on a workstation), only with --slurm.
+SLURM_PACKAGES=(slurmctld slurmd slurm-client munge)
 
 want=("${PACKAGES[@]}")
-[[ "${1:-}" == "--bench" ]] && want+=("${BENCH_PACKAGES[@]}")
+for arg in "$@"; do
+  case "$arg" in
+    --bench) want+=("${BENCH_PACKAGES[@]}") ;;
+    --slurm) want+=("${SLURM_PACKAGES[@]}") ;;
+    # Rendering (kubectl kustomize; any kubectl already on PATH will do) and validating, offline
+    # against the API's models, deploy/kubernetes.
+    --kubernetes)
+      command -v kubectl >/dev/null || want+=(kubernetes-client)
+      want+=(python3-kubernetes)
+      ;;
+    *) echo "install-deps.sh: unknown option '$arg' (known: --bench --slurm --kubernetes)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${want[@]}"; do

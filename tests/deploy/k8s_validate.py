@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""Validates rendered Kubernetes manifests offline, without a cluster.
+
+Schema: every field of every object is checked against the Kubernetes API models that Debian's
+python3-kubernetes generates from the API's OpenAPI spec (unknown fields, wrong types, missing
+required fields), as the API server's strict decoding would. Policy: what Sift's deployment
+promises (spot placement, a grace period that covers the worker's checkpoint, the token from a
+Secret file and never on a command line, resource requests, a GPU per GPU worker).
+
+  k8s_validate.py RENDERED.yaml {cpu|gpu}      exit 0 valid, 1 with every problem listed
+"""
+import re
+import sys
+
+import kubernetes.client as k8s
+import yaml
+
+PRIMITIVES = {"str": str, "int": int, "bool": bool, "float": (int, float), "object": object}
+problems = []
+
+
+def model_for(api_version, kind):
+    version = api_version.split("/")[-1]
+    return getattr(k8s, version.capitalize() + kind, None)
+
+
+def check(value, type_name, path):
+    """Recursively checks `value` against a python-kubernetes type name ('V1PodSpec',
+    'list[V1Container]', 'dict(str, str)', 'int', ...)."""
+    if type_name.startswith("list["):
+        if not isinstance(value, list):
+            problems.append(f"{path}: expected a list, got {type(value).__name__}")
+            return
+        for i, item in enumerate(value):
+            check(item, type_name[5:-1], f"{path}[{i}]")
+        return
+    if type_name.startswith("dict("):
+        if not isinstance(value, dict):
+            problems.append(f"{path}: expected a map, got {type(value).__name__}")
+            return
+        inner = re.match(r"dict\(([^,]*), (.*)\)", type_name).group(2)
+        quantities = path.endswith(("limits", "requests"))
+        for k, v in value.items():
+            # Resource quantities may be written as numbers (nvidia.com/gpu: 1).
+            if quantities and isinstance(v, (int, float)) and not isinstance(v, bool):
+                continue
+            check(v, inner, f"{path}.{k}")
+        return
+    if type_name in PRIMITIVES:
+        if type_name == "int" and isinstance(value, bool):
+            problems.append(f"{path}: expected int, got bool")
+        elif not isinstance(value, PRIMITIVES[type_name]):
+            problems.append(f"{path}: expected {type_name}, got {type(value).__name__} {value!r}")
+        return
+    model = getattr(k8s, type_name, None)
+    if model is None:
+        problems.append(f"{path}: no model {type_name} to check against")
+        return
+    if not isinstance(value, dict):
+        problems.append(f"{path}: expected a {type_name} object, got {type(value).__name__}")
+        return
+    by_json = {j: p for p, j in model.attribute_map.items()}
+    for key, v in value.items():
+        if key not in by_json:
+            problems.append(f"{path}: unknown field '{key}' in {type_name}")
+            continue
+        check(v, model.openapi_types[by_json[key]], f"{path}.{key}")
+
+
+def check_required(doc, model, where):
+    # The generated models raise ValueError for a missing required field on construction.
+    try:
+        k8s.ApiClient()._ApiClient__deserialize(doc, model.__name__)
+    except (ValueError, TypeError) as e:
+        problems.append(f"{where}: {e}")
+
+
+def arg_after(args, flag):
+    return args[args.index(flag) + 1] if flag in args else None
+
+
+def check_policy(objects, variant):
+    def need(cond, what):
+        if not cond:
+            problems.append(f"policy ({variant}): {what}")
+
+    by_kind = {}
+    for o in objects:
+        by_kind.setdefault(o["kind"], {})[o["metadata"]["name"]] = o
+    coord = by_kind.get("Deployment", {}).get("sift-coordinator")
+    worker = by_kind.get("Deployment", {}).get("sift-worker")
+    service = by_kind.get("Service", {}).get("sift-coordinator")
+    need(coord and worker and service, "a sift-coordinator Deployment and Service and a sift-worker Deployment")
+    need("sift-data" in by_kind.get("PersistentVolumeClaim", {}), "a sift-data PersistentVolumeClaim")
+    if not (coord and worker and service):
+        return
+    for o in objects:
+        need(o["metadata"].get("namespace"), f"{o['kind']}/{o['metadata']['name']} has a namespace")
+
+    # Coordinator: one replica, replaced (not rolled) so two never share the database; database on the PVC.
+    need(coord["spec"].get("replicas") == 1, "one coordinator replica")
+    need(coord["spec"].get("strategy", {}).get("type") == "Recreate", "the coordinator is replaced, not rolled")
+    cpod = coord["spec"]["template"]["spec"]
+    cc = cpod["containers"][0]
+    db = arg_after(cc.get("args", []), "--db") or ""
+    claim_vols = {v["name"] for v in cpod.get("volumes", []) if "persistentVolumeClaim" in v}
+    need(any(m["name"] in claim_vols and db.startswith(m["mountPath"] + "/") for m in cc.get("volumeMounts", [])),
+         f"the database {db} lives on the PersistentVolumeClaim")
+    labels = coord["spec"]["template"]["metadata"]["labels"]
+    need(all(labels.get(k) == v for k, v in service["spec"]["selector"].items()), "the Service selects the coordinator")
+
+    # Workers: on spot nodes, told so, with a grace period that covers the checkpoint.
+    wpod = worker["spec"]["template"]["spec"]
+    wc = wpod["containers"][0]
+    args = wc.get("args", [])
+    port = service["spec"]["ports"][0]["port"]
+    need(arg_after(args, "--coordinator") == f"{service['metadata']['name']}:{port}", "workers dial the Service")
+    need(arg_after(args, "--market") == "spot", "workers say --market spot")
+    terms = wpod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    spot_keys = {e["key"] for t in terms for e in t["matchExpressions"] if e["operator"] == "In"}
+    tol_keys = {t["key"] for t in wpod.get("tolerations", [])}
+    need(spot_keys and spot_keys <= tol_keys, "every spot pool the workers require is tolerated")
+    grace = float(arg_after(args, "--grace-seconds") or 25)  # the worker's default
+    need(wpod.get("terminationGracePeriodSeconds", 30) > grace,
+         f"terminationGracePeriodSeconds exceeds the worker's {grace:g} s checkpoint grace")
+    requests = wc.get("resources", {}).get("requests", {})
+    need("cpu" in requests and "memory" in requests, "workers request CPU and memory")
+    gpus = int(requests.get("nvidia.com/gpu", 0))
+    if variant == "gpu":
+        need(gpus >= 1 and wc["resources"].get("limits", {}).get("nvidia.com/gpu") == requests["nvidia.com/gpu"],
+             "GPU workers request and limit nvidia.com/gpu")
+        need(arg_after(args, "--device") == "cuda" or {"name": "SIFT_DEVICE", "value": "cuda"} in wc.get("env", []),
+             "GPU workers train on cuda")
+    else:
+        need(gpus == 0, "CPU workers ask for no GPU")
+
+    # Credentials: from a Secret mounted as a file, never a literal and never on a command line.
+    for pod, c in ((cpod, cc), (wpod, wc)):
+        words = c.get("command", []) + c.get("args", [])
+        need(not any("token" in w.lower() and w.startswith("-") for w in words), f"{c['name']}: no token flag on argv")
+        env = {e["name"]: e for e in c.get("env", [])}
+        need("SIFT_TOKEN" not in env, f"{c['name']}: no SIFT_TOKEN literal in the manifest")
+        path = env.get("SIFT_TOKEN_FILE", {}).get("value", "")
+        secret_vols = {v["name"] for v in pod.get("volumes", []) if "secret" in v}
+        need(any(m["name"] in secret_vols and path.startswith(m["mountPath"] + "/") for m in c.get("volumeMounts", [])),
+             f"{c['name']}: SIFT_TOKEN_FILE {path!r} is a file of a mounted Secret")
+
+
+def main():
+    path, variant = sys.argv[1], sys.argv[2]
+    objects = [d for d in yaml.safe_load_all(open(path)) if d]
+    for i, doc in enumerate(objects):
+        where = f"{doc.get('kind', '?')}/{doc.get('metadata', {}).get('name', '?')} (document {i + 1})"
+        model = model_for(doc.get("apiVersion", ""), doc.get("kind", ""))
+        if model is None:
+            problems.append(f"{where}: no Kubernetes API model for {doc.get('apiVersion')} {doc.get('kind')}")
+            continue
+        check(doc, model.__name__, where)
+        check_required(doc, model, where)
+    if not problems:
+        check_policy(objects, variant)
+    for p in problems:
+        print("INVALID:", p)
+    if problems:
+        return 1
+    print(f"{variant}: {len(objects)} objects valid against the Kubernetes {k8s.__name__} models "
+          f"(python3-kubernetes {__import__('kubernetes').__version__}) and Sift's deployment policy")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
