@@ -19,20 +19,20 @@ void AddClientFlags(CLI::App* cmd, ClientOptions* o) {
   cmd->add_option("--tls-key", o->tls_key, "client certificate's private key (PEM)");
   cmd->add_option("--token-file", o->token_file,
                   "file holding this caller's token (or SIFT_TOKEN)");
-  // Removed: a token in argv is readable by every user of the machine (`ps`).
-  cmd->add_option_function<std::string>(
-         "--token",
-         [](const std::string&) {
-           throw CLI::ValidationError(
-               "--token is gone (argv is visible in `ps`): put the token in a file "
-               "for --token-file, or in SIFT_TOKEN",
-               2);
-         })
-      ->group("");
+  RefuseTokenFlag(cmd, "put the token in a file for --token-file, or in SIFT_TOKEN");
   // Runs only when `cmd` is the command given; CLI11_PARSE prints the error and exits 2.
   cmd->parse_complete_callback([o] {
     if (std::string p = LoadClientOptions(o); !p.empty()) throw CLI::ValidationError(p, 2);
   });
+}
+
+void RefuseTokenFlag(CLI::App* cmd, const std::string& instead) {
+  cmd->add_option_function<std::string>(
+         "--token",
+         [instead](const std::string&) {
+           throw CLI::ValidationError("--token is gone (argv is visible in `ps`): " + instead, 2);
+         })
+      ->group("");
 }
 
 std::string LoadClientOptions(ClientOptions* o) {

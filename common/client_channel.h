@@ -32,6 +32,8 @@ std::string CurrentUser();
 // (a missing file fails the parse, exit code 2). A new command needs only this line, then
 // MakeChannel(*o) and MakeContext(o->token).
 void AddClientFlags(CLI::App* cmd, ClientOptions* o);
+// Adds a hidden --token that fails the parse (exit code 2) saying what to use `instead`.
+void RefuseTokenFlag(CLI::App* cmd, const std::string& instead);
 // Reads the token (the file, else $SIFT_TOKEN) and the PEM files; "" or an error naming the file.
 std::string LoadClientOptions(ClientOptions* o);
 // A channel to o.address: TLS when o.tls_ca is set, plaintext otherwise.

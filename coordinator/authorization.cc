@@ -47,20 +47,24 @@ grpc::Status Authorizer::Decide(std::string_view method, const std::string* auth
             std::string(method) + " has no entry in the access table"};
   }
   const Access access = it->second;
+  if (!credentials_.empty()) {
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization == nullptr || authorization->compare(0, kBearer.size(), kBearer) != 0) {
+      return {grpc::StatusCode::UNAUTHENTICATED,
+              "missing 'authorization: Bearer <token>' metadata"};
+    }
+    const auto role = credentials_.Find(std::string_view(*authorization).substr(kBearer.size()));
+    if (!role) return {grpc::StatusCode::UNAUTHENTICATED, "invalid token"};
+    if (!RoleMay(*role, access)) {
+      return {grpc::StatusCode::PERMISSION_DENIED, std::string("a ") + common::RoleName(*role) +
+                                                       " token may not call " +
+                                                       std::string(method)};
+    }
+  }
+  // Under mutual TLS a worker token alone is not enough: a stolen one needs a key too.
   if (access == Access::kWorker && worker_cert_required_ && !client_certificate) {
     return {grpc::StatusCode::UNAUTHENTICATED,
             "worker calls need a client certificate (this coordinator uses mutual TLS)"};
-  }
-  if (credentials_.empty()) return grpc::Status::OK;
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization == nullptr || authorization->compare(0, kBearer.size(), kBearer) != 0) {
-    return {grpc::StatusCode::UNAUTHENTICATED, "missing 'authorization: Bearer <token>' metadata"};
-  }
-  const auto role = credentials_.Find(std::string_view(*authorization).substr(kBearer.size()));
-  if (!role) return {grpc::StatusCode::UNAUTHENTICATED, "invalid token"};
-  if (!RoleMay(*role, access)) {
-    return {grpc::StatusCode::PERMISSION_DENIED, std::string("a ") + common::RoleName(*role) +
-                                                     " token may not call " + std::string(method)};
   }
   return grpc::Status::OK;
 }

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 
+#include "common/client_channel.h"
+
 namespace sift::coordinator {
 
 void AddSecurityFlags(CLI::App* cmd, SecurityFlags* flags) {
@@ -16,15 +18,9 @@ void AddSecurityFlags(CLI::App* cmd, SecurityFlags* flags) {
   cmd->add_option("--credentials-file", flags->credentials_file,
                   "'ROLE TOKEN' lines, ROLE worker, user or viewer (or SIFT_WORKER_TOKEN, "
                   "SIFT_USER_TOKEN, SIFT_VIEWER_TOKEN)");
-  cmd->add_option_function<std::string>(
-         "--token",
-         [](const std::string&) {
-           throw CLI::ValidationError(
-               "--token is gone (argv is visible in `ps`, and one token cannot tell "
-               "a worker from a user): see --credentials-file and docs/security.md",
-               2);
-         })
-      ->group("");
+  common::RefuseTokenFlag(cmd,
+                          "one token per role now: see --credentials-file and "
+                          "docs/security.md");
   cmd->parse_complete_callback([flags] {
     if (std::string p = LoadSecurity(flags); !p.empty()) throw CLI::ValidationError(p, 2);
   });
