@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/data/data_spec.h"
 #include "search/options.h"
 #include "search/param_value.h"
 #include "search/space.h"
@@ -24,12 +25,8 @@ struct BudgetConfig {
   double max_hours = 0.0;    // wall-clock hours of the study; 0: no limit
 };
 
-struct DataConfig {
-  std::string dir = "/usr/share/datasets/fashion-mnist";
-  int64_t train_limit = 0;
-  int64_t val_size = 10000;
-  int64_t test_limit = 0;
-};
+// data: the IDX folder form (dir, train_limit, val_size, test_limit) or csv/npy/npz files.
+using DataConfig = data::DataSpec;
 
 struct WorkerConfig {
   std::string instance_type = "local-cpu";  // a key of the price catalog
@@ -68,6 +65,10 @@ struct StudyConfig {
 // the search space, searcher and scheduler options, and the trainer parameters are all checked.
 std::vector<std::string> ParseStudyConfig(const std::string& text, const std::string& origin,
                                           StudyConfig* out);
+
+// Reads the study's data files (data::ValidateData) and checks the objective against the task
+// the data states or implies, so bad data fails before any trial. `summary` gets one line.
+std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary = nullptr);
 
 // Reads the file and calls ParseStudyConfig; a missing file is one error naming the path.
 std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* out,

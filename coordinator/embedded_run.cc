@@ -77,6 +77,8 @@ int RunEmbedded(const RunOptions& o) {
   StudyConfig config;
   std::string text;
   auto errors = LoadStudyConfig(o.config_path, &config, &text);
+  // Bad data fails here, once, rather than in every trial on every worker.
+  if (errors.empty()) errors = ValidateStudyData(config);
   if (!errors.empty()) {
     std::cerr << o.config_path << ": invalid config:\n";
     for (const auto& e : errors) std::cerr << "  " << e << "\n";

@@ -29,6 +29,8 @@ void OnSignal(int) { g_stop = true; }
 int Validate(const std::string& path) {
   sc::StudyConfig config;
   auto errors = sc::LoadStudyConfig(path, &config);
+  std::string data;
+  if (errors.empty()) errors = sc::ValidateStudyData(config, &data);
   if (!errors.empty()) {
     std::cerr << path << ": invalid config:\n";
     for (const auto& e : errors) std::cerr << "  " << e << "\n";
@@ -37,7 +39,7 @@ int Validate(const std::string& path) {
   std::cout << path << ": ok: study '" << config.name << "', " << config.space.size()
             << " parameters, searcher " << config.searcher.type << ", scheduler "
             << config.scheduler.type << ", up to " << config.budget.max_trials << " trials x "
-            << config.budget.max_epochs << " epochs\n";
+            << config.budget.max_epochs << " epochs; data: " << data << "\n";
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/data/data_spec.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/proto_convert.h"
 
@@ -201,6 +202,7 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   data->set_train_limit(a.data.train_limit);
   data->set_val_size(a.data.val_size);
   data->set_test_limit(a.data.test_limit);
+  data->set_spec_json(sift::data::ToJson(a.data));
   return grpc::Status::OK;
 }
 

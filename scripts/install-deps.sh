@@ -13,9 +13,12 @@ PACKAGES=(
 )
 # Benchmark references (PyTorch eager, Optuna), only with --bench.
 BENCH_PACKAGES=(python3-torch python3-optuna python3-numpy)
+# The data of examples/sklearn/ (its setup.sh asks), only with --examples.
+EXAMPLE_PACKAGES=(python3-sklearn)
 
 want=("${PACKAGES[@]}")
 [[ "${1:-}" == "--bench" ]] && want+=("${BENCH_PACKAGES[@]}")
+[[ "${1:-}" == "--examples" ]] && want+=("${EXAMPLE_PACKAGES[@]}")
 
 missing=()
 for p in "${want[@]}"; do
