@@ -29,7 +29,7 @@ void WriteCsv(const std::string& path, bool regression) {
     const double x1 = c * 2.0 + 0.3 * std::sin(i * 1.7), x2 = -c + 0.3 * std::cos(i * 0.9);
     f << x1 << "," << x2 << "," << (i % 2 ? "north" : "south") << ",";
     if (regression) {
-      f << 10 + 4 * x1 - 3 * x2 + (i % 2 ? 1.5 : 0.0) << "\n";
+      f << 4 * x1 - 3 * x2 + (i % 2 ? 1.5 : 0.0) << "\n";
     } else {
       f << (c == 0 ? "setosa" : c == 1 ? "versicolor" : "virginica") << "\n";
     }
@@ -43,14 +43,14 @@ search_space:
   lr: {type: float, low: 3.0e-3, high: 3.0e-2, scale: log}
 trainer: {model: mlp, hidden: 32, depth: 1, batch_size: 16}
 searcher: {type: sobol}
-budget: {max_trials: 2, max_epochs: 3}
+budget: {max_trials: 2, max_epochs: 8}
 data: {file: )" + csv + ", label: " + label + R"(, standardize: true, split: {val: 0.2, test: 0.2}}
 )";
 }
 
 TEST(DataRun, ValidateRefusesBadDataNamingFileLineAndColumn) {
   const std::string dir = TempDir("data-validate");
-  std::ofstream(dir + "/d.csv") << "a,b,y\n1,2,x\n3,,y\n";
+  std::ofstream(dir + "/d.csv") << "a,b,y\n1,2,x\n3,,y\n5,6,x\n7,8,y\n9,1,x\n2,3,y\n4,5,x\n6,7,y\n";
   std::ofstream(dir + "/study.yaml") << Config("bad", dir + "/d.csv", "y");
   std::string output;
   EXPECT_EQ(RunCommand({BinDir() + "/sift", "validate", dir + "/study.yaml"}, &output), 2);
