@@ -11,6 +11,7 @@
 #include "common/data/csv.h"
 #include "common/data/file_bytes.h"
 #include "common/data/npy.h"
+#include "common/data/permutation.h"
 
 namespace sift::data {
 namespace {
@@ -188,24 +189,6 @@ std::string ClassKey(const std::string& label) {
   return ParseNumber(label, &v) ? NumberKey(v) : label;
 }
 
-// A permutation of [0, n) from `seed` (splitmix64 and Fisher-Yates: the same on every platform).
-std::vector<int64_t> Permutation(int64_t n, uint64_t seed) {
-  uint64_t state = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-  auto next = [&state] {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
-  for (int64_t i = n - 1; i > 0; --i) {
-    std::swap(order[static_cast<size_t>(i)],
-              order[static_cast<size_t>(next() % static_cast<uint64_t>(i + 1))]);
-  }
-  return order;
-}
-
 // Splits one file's rows by the fractions; per class when classifying (stratified), each class
 // keeping at least one training row.
 void SplitRows(const Raw& raw, const SplitFractions& f, bool stratify, Part* train, Part* val,
@@ -222,7 +205,8 @@ void SplitRows(const Raw& raw, const SplitFractions& f, bool stratify, Part* tra
     int64_t n_test = std::llround(static_cast<double>(n) * f.test);
     while (n_val + n_test >= n && n_test > 0) --n_test;
     while (n_val + n_test >= n && n_val > 0) --n_val;
-    const std::vector<int64_t> order = Permutation(n, group_seed++);
+    const std::vector<int64_t> order =
+        SplitMixPermutation(n, group_seed++ * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
     for (int64_t k = 0; k < n; ++k) {
       Part* to = k < n_val ? val : k < n_val + n_test ? test : train;
       to->rows.push_back(rows[static_cast<size_t>(order[static_cast<size_t>(k)])]);

@@ -10,7 +10,7 @@ namespace sift::data {
 
 std::string ReadFileBytes(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw std::runtime_error(path + ": no such file");
+  if (!std::filesystem::exists(path, ec)) throw std::runtime_error(path + ": cannot open: no such file");
   if (std::filesystem::is_directory(path, ec)) {
     throw std::runtime_error(path + ": is a directory, not a file");
   }
@@ -35,7 +35,7 @@ std::string ReadFileBytes(const std::string& path) {
   const std::string msg = gzerror(f, &code);
   const int closed = gzclose(f);
   // A truncated stream ends without error from gzread but leaves Z_BUF_ERROR behind.
-  if (code != Z_OK || closed != Z_OK) {
+  if ((code != Z_OK && code != Z_STREAM_END) || closed != Z_OK) {
     throw std::runtime_error(path + ": truncated or corrupt gzip stream" +
                              (msg.empty() ? std::string() : " (" + msg + ")"));
   }

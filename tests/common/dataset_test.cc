@@ -152,7 +152,7 @@ TEST(DatasetTest, ErrorsNameFileRowAndColumn) {
             dir / "val.csv" + ": line 3: has 1 fields, the header has 2");
   WriteFile(dir / "val.csv", "a,y\n");
   EXPECT_EQ(ErrorOf(CsvFiles(dir / "train.csv", dir / "val.csv", "y")), dir / "val.csv" + ": no rows");
-  EXPECT_EQ(ErrorOf(CsvFiles(dir / "nope.csv", dir / "val.csv", "y")), dir / "nope.csv" + ": no such file");
+  EXPECT_EQ(ErrorOf(CsvFiles(dir / "nope.csv", dir / "val.csv", "y")), dir / "nope.csv" + ": cannot open: no such file");
 }
 
 TEST(DatasetTest, AnEmptySplitIsAnError) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/data/dataset.h"
+#include "common/data/permutation.h"
 #include "worker/trainer/framed_file.h"
 #include "worker/trainer/idx_reader.h"
 
@@ -336,21 +337,8 @@ std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec) {
 }
 
 std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int64_t epoch) {
-  // splitmix64 seeded from (seed, epoch), then Fisher-Yates: portable, unlike std::shuffle.
-  uint64_t state = seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(epoch) + 1;
-  auto next = [&state] {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) order[i] = i;
-  for (int64_t i = n - 1; i > 0; --i) {
-    const auto j = static_cast<int64_t>(next() % static_cast<uint64_t>(i + 1));
-    std::swap(order[i], order[j]);
-  }
-  return order;
+  return sift::data::SplitMixPermutation(
+      n, seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(epoch) + 1);
 }
 
 BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> order, int64_t batch_size,
