@@ -61,6 +61,10 @@ case "$1" in
     ;;
   *)
     build sift sift-worker
+    # An example folder with a setup.sh (packages to install, data to write) is set up first.
+    if [[ "$1" == "run" && $# -ge 2 && -x "$(dirname "$2")/setup.sh" ]]; then
+      "$(dirname "$2")/setup.sh"
+    fi
     exec "$BUILD/bin/sift" "$@"
     ;;
 esac

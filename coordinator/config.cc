@@ -11,6 +11,8 @@
 #include <map>
 #include <set>
 
+#include "common/data/data_spec.h"
+#include "common/data/validate.h"
 #include "coordinator/config_yaml.h"
 #include "search/factory.h"
 #include "worker/hparams/hparams.h"
@@ -91,9 +93,11 @@ void ParseName(MapReader& top, Diagnostics* d, std::string* out) {
 void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out) {
   MapReader r(top.Get("objective"), "objective", d);
   const bool metric_given = r.Has("metric");
-  const bool metric_ok = r.Enum("metric", {"val_accuracy", "val_loss", "train_loss"}, &out->metric);
-  // A loss is minimised unless said otherwise; maximising one is always a mistake.
-  const bool is_loss = out->metric != "val_accuracy";
+  const bool metric_ok = r.Enum(
+      "metric", {"val_accuracy", "val_loss", "train_loss", "val_rmse", "val_mae", "val_r2"},
+      &out->metric);
+  // A loss or an error is minimised unless said otherwise; maximising one is always a mistake.
+  const bool is_loss = out->metric != "val_accuracy" && out->metric != "val_r2";
   out->maximize = !is_loss;
   std::string direction;
   if (r.Enum("direction", {"maximize", "minimize"}, &direction)) {
@@ -104,6 +108,27 @@ void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out) {
     }
   }
   r.RejectUnknown();
+}
+
+// Regression data scores by val_rmse (minimised) unless the objective says otherwise; a metric
+// of the other task is an error when the task is stated.
+void CheckObjectiveForTask(MapReader& top, Diagnostics* d, const std::string& task,
+                           search::Objective* objective) {
+  const YAML::Node node = top.Get("objective");
+  const bool metric_given = node.IsMap() && node["metric"].IsDefined();
+  if (task == "regression" && !metric_given) {
+    objective->metric = "val_rmse";
+    objective->maximize = false;
+  }
+  const bool regression_metric = objective->metric == "val_rmse" ||
+                                 objective->metric == "val_mae" || objective->metric == "val_r2";
+  if (task == "regression" && objective->metric == "val_accuracy") {
+    d->Error("objective.metric", "val_accuracy is for classification; data.task is regression "
+                                 "(use val_rmse, val_mae or val_r2)");
+  } else if (task == "classification" && regression_metric) {
+    d->Error("objective.metric", objective->metric + " is for regression; data.task is "
+                                 "classification (use val_accuracy or val_loss)");
+  }
 }
 
 // ---- search_space ------------------------------------------------------------------------------
@@ -461,15 +486,69 @@ void ParseBudget(MapReader& top, Diagnostics* d, BudgetConfig* b) {
   r.RejectUnknown();
 }
 
+// A data file: a path, or for npy {x: features.npy, y: labels.npy}.
+void ParseFileRef(MapReader& r, const std::string& key, Diagnostics* d, data::FileRef* out) {
+  const YAML::Node node = r.Get(key);
+  if (!node.IsDefined() || node.IsNull()) return;
+  const std::string path = r.PathOf(key);
+  if (node.IsScalar()) {
+    out->path = node.Scalar();
+  } else if (node.IsMap()) {
+    MapReader files(node, path, d);
+    if (!files.String("x", &out->path)) d->Error(path + ".x", "missing; the features' .npy file");
+    if (!files.String("y", &out->labels)) d->Error(path + ".y", "missing; the labels' .npy file");
+    files.RejectUnknown();
+  } else {
+    d->Error(path, "must be a file path or {x: features.npy, y: labels.npy}, got " +
+                       yamlcfg::Describe(node));
+    return;
+  }
+  if (out->path.empty()) d->Error(path, "must not be empty");
+}
+
 void ParseData(MapReader& top, Diagnostics* d, DataConfig* data) {
+  const size_t errors_before = d->count();
   MapReader r(top.Get("data"), "data", d);
+  r.Enum("format", {"idx", "csv", "npy", "npz"}, &data->format);
   if (r.String("dir", &data->dir) && data->dir.empty()) d->Error("data.dir", "must not be empty");
   if (r.Int("train_limit", &data->train_limit)) {
     AtLeast(d, "data.train_limit", data->train_limit, 0);
   }
   if (r.Int("val_size", &data->val_size)) AtLeast(d, "data.val_size", data->val_size, 1);
   if (r.Int("test_limit", &data->test_limit)) AtLeast(d, "data.test_limit", data->test_limit, 0);
+  for (auto [key, ref] : {std::pair{"file", &data->file}, {"train", &data->train},
+                          {"val", &data->val}, {"test", &data->test}}) {
+    ParseFileRef(r, key, d, ref);
+  }
+  if (r.Has("split")) {
+    MapReader split(r.Get("split"), "data.split", d);
+    split.Double("val", &data->split.val);
+    split.Double("test", &data->split.test);
+    split.UInt64("seed", &data->split.seed);
+    split.RejectUnknown();
+  }
+  r.Enum("task", {"classification", "regression"}, &data->task);
+  r.String("label", &data->label);
+  if (const YAML::Node features = r.Get("features"); features.IsDefined() && !features.IsNull()) {
+    std::vector<ParamValue> names;
+    ReadValues(features, "data.features", /*allow_scalar=*/true, d, &names);
+    for (const auto& n : names) data->features.push_back(search::ToString(n));
+  }
+  r.Enum("missing", {"error", "mean"}, &data->missing);
+  std::string standardize;
+  if (r.Enum("standardize", {"true", "false"}, &standardize)) data->standardize = standardize == "true";
+  if (r.Has("arrays")) {
+    MapReader arrays(r.Get("arrays"), "data.arrays", d);
+    arrays.String("x", &data->x_key);
+    arrays.String("y", &data->y_key);
+    arrays.RejectUnknown();
+  }
   r.RejectUnknown();
+  // What needs no file read: formats, file combinations, split fractions (`sift validate` and
+  // the run then read the files too: ValidateData).
+  if (errors_before == d->count()) {
+    for (const auto& e : data::CheckDataSpec(*data)) d->ErrorUnder("", e);
+  }
 }
 
 void ParseWorker(MapReader& top, Diagnostics* d, WorkerConfig* w) {
@@ -546,6 +625,7 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   if (top.Int("parallelism", &cfg.parallelism)) AtLeast(&d, "parallelism", cfg.parallelism, 0);
   top.UInt64("seed", &cfg.seed);
   ParseData(top, &d, &cfg.data);
+  CheckObjectiveForTask(top, &d, cfg.data.task, &cfg.objective);
   ParseWorker(top, &d, &cfg.worker);
   ParseCheckpoint(top, &d, &cfg.checkpoint);
   top.RejectUnknown();
@@ -564,6 +644,24 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
 
   *out = std::move(cfg);
   return d.Format(limits.max_errors);
+}
+
+std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary) {
+  data::DataSummary data;
+  std::vector<std::string> errors = data::ValidateData(config.data, &data);
+  if (!errors.empty()) return errors;
+  if (summary != nullptr) *summary = data.text;
+  const std::string& metric = config.objective.metric;
+  const bool regression_metric = metric == "val_rmse" || metric == "val_mae" || metric == "val_r2";
+  if (data.task == "regression" && metric == "val_accuracy") {
+    errors.push_back("objective.metric: val_accuracy, but the label is a regression target (many "
+                     "distinct numbers); set objective: {metric: val_rmse}, or data.task: "
+                     "classification");
+  } else if (data.task == "classification" && regression_metric) {
+    errors.push_back("objective.metric: " + metric + " is for regression, but the label is a class "
+                     "(text or few distinct integers); set data.task: regression");
+  }
+  return errors;
 }
 
 std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* out,

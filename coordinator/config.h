@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "coordinator/config_limits.h"
+#include "common/data/data_spec.h"
 #include "search/options.h"
 #include "search/param_value.h"
 #include "search/space.h"
@@ -25,12 +26,8 @@ struct BudgetConfig {
   double max_hours = 0.0;    // wall-clock hours of the study; 0: no limit
 };
 
-struct DataConfig {
-  std::string dir = "/usr/share/datasets/fashion-mnist";
-  int64_t train_limit = 0;
-  int64_t val_size = 10000;
-  int64_t test_limit = 0;
-};
+// data: the IDX folder form (dir, train_limit, val_size, test_limit) or csv/npy/npz files.
+using DataConfig = data::DataSpec;
 
 struct WorkerConfig {
   std::string instance_type = "local-cpu";  // a key of the price catalog
@@ -70,6 +67,10 @@ struct StudyConfig {
 // Time and memory are bounded by `limits`: an input over one is an error naming it.
 std::vector<std::string> ParseStudyConfig(const std::string& text, const std::string& origin,
                                           StudyConfig* out, const ConfigLimits& limits = {});
+
+// Reads the study's data files (data::ValidateData) and checks the objective against the task
+// the data states or implies, so bad data fails before any trial. `summary` gets one line.
+std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary = nullptr);
 
 // Reads the file and calls ParseStudyConfig; a missing file is one error naming the path. A file
 // over limits.max_bytes is not read past the limit.

@@ -143,9 +143,10 @@ int RunEmbedded(const RunOptions& o) {
       return 2;
     }
   }
-  // The local workers read the data here: a missing data set is a config error, not N failures.
-  if (std::string p = common::CheckDataDir(config.data.dir); !p.empty()) {
-    std::cerr << origin << ": " << p << "\n";
+  // The local workers read the data here: bad data is a config error, once, not N failures.
+  if (auto data_errors = ValidateStudyData(config); !data_errors.empty()) {
+    std::cerr << origin << ": invalid data:\n";
+    for (const auto& e : data_errors) std::cerr << "  " << e << "\n";
     return 2;
   }
   const int cores = std::max(1u, std::thread::hardware_concurrency());

@@ -37,9 +37,10 @@ int Validate(const std::string& path, bool check_data) {
   sc::StudyConfig config;
   auto errors = sc::LoadStudyConfig(path, &config);
   // Where the data lives only on the workers, --no-data-check skips this; they check it anyway.
-  if (std::string p; errors.empty() && check_data &&
-                     !(p = sift::common::CheckDataDir(config.data.dir)).empty()) {
-    errors.push_back(p + " (--no-data-check if it exists only on the workers)");
+  std::string data = "not checked (--no-data-check)";
+  if (errors.empty() && check_data) {
+    errors = sc::ValidateStudyData(config, &data);
+    if (!errors.empty()) errors.push_back("(--no-data-check if the data exists only on the workers)");
   }
   if (!errors.empty()) {
     std::cerr << path << ": invalid config:\n";
@@ -49,7 +50,7 @@ int Validate(const std::string& path, bool check_data) {
   std::cout << path << ": ok: study '" << config.name << "', " << config.space.size()
             << " parameters, searcher " << config.searcher.type << ", scheduler "
             << config.scheduler.type << ", up to " << config.budget.max_trials << " trials x "
-            << config.budget.max_epochs << " epochs\n";
+            << config.budget.max_epochs << " epochs; data: " << data << "\n";
   return 0;
 }
 

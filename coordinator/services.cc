@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/data/data_spec.h"
 #include "common/main_guard.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/proto_convert.h"
@@ -282,6 +283,7 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   data->set_train_limit(a.data.train_limit);
   data->set_val_size(a.data.val_size);
   data->set_test_limit(a.data.test_limit);
+  data->set_spec_json(sift::data::ToJson(a.data));
   return grpc::Status::OK;
 } catch (...) {
   return HandlerError("AcquireTrial");

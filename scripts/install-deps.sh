@@ -18,19 +18,22 @@ PACKAGES=(
 BENCH_PACKAGES=(python3-torch python3-optuna python3-numpy)
 # A single-node Slurm for tests/deploy (and deploy/slurm on a workstation), only with --slurm.
 SLURM_PACKAGES=(slurmctld slurmd slurm-client munge)
+# The data of examples/sklearn/ (its setup.sh asks), only with --examples.
+EXAMPLE_PACKAGES=(python3-sklearn)
 
 want=("${PACKAGES[@]}")
 for arg in "$@"; do
   case "$arg" in
     --bench) want+=("${BENCH_PACKAGES[@]}") ;;
     --slurm) want+=("${SLURM_PACKAGES[@]}") ;;
+    --examples) want+=("${EXAMPLE_PACKAGES[@]}") ;;
     # Rendering (kubectl kustomize; any kubectl already on PATH will do) and validating, offline
     # against the API's models, deploy/kubernetes.
     --kubernetes)
       command -v kubectl >/dev/null || want+=(kubernetes-client)
       want+=(python3-kubernetes)
       ;;
-    *) echo "install-deps.sh: unknown option '$arg' (known: --bench --slurm --kubernetes)" >&2; exit 2 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (known: --bench --slurm --kubernetes --examples)" >&2; exit 2 ;;
   esac
 done
 

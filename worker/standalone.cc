@@ -51,10 +51,7 @@ int RunStandalone(const StandaloneOptions& o) {
   topts.num_threads = o.threads;
   try {
     DataSpec spec;
-    spec.dir = config.data.dir;
-    spec.train_limit = config.data.train_limit;
-    spec.val_size = config.data.val_size;
-    spec.test_limit = config.data.test_limit;
+    static_cast<sift::data::DataSpec&>(spec) = config.data;
     spec.cache_dir = o.cache_dir;
     auto data = LoadDatasets(spec);
     if (auto c = ResolveMicroBatch(&topts, o.memory_limit_mb << 20)) {
@@ -80,8 +77,9 @@ int RunStandalone(const StandaloneOptions& o) {
                    m.epoch, topts.max_epochs, m.train_loss, m.val_loss, m.val_accuracy, m.seconds,
                    m.samples_per_second, 100 * m.data_wait_fraction);
     }
-    std::cout << "best val_accuracy " << best << ", test_accuracy " << trainer.TestAccuracy()
-              << ", " << sps << " samples/s, peak RSS " << PeakRssBytes() / 1048576.0 << " MiB\n";
+    std::cout << "best val_accuracy " << best;
+    for (const auto& [name, value] : trainer.TestMetrics()) std::cout << ", " << name << " " << value;
+    std::cout << ", " << sps << " samples/s, peak RSS " << PeakRssBytes() / 1048576.0 << " MiB\n";
   } catch (const std::exception& e) {
     std::cerr << "train: " << e.what() << "\n";
     return 1;

@@ -55,7 +55,7 @@ struct WorkerClient::Impl {
   bool quit = false;
   std::thread heartbeat;
 
-  DataSpec cached_spec;
+  std::string cached_key;  // the spec and content hash cached_data was loaded for
   std::shared_ptr<const Datasets> cached_data;
   std::string scratch_dir;       // checkpoints on their way to or from the coordinator
   double last_epoch_seconds = 0;  // the spot simulator times its reclaims with it
@@ -141,17 +141,24 @@ struct WorkerClient::Impl {
 
   std::shared_ptr<const Datasets> Data(const v1::DataSpec& d) {
     DataSpec spec;
-    spec.dir = d.dir();
-    spec.train_limit = d.train_limit();
-    spec.val_size = d.val_size();
-    spec.test_limit = d.test_limit();
+    if (!d.spec_json().empty()) {
+      static_cast<sift::data::DataSpec&>(spec) = sift::data::DataSpecFromJson(d.spec_json());
+    } else {  // a coordinator that predates spec_json: the idx form
+      spec.dir = d.dir();
+      spec.train_limit = d.train_limit();
+      spec.val_size = d.val_size();
+      spec.test_limit = d.test_limit();
+    }
     spec.cache_dir = options.cache_dir;
-    if (!cached_data || spec.dir != cached_spec.dir || spec.train_limit != cached_spec.train_limit ||
-        spec.val_size != cached_spec.val_size || spec.test_limit != cached_spec.test_limit) {
+    // Kept while the study's spec and its files' bytes are the same: an edited file between
+    // trials is read again (hashing is far cheaper than decoding).
+    const std::string key = sift::data::ToJson(spec) + "|" + DataContentKey(spec);
+    if (!cached_data || key != cached_key) {
       const auto t0 = Clock::now();
       cached_data = LoadDatasets(spec);
-      cached_spec = spec;
-      spdlog::info("data {} loaded in {:.2f} s: {} train, {} val, {} test", spec.dir,
+      cached_key = key;
+      spdlog::info("data {} loaded in {:.2f} s: {} train, {} val, {} test",
+                   spec.is_idx() ? spec.dir : spec.ResolvedFormat() + " files",
                    std::chrono::duration<double>(Clock::now() - t0).count(),
                    cached_data->train.size(), cached_data->val.size(), cached_data->test.size());
     }
@@ -358,13 +365,19 @@ struct WorkerClient::Impl {
           if (m.epoch <= resume.damaged_epoch) resume.redone_seconds += m.seconds;
           continue;
         }
-        const std::map<std::string, double> reported = {
-            {"val_accuracy", m.val_accuracy},
+        std::map<std::string, double> reported = {
             {"val_loss", m.val_loss},
             {"train_loss", m.train_loss},
             {"epoch_seconds", m.seconds},
             {"samples_per_second", m.samples_per_second},
             {"data_wait_fraction", m.data_wait_fraction}};
+        if (m.regression) {
+          reported["val_rmse"] = m.val_rmse;
+          reported["val_mae"] = m.val_mae;
+          reported["val_r2"] = m.val_r2;
+        } else {
+          reported["val_accuracy"] = m.val_accuracy;
+        }
         const auto objective = reported.find(a.objective_metric());
         diverged = m.diverged ||
                    (objective != reported.end() && !std::isfinite(objective->second));
@@ -438,7 +451,9 @@ struct WorkerClient::Impl {
       req.set_worker_id(worker_id);
       req.set_lease_id(a.lease_id());
       auto& final_metrics = *req.mutable_final_metrics();
-      if (!paused) final_metrics["test_accuracy"] = trainer.TestAccuracy();
+      if (!paused) {
+        for (const auto& [name, value] : trainer.TestMetrics()) final_metrics[name] = value;
+      }
       final_metrics["peak_rss_mb"] = PeakRssBytes() / 1048576.0;
       final_metrics["samples_per_second"] = samples_per_second;
       if (micro) final_metrics["micro_batch"] = static_cast<double>(micro->micro_batch);

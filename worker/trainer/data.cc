@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/data/dataset.h"
+#include "common/data/permutation.h"
 #include "common/data_files.h"
 #include "common/framed_file.h"
 #include "worker/trainer/idx_reader.h"
@@ -25,8 +27,10 @@ using common::WriteFramedFile;
 namespace {
 
 constexpr char kCacheMagic[] = "SIFTDATA";
-constexpr uint32_t kCacheVersion = 1;
+// 2: any sample shape and label type, after a header with the task and the sample shape.
+constexpr uint32_t kCacheVersion = 2;
 constexpr int64_t kNumClasses = 10;
+constexpr int64_t kMaxCachedRank = 8;
 
 using common::kTestImages;
 using common::kTestLabels;
@@ -106,32 +110,87 @@ Split Slice(const Split& s, int64_t start, int64_t length) {
   return {s.images.narrow(0, start, length).clone(), s.labels.narrow(0, start, length).clone()};
 }
 
+// Cache payload: the task and sample shape, then each split's dims, features and labels.
+void PutInt(int64_t v, std::string* out) { out->append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+void PutString(const std::string& v, std::string* out) {
+  PutInt(static_cast<int64_t>(v.size()), out);
+  out->append(v);
+}
+
 void PutSplit(const Split& s, std::string* out) {
-  for (int64_t d : s.images.sizes()) out->append(reinterpret_cast<const char*>(&d), sizeof(d));
+  PutInt(s.images.dim(), out);
+  for (int64_t d : s.images.sizes()) PutInt(d, out);
   out->append(static_cast<const char*>(s.images.data_ptr()), s.images.nbytes());
+  PutInt(s.labels.scalar_type() == torch::kFloat32 ? 1 : 0, out);
   out->append(static_cast<const char*>(s.labels.data_ptr()), s.labels.nbytes());
 }
 
-Split GetSplit(const std::string& path, const std::string& in, size_t* at) {
-  auto take = [&](void* dst, size_t n) {
-    if (*at + n > in.size()) throw FramedFileError(path + ": cache payload too short");
-    std::memcpy(dst, in.data() + *at, n);
-    *at += n;
-  };
-  int64_t dims[4];
-  take(dims, sizeof(dims));
-  for (int64_t d : dims) {
-    if (d < 0 || d > (int64_t{1} << 31)) throw FramedFileError(path + ": bad dims in cache");
+class PayloadReader {
+ public:
+  PayloadReader(const std::string& path, const std::string& in) : path_(path), in_(in) {}
+  void Take(void* dst, size_t n) {
+    if (at_ + n > in_.size()) throw FramedFileError(path_ + ": cache payload too short");
+    std::memcpy(dst, in_.data() + at_, n);
+    at_ += n;
   }
-  Split s;
-  s.images = torch::empty({dims[0], dims[1], dims[2], dims[3]}, torch::kFloat32);
-  s.labels = torch::empty({dims[0]}, torch::kInt64);
-  take(s.images.data_ptr(), s.images.nbytes());
-  take(s.labels.data_ptr(), s.labels.nbytes());
-  return s;
+  int64_t Int(int64_t max) {
+    int64_t v;
+    Take(&v, sizeof(v));
+    if (v < 0 || v > max) throw FramedFileError(path_ + ": bad number in cache");
+    return v;
+  }
+  std::string String() {
+    std::string v(static_cast<size_t>(Int(1 << 20)), '\0');
+    Take(v.data(), v.size());
+    return v;
+  }
+  Split GetSplit() {
+    std::vector<int64_t> dims(static_cast<size_t>(Int(kMaxCachedRank)));
+    for (int64_t& d : dims) d = Int(int64_t{1} << 31);
+    Split s;
+    s.images = torch::empty(dims, torch::kFloat32);
+    Take(s.images.data_ptr(), s.images.nbytes());
+    s.labels = torch::empty({dims.at(0)}, Int(1) == 1 ? torch::kFloat32 : torch::kInt64);
+    Take(s.labels.data_ptr(), s.labels.nbytes());
+    return s;
+  }
+  bool done() const { return at_ == in_.size(); }
+
+ private:
+  const std::string& path_;
+  const std::string& in_;
+  size_t at_ = 0;
+};
+
+std::string CachePayload(const Datasets& d) {
+  std::string payload;
+  PutString(d.task, &payload);
+  PutInt(d.outputs, &payload);
+  PutInt(static_cast<int64_t>(d.sample.size()), &payload);
+  for (int64_t v : d.sample) PutInt(v, &payload);
+  PutInt(static_cast<int64_t>(d.class_names.size()), &payload);
+  for (const auto& name : d.class_names) PutString(name, &payload);
+  for (const Split* s : {&d.train, &d.val, &d.test}) PutSplit(*s, &payload);
+  return payload;
 }
 
-std::shared_ptr<Datasets> Decode(const DataSpec& spec) {
+std::shared_ptr<Datasets> FromCachePayload(const std::string& path, const std::string& payload) {
+  PayloadReader in(path, payload);
+  auto d = std::make_shared<Datasets>();
+  d->task = in.String();
+  d->outputs = in.Int(int64_t{1} << 31);
+  d->sample.resize(static_cast<size_t>(in.Int(kMaxCachedRank)));
+  for (int64_t& v : d->sample) v = in.Int(int64_t{1} << 31);
+  d->class_names.resize(static_cast<size_t>(in.Int(int64_t{1} << 31)));
+  for (auto& name : d->class_names) name = in.String();
+  d->train = in.GetSplit();
+  d->val = in.GetSplit();
+  d->test = in.GetSplit();
+  if (!in.done()) throw FramedFileError(path + ": trailing bytes in cache");
+  return d;
+}
+
+std::shared_ptr<Datasets> DecodeIdx(const DataSpec& spec) {
   Split train_file =
       DecodeSplit(JoinPath(spec.dir, kTrainImages), JoinPath(spec.dir, kTrainLabels));
   Split test_file = DecodeSplit(JoinPath(spec.dir, kTestImages), JoinPath(spec.dir, kTestLabels));
@@ -148,27 +207,78 @@ std::shared_ptr<Datasets> Decode(const DataSpec& spec) {
   d->train = Slice(train_file, 0, n_train);
   d->val = Slice(train_file, available, spec.val_size);
   d->test = Slice(test_file, 0, n_test);
+  d->sample = train_file.images.sizes().slice(1).vec();
   return d;
+}
+
+// A common/data split as tensors: [N, ...sample] features and the task's label type.
+Split ToTensors(const sift::data::Split& s, const std::vector<int64_t>& sample, bool regression) {
+  std::vector<int64_t> shape{s.size};
+  shape.insert(shape.end(), sample.begin(), sample.end());
+  Split out;
+  out.images = torch::empty(shape, torch::kFloat32);
+  std::memcpy(out.images.data_ptr(), s.x.data(), s.x.size() * sizeof(float));
+  if (regression) {
+    out.labels = torch::empty({s.size}, torch::kFloat32);
+    std::memcpy(out.labels.data_ptr(), s.targets.data(), s.targets.size() * sizeof(float));
+  } else {
+    out.labels = torch::empty({s.size}, torch::kInt64);
+    std::memcpy(out.labels.data_ptr(), s.classes.data(), s.classes.size() * sizeof(int64_t));
+  }
+  return out;
+}
+
+std::shared_ptr<Datasets> DecodeFiles(const DataSpec& spec) {
+  const sift::data::Dataset loaded = sift::data::LoadDataset(spec);
+  auto d = std::make_shared<Datasets>();
+  d->task = loaded.task;
+  d->outputs = loaded.num_outputs();
+  d->class_names = loaded.class_names;
+  d->sample = loaded.feature_shape;
+  if (d->sample.size() == 2) d->sample.insert(d->sample.begin(), 1);  // [H, W] images: one channel
+  d->train = ToTensors(loaded.train, d->sample, d->regression());
+  d->val = ToTensors(loaded.val, d->sample, d->regression());
+  d->test = ToTensors(loaded.test, d->sample, d->regression());
+  return d;
+}
+
+std::shared_ptr<Datasets> Decode(const DataSpec& spec) {
+  return spec.is_idx() ? DecodeIdx(spec) : DecodeFiles(spec);
+}
+
+// The spec as the cache sees it: the preprocessing without the paths (the files' bytes stand
+// for them), and the idx settings only for idx data.
+std::string CacheKeySpec(const DataSpec& spec) {
+  sift::data::DataSpec k = spec;
+  k.format = spec.ResolvedFormat();
+  k.dir.clear();
+  for (sift::data::FileRef* f : {&k.file, &k.train, &k.val, &k.test}) {
+    if (!f->path.empty()) f->path = "given";
+    if (!f->labels.empty()) f->labels = "given";
+  }
+  if (k.format != "idx") k.train_limit = k.val_size = k.test_limit = 0;
+  return sift::data::ToJson(k);
 }
 
 }  // namespace
 
-std::string DatasetCachePath(const DataSpec& spec) {
-  if (spec.cache_dir.empty()) return "";
+std::string DataContentKey(const DataSpec& spec) {
   Fnv64 h;
   h.Add(std::string(kCacheMagic));
   h.Add(int64_t{kCacheVersion});
-  for (const char* name : {kTrainImages, kTrainLabels, kTestImages, kTestLabels}) {
-    h.AddFile(JoinPath(spec.dir, name));
-  }
-  h.Add(spec.train_limit);
-  h.Add(spec.val_size);
-  h.Add(spec.test_limit);
+  for (const std::string& file : spec.SourceFiles()) h.AddFile(file);
+  h.Add(CacheKeySpec(spec));
   h.Add(kPixelMean);
   h.Add(kPixelStd);
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h.h));
-  return JoinPath(spec.cache_dir, std::string("fashion-mnist-") + hex + ".sift");
+  return hex;
+}
+
+std::string DatasetCachePath(const DataSpec& spec) {
+  if (spec.cache_dir.empty()) return "";
+  return JoinPath(spec.cache_dir,
+                  (spec.is_idx() ? "fashion-mnist-" : "data-") + DataContentKey(spec) + ".sift");
 }
 
 namespace {
@@ -176,13 +286,7 @@ namespace {
 std::shared_ptr<Datasets> ReadCache(const std::string& cache) {
   if (cache.empty() || !std::filesystem::exists(cache)) return nullptr;
   try {
-    const std::string payload = ReadFramedFile(cache, kCacheMagic, kCacheVersion);
-    size_t at = 0;
-    auto d = std::make_shared<Datasets>();
-    d->train = GetSplit(cache, payload, &at);
-    d->val = GetSplit(cache, payload, &at);
-    d->test = GetSplit(cache, payload, &at);
-    if (at != payload.size()) throw FramedFileError(cache + ": trailing bytes in cache");
+    auto d = FromCachePayload(cache, ReadFramedFile(cache, kCacheMagic, kCacheVersion));
     d->from_cache = true;
     spdlog::debug("data: loaded {} from cache", cache);
     return d;
@@ -227,11 +331,9 @@ std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec) {
   if (auto d = ReadCache(cache)) return d;
   auto d = Decode(spec);
   if (!cache.empty()) {
-    std::string payload;
-    for (const Split* s : {&d->train, &d->val, &d->test}) PutSplit(*s, &payload);
     try {
       std::filesystem::create_directories(spec.cache_dir);
-      WriteFramedFile(cache, kCacheMagic, kCacheVersion, payload);
+      WriteFramedFile(cache, kCacheMagic, kCacheVersion, CachePayload(*d));
     } catch (const std::exception& e) {
       spdlog::warn("data: could not write cache {}: {}", cache, e.what());
     }
@@ -240,21 +342,8 @@ std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec) {
 }
 
 std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int64_t epoch) {
-  // splitmix64 seeded from (seed, epoch), then Fisher-Yates: portable, unlike std::shuffle.
-  uint64_t state = seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(epoch) + 1;
-  auto next = [&state] {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) order[i] = i;
-  for (int64_t i = n - 1; i > 0; --i) {
-    const auto j = static_cast<int64_t>(next() % static_cast<uint64_t>(i + 1));
-    std::swap(order[i], order[j]);
-  }
-  return order;
+  return sift::data::SplitMixPermutation(
+      n, seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(epoch) + 1);
 }
 
 BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> order, int64_t batch_size,
@@ -285,16 +374,17 @@ Batch BatchLoader::Assemble(int64_t index) const {
   image_shape[0] = count;
   const auto options = torch::TensorOptions().pinned_memory(pin_memory_);
   Batch b{torch::empty(image_shape, options.dtype(torch::kFloat32)),
-          torch::empty({count}, options.dtype(torch::kInt64))};
+          torch::empty({count}, options.dtype(split_.labels.scalar_type()))};
   const int64_t sample_floats = split_.images.numel() / std::max<int64_t>(split_.size(), 1);
   const float* src = split_.images.data_ptr<float>();
-  const int64_t* src_labels = split_.labels.data_ptr<int64_t>();
+  const auto* src_labels = static_cast<const char*>(split_.labels.data_ptr());
   float* dst = b.images.data_ptr<float>();
-  int64_t* dst_labels = b.labels.data_ptr<int64_t>();
+  auto* dst_labels = static_cast<char*>(b.labels.data_ptr());
+  const size_t label_bytes = split_.labels.element_size();  // int64 classes or float targets
   for (int64_t i = 0; i < count; ++i) {
     const int64_t s = order_[start + i];
     std::memcpy(dst + i * sample_floats, src + s * sample_floats, sample_floats * sizeof(float));
-    dst_labels[i] = src_labels[s];
+    std::memcpy(dst_labels + i * label_bytes, src_labels + s * label_bytes, label_bytes);
   }
   return b;
 }

@@ -1,4 +1,5 @@
-// Fashion-MNIST (or any IDX image set) as tensors: decoded once, normalised, split, cached.
+// A study's data as tensors: IDX image sets (Fashion-MNIST) and csv/npy/npz files (read by
+// common/data), decoded once, split, cached by content.
 #pragma once
 
 #include <torch/torch.h>
@@ -13,25 +14,29 @@
 #include <thread>
 #include <vector>
 
+#include "common/data/data_spec.h"
+
 namespace sift::worker {
 
-struct DataSpec {
-  std::string dir = "/usr/share/datasets/fashion-mnist";  // holds the four *-idx*-ubyte.gz files
-  int64_t train_limit = 0;   // use only the first N training samples (0: all); for tests and demos
-  int64_t val_size = 10000;  // held out from the end of the training file, never trained on
-  int64_t test_limit = 0;    // evaluate the test set on its first N samples (0: all)
-  std::string cache_dir;     // preprocessed tensors under a content hash; "" disables the cache
+// The study's data spec (the idx `dir` form by default) plus where this worker caches it.
+struct DataSpec : sift::data::DataSpec {
+  std::string cache_dir;  // preprocessed tensors under a content hash; "" disables the cache
 };
 
 struct Split {
-  torch::Tensor images;  // float32 [N, 1, 28, 28], normalised
-  torch::Tensor labels;  // int64 [N]
+  torch::Tensor images;  // float32 [N, ...sample]: images [N, C, H, W] or feature rows [N, F]
+  torch::Tensor labels;  // int64 [N] class indices, or float32 [N] regression targets
   int64_t size() const { return labels.size(0); }
 };
 
 struct Datasets {
   Split train, val, test;
+  std::string task = "classification";       // or regression
+  std::vector<int64_t> sample{1, 28, 28};     // one sample's shape ([H, W] arrays gain C = 1)
+  int64_t outputs = 10;                       // classes, or 1 for regression
+  std::vector<std::string> class_names;       // classification: index order ("" for idx)
   bool from_cache = false;  // read from spec.cache_dir rather than decoded from the files
+  bool regression() const { return task == "regression"; }
 };
 
 // Loads, validates and splits; throws std::runtime_error naming the file and the problem.
@@ -42,17 +47,21 @@ inline constexpr double kPixelMean = 0.2860;
 inline constexpr double kPixelStd = 0.3530;
 
 // The cache file LoadDatasets uses for `spec` ("" when spec.cache_dir is empty). Its name is a
-// hash of the source files' bytes (wherever they live), the spec and the cache format version:
-// a copy of the data set elsewhere shares the entry, an edited file gets a new one.
+// hash of the source files' bytes (wherever they live), the preprocessing the spec asks for
+// (everything but the paths) and the cache format version: a copy of the data elsewhere, or
+// another study on the same file, shares the entry; an edited file gets a new one.
 std::string DatasetCachePath(const DataSpec& spec);
+// That name's hash alone (16 hex digits), whether or not there is a cache directory: equal keys
+// mean the same bytes prepared the same way.
+std::string DataContentKey(const DataSpec& spec);
 
 // The order of an epoch's samples: a permutation of [0, n) that depends only on (seed, epoch),
 // so a resumed trial visits the same samples without storing RNG state.
 std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int64_t epoch);
 
 struct Batch {
-  torch::Tensor images;  // [B, 1, 28, 28] contiguous (pinned when the loader pins)
-  torch::Tensor labels;  // [B]
+  torch::Tensor images;  // [B, ...sample] contiguous (pinned when the loader pins)
+  torch::Tensor labels;  // [B], the split's label type
 };
 
 // Assembles batches (gathered in `order`, batch_size samples each, the last one possibly shorter)

@@ -1,8 +1,8 @@
 #include "worker/trainer/idx_reader.h"
 
-#include <zlib.h>
-
 #include <stdexcept>
+
+#include "common/data/file_bytes.h"
 
 namespace sift::worker {
 namespace {
@@ -55,32 +55,7 @@ IdxArray ParseIdx(const std::string& name, const std::string& bytes) {
 }
 
 IdxArray ReadIdxFile(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) Fail(path, "cannot open");
-  gzbuffer(f, 1 << 17);
-  std::string bytes;
-  char buf[1 << 16];
-  for (;;) {
-    const int n = gzread(f, buf, sizeof(buf));
-    if (n < 0) {
-      int errnum = 0;
-      std::string msg = gzerror(f, &errnum);
-      gzclose(f);
-      Fail(path, "corrupt gzip stream (" + msg + ")");
-    }
-    if (n == 0) break;
-    bytes.append(buf, static_cast<size_t>(n));
-  }
-  int errnum = 0;
-  const char* msg = gzerror(f, &errnum);
-  // A gzip stream cut short reads to its end and then reports Z_BUF_ERROR.
-  if (errnum != Z_OK && errnum != Z_STREAM_END) {
-    std::string m = msg;
-    gzclose(f);
-    Fail(path, "truncated or corrupt gzip stream (" + m + ")");
-  }
-  gzclose(f);
-  return ParseIdx(path, bytes);
+  return ParseIdx(path, data::ReadFileBytes(path));
 }
 
 }  // namespace sift::worker

@@ -1,6 +1,7 @@
 #include "worker/trainer/models.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "worker/trainer/norm_pool_relu.h"
 
@@ -8,7 +9,6 @@
 namespace sift::worker {
 namespace {
 
-constexpr int64_t kImageSize = 28;
 constexpr int64_t kMinMlpWidth = 32;
 constexpr int64_t kMinPoolSize = 4;
 
@@ -20,7 +20,7 @@ torch::Tensor Net::Dropout(const torch::Tensor& x, double p) {
   return x * mask * (1.0 / (1.0 - p));
 }
 
-Mlp::Mlp(const HParams& hp, int64_t input_features) : dropout_(hp.dropout) {
+Mlp::Mlp(const HParams& hp, int64_t input_features, int64_t outputs) : dropout_(hp.dropout) {
   int64_t in = input_features;
   const int64_t floor = std::min(hp.hidden, kMinMlpWidth);
   for (int64_t i = 0; i < hp.depth; ++i) {
@@ -29,7 +29,7 @@ Mlp::Mlp(const HParams& hp, int64_t input_features) : dropout_(hp.dropout) {
                                       torch::nn::Linear(/*in_features=*/in, /*out_features=*/out)));
     in = out;
   }
-  head_ = register_module("head", torch::nn::Linear(in, kNumClasses));
+  head_ = register_module("head", torch::nn::Linear(in, outputs));
   bf16_weights_.resize(layers_.size() + 1);
 }
 
@@ -54,7 +54,7 @@ torch::Tensor Mlp::forward(torch::Tensor x) {
   return head_->forward(x);
 }
 
-Cnn::Cnn(const HParams& hp, int64_t in_channels)
+Cnn::Cnn(const HParams& hp, int64_t in_channels, int64_t outputs)
     : dropout_(hp.dropout), kernel_size_(hp.kernel_size) {
   int64_t in = in_channels;
   for (int64_t i = 0; i < hp.depth; ++i) {
@@ -67,7 +67,7 @@ Cnn::Cnn(const HParams& hp, int64_t in_channels)
     norms_.push_back(register_module("bn" + n, torch::nn::BatchNorm2d(out)));
     in = out;
   }
-  head_ = register_module("head", torch::nn::Linear(in, kNumClasses));
+  head_ = register_module("head", torch::nn::Linear(in, outputs));
   UseChannelsLast();
 }
 
@@ -114,12 +114,24 @@ int64_t Cnn::ForwardMacs(int64_t size) const {
     macs += size * size * o.out_channels() * o.in_channels() * kernel_size_ * kernel_size_;
     if (size >= kMinPoolSize) size /= 2;
   }
-  return macs + head_->options.in_features() * kNumClasses;
+  return macs + head_->options.in_features() * head_->options.out_features();
 }
 
-std::shared_ptr<Net> MakeModel(const HParams& hp) {
-  if (hp.model == "mlp") return std::make_shared<Mlp>(hp, kImageSize * kImageSize);
-  if (hp.model == "cnn") return std::make_shared<Cnn>(hp, /*in_channels=*/1);
+std::shared_ptr<Net> MakeModel(const HParams& hp, const ModelShape& shape) {
+  int64_t features = 1;
+  std::string dims;
+  for (int64_t d : shape.sample) {
+    features *= d;
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  }
+  if (hp.model == "mlp") return std::make_shared<Mlp>(hp, features, shape.outputs);
+  if (hp.model == "cnn") {
+    if (shape.sample.size() != 3) {
+      throw std::invalid_argument("model: cnn needs image samples [channels, height, width], got [" +
+                                  dims + "]; use mlp for rows of features");
+    }
+    return std::make_shared<Cnn>(hp, /*in_channels=*/shape.sample[0], shape.outputs);
+  }
   throw std::invalid_argument("model: unknown '" + hp.model + "'");
 }
 

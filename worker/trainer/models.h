@@ -1,10 +1,12 @@
-// The models a trial can train: an MLP and a small CNN, both for 28x28 single-channel images.
+// The models a trial can train: an MLP (any sample shape, flattened) and a small CNN (images
+// [C, H, W]); their input and output sizes come from the data.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "worker/hparams/hparams.h"
 #include "worker/trainer/fused_linear.h"
@@ -13,7 +15,14 @@ namespace sift::worker {
 
 inline constexpr int64_t kNumClasses = 10;
 
-// Common base: forward(images [B, 1, H, W]) -> logits [B, 10]. Dropout draws from the generator
+// What the data asks of a model: one sample's shape and the outputs (classes, or 1 for
+// regression). The default is Fashion-MNIST's.
+struct ModelShape {
+  std::vector<int64_t> sample{1, 28, 28};
+  int64_t outputs = kNumClasses;
+};
+
+// Common base: forward(samples [B, ...]) -> logits or predictions [B, outputs]. Dropout draws from the generator
 // set with set_generator(), not the global one, so a trainer's randomness is its own and can be
 // checkpointed.
 class Net : public torch::nn::Module {
@@ -32,7 +41,7 @@ class Net : public torch::nn::Module {
 // dropout after each; a linear head. hidden=512, depth=2 is 784-512-256-10.
 class Mlp : public Net {
  public:
-  Mlp(const HParams& hp, int64_t input_features);
+  Mlp(const HParams& hp, int64_t input_features, int64_t outputs = kNumClasses);
   torch::Tensor forward(torch::Tensor x) override;
 
  private:
@@ -48,7 +57,7 @@ class Mlp : public Net {
 // pooling, dropout and a linear head. The convolution weights are channels-last (NHWC) tensors.
 class Cnn : public Net {
  public:
-  Cnn(const HParams& hp, int64_t in_channels);
+  Cnn(const HParams& hp, int64_t in_channels, int64_t outputs = kNumClasses);
   torch::Tensor forward(torch::Tensor x) override;
   // Multiply-accumulates of one forward pass on an image of `size` x `size` (for FLOP figures).
   int64_t ForwardMacs(int64_t size) const;
@@ -65,7 +74,8 @@ class Cnn : public Net {
   int64_t kernel_size_;
 };
 
-// Builds the model hp.model names, initialised from the global torch generator.
-std::shared_ptr<Net> MakeModel(const HParams& hp);
+// Builds the model hp.model names for data of `shape`, initialised from the global torch
+// generator. Throws std::invalid_argument when the model cannot take the data (a CNN on rows).
+std::shared_ptr<Net> MakeModel(const HParams& hp, const ModelShape& shape = {});
 
 }  // namespace sift::worker

@@ -179,7 +179,7 @@ struct Trainer::Impl {
   void Build() {
     loss_sum = torch::zeros({}, torch::dtype(torch::kFloat64).device(device));
     torch::manual_seed(options.seed);
-    model = MakeModel(options.hp);
+    model = MakeModel(options.hp, ModelShape{data->sample, data->outputs});
     model->to(device);
     generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
     if (device.is_cpu()) model->set_generator(generator);
@@ -208,7 +208,7 @@ struct Trainer::Impl {
       }
       // Mean over the micro-batch, weighted by its share of the batch: the gradients sum to
       // those of the whole batch's mean loss.
-      auto loss = torch::cross_entropy_loss(logits.to(torch::kFloat32), y) *
+      auto loss = Loss(logits.to(torch::kFloat32), y, at::Reduction::Mean) *
                   (static_cast<double>(count) / static_cast<double>(n));
       scaler.Scale(loss).backward();
       loss_sum.add_(loss.detach().to(torch::kFloat64) * static_cast<double>(n));
@@ -220,29 +220,52 @@ struct Trainer::Impl {
     return stepped;
   }
 
-  // Mean loss and accuracy over `split`, in eval mode.
-  std::pair<double, double> Evaluate(const Split& split) {
-    if (split.size() == 0) return {0.0, 0.0};
+  // The training loss: cross-entropy over the classes, or the squared error of a regression
+  // model's single output.
+  torch::Tensor Loss(const torch::Tensor& out, const torch::Tensor& y, int64_t reduction) const {
+    if (data->regression()) return torch::mse_loss(out.squeeze(1), y, reduction);
+    return torch::cross_entropy_loss(out, y, /*weight=*/{}, reduction);
+  }
+
+  // Mean loss and the task's scores over `split`, in eval mode.
+  EvalMetrics Evaluate(const Split& split) {
+    EvalMetrics e;
+    if (split.size() == 0) return e;
     torch::NoGradGuard no_grad;
     model->eval();
-    double loss = 0.0;
+    double loss = 0.0, abs_error = 0.0, sum_y = 0.0, sum_y2 = 0.0;
     int64_t correct = 0;
     const int64_t batch = std::max<int64_t>(1, options.eval_batch);
     for (int64_t start = 0; start < split.size(); start += batch) {
       const int64_t count = std::min(batch, split.size() - start);
       auto x = split.images.narrow(0, start, count).to(device);
       auto y = split.labels.narrow(0, start, count).to(device);
-      torch::Tensor logits;
+      torch::Tensor out;
       {
         AutocastRegion autocast(precision, device);
-        logits = model->forward(x).to(torch::kFloat32);
+        out = model->forward(x).to(torch::kFloat32);
       }
-      loss +=
-          torch::cross_entropy_loss(logits, y, /*weight=*/{}, at::Reduction::Sum).item<double>();
-      correct += logits.argmax(/*dim=*/1).eq(y).sum().item<int64_t>();
+      loss += Loss(out, y, at::Reduction::Sum).item<double>();
+      if (data->regression()) {
+        abs_error += (out.squeeze(1) - y).abs().sum().item<double>();
+        const auto y64 = y.to(torch::kFloat64);
+        sum_y += y64.sum().item<double>();
+        sum_y2 += y64.square().sum().item<double>();
+      } else {
+        correct += out.argmax(/*dim=*/1).eq(y).sum().item<int64_t>();
+      }
     }
     model->train();
-    return {loss / split.size(), static_cast<double>(correct) / split.size()};
+    const auto n = static_cast<double>(split.size());
+    e.loss = loss / n;
+    e.accuracy = static_cast<double>(correct) / n;
+    if (data->regression()) {
+      e.rmse = std::sqrt(e.loss);
+      e.mae = abs_error / n;
+      const double total = sum_y2 - sum_y * sum_y / n;  // n x the targets' variance
+      e.r2 = total > 0 ? 1.0 - loss / total : 0.0;
+    }
+    return e;
   }
 };
 
@@ -316,7 +339,13 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   s.skipped = 0;
   s.train_seconds = 0.0;
   s.wait_seconds = 0.0;
-  std::tie(m.val_loss, m.val_accuracy) = s.Evaluate(s.data->val);
+  const EvalMetrics val = s.Evaluate(s.data->val);
+  m.val_loss = val.loss;
+  m.val_accuracy = val.accuracy;
+  m.regression = s.data->regression();
+  m.val_rmse = val.rmse;
+  m.val_mae = val.mae;
+  m.val_r2 = val.r2;
   m.epoch = s.epoch;
   m.seconds = Seconds(epoch_start);
   return m;
@@ -324,7 +353,15 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
 
 int64_t Trainer::epoch() const { return impl_->epoch; }
 
-double Trainer::TestAccuracy() { return impl_->Evaluate(impl_->data->test).second; }
+double Trainer::TestAccuracy() { return impl_->Evaluate(impl_->data->test).accuracy; }
+
+std::map<std::string, double> Trainer::TestMetrics() {
+  const EvalMetrics e = impl_->Evaluate(impl_->data->test);
+  if (impl_->data->regression()) {
+    return {{"test_rmse", e.rmse}, {"test_mae", e.mae}, {"test_r2", e.r2}};
+  }
+  return {{"test_accuracy", e.accuracy}};
+}
 
 std::string Trainer::device() const { return impl_->device.is_cuda() ? "cuda" : "cpu"; }
 std::string Trainer::precision() const { return PrecisionName(impl_->precision); }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -27,12 +28,22 @@ struct TrainerOptions {
   int64_t eval_batch = kDefaultEvalBatch;  // samples per evaluation forward pass
 };
 
+// Scores over one split: the mean loss, and accuracy (classification) or rmse, mae and the
+// coefficient of determination r2 (regression).
+struct EvalMetrics {
+  double loss = 0.0, accuracy = 0.0, rmse = 0.0, mae = 0.0, r2 = 0.0;
+};
+
 struct EpochMetrics {
   int64_t epoch = 0;      // epochs completed, 1-based
   bool completed = true;  // false: interrupted by a stop request mid-epoch
   double train_loss = 0.0;
   double val_loss = 0.0;
-  double val_accuracy = 0.0;
+  double val_accuracy = 0.0;  // classification
+  bool regression = false;    // regression: val_loss is the mean squared error, and these
+  double val_rmse = 0.0;
+  double val_mae = 0.0;
+  double val_r2 = 0.0;
   double seconds = 0.0;  // wall time of the epoch (train + eval)
   double samples_per_second = 0.0;
   double data_wait_fraction = 0.0;  // share of train time spent waiting for batches
@@ -59,6 +70,9 @@ class Trainer {
 
   int64_t epoch() const;  // epochs completed
   double TestAccuracy();
+  // The test split's scores under their report names: test_accuracy, or test_rmse, test_mae
+  // and test_r2 for regression.
+  std::map<std::string, double> TestMetrics();
 
   // Writes atomically (temp file, fsync, rename) with a checksum; throws on I/O failure.
   void SaveCheckpoint(const std::string& path);

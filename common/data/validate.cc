@@ -1,0 +1,37 @@
+#include "common/data/validate.h"
+
+#include <stdexcept>
+
+#include "common/data/dataset.h"
+#include "common/data/file_bytes.h"
+
+namespace sift::data {
+
+std::vector<std::string> ValidateData(const DataSpec& spec, DataSummary* summary) {
+  std::vector<std::string> errors = CheckDataSpec(spec);
+  if (!errors.empty()) return errors;
+  if (spec.is_idx()) {
+    for (const std::string& path : spec.SourceFiles()) {
+      if (!IsReadableFile(path)) errors.push_back("data.dir: " + path + ": no such readable file");
+    }
+    if (errors.empty() && summary != nullptr) *summary = {"classification", "idx images in " + spec.dir};
+    return errors;
+  }
+  try {
+    const Dataset d = LoadDataset(spec);
+    if (summary != nullptr) {
+      summary->task = d.task;
+      std::string& text = summary->text;
+      text = spec.ResolvedFormat() + ", " + d.task + ": ";
+      if (d.task == "classification") text += std::to_string(d.class_names.size()) + " classes, ";
+      text += std::to_string(d.feature_size()) + " features; " + std::to_string(d.train.size) +
+                  " train, " + std::to_string(d.val.size) + " val, " + std::to_string(d.test.size) +
+                  " test rows";
+    }
+  } catch (const std::exception& e) {
+    errors.push_back(std::string("data: ") + e.what());
+  }
+  return errors;
+}
+
+}  // namespace sift::data

@@ -1,0 +1,145 @@
+// The config's `data:` section: the idx folder form, csv/npy/npz files, splits, encoding, and
+// the checks `sift validate` makes on the files themselves.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/data/validate.h"
+#include "coordinator/config.h"
+#include "tests/common/data_files.h"
+
+namespace sift::coordinator {
+namespace {
+
+using sift::data::testing::TempDir;
+using sift::data::testing::WriteFile;
+
+std::vector<std::string> Parse(const std::string& data, StudyConfig* out,
+                               const std::string& objective = "") {
+  const std::string text = "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n" +
+                           objective + "data: " + data + "\n";
+  return ParseStudyConfig(text, "study.yaml", out);
+}
+
+TEST(DataConfig, TheIdxFolderFormIsUnchanged) {
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{dir: /data/fmnist, train_limit: 4096, val_size: 1000}", &c).empty());
+  EXPECT_TRUE(c.data.is_idx());
+  EXPECT_EQ(c.data.dir, "/data/fmnist");
+  EXPECT_EQ(c.data.train_limit, 4096);
+  EXPECT_EQ(c.data.val_size, 1000);
+}
+
+TEST(DataConfig, ReadsACsvWithSplitAndEncoding) {
+  StudyConfig c;
+  const auto errors = Parse(
+      "{file: data/x.csv.gz, label: target, features: [a, b], missing: mean, standardize: true, "
+      "split: {val: 0.2, test: 0.1, seed: 9}, task: classification}",
+      &c);
+  ASSERT_TRUE(errors.empty()) << errors[0];
+  EXPECT_EQ(c.data.ResolvedFormat(), "csv");
+  EXPECT_EQ(c.data.file.path, "data/x.csv.gz");
+  EXPECT_EQ(c.data.label, "target");
+  EXPECT_EQ(c.data.features, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(c.data.missing, "mean");
+  EXPECT_TRUE(c.data.standardize);
+  EXPECT_EQ(c.data.split.val, 0.2);
+  EXPECT_EQ(c.data.split.test, 0.1);
+  EXPECT_EQ(c.data.split.seed, 9u);
+}
+
+TEST(DataConfig, ReadsNpyPairsAndNpzArrayNames) {
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{train: {x: tx.npy, y: ty.npy}, val: {x: vx.npy, y: vy.npy}}", &c).empty());
+  EXPECT_EQ(c.data.ResolvedFormat(), "npy");
+  EXPECT_EQ(c.data.val.labels, "vy.npy");
+  ASSERT_TRUE(Parse("{format: npz, file: d.bin, arrays: {x: images, y: labels}}", &c).empty());
+  EXPECT_EQ(c.data.x_key, "images");
+  EXPECT_EQ(c.data.y_key, "labels");
+}
+
+TEST(DataConfig, RegressionMinimisesRmseByDefault) {
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{file: d.csv, label: y, task: regression}", &c).empty());
+  EXPECT_EQ(c.objective.metric, "val_rmse");
+  EXPECT_FALSE(c.objective.maximize);
+  ASSERT_TRUE(Parse("{file: d.csv, label: y, task: regression}", &c, "objective: {metric: val_r2}\n").empty());
+  EXPECT_TRUE(c.objective.maximize);
+  EXPECT_EQ(Parse("{file: d.csv, label: y, task: regression}", &c,
+                  "objective: {metric: val_accuracy}\n"),
+            (std::vector<std::string>{
+                "objective.metric: val_accuracy is for classification; data.task is regression "
+                "(use val_rmse, val_mae or val_r2) (line 4)"}));
+}
+
+TEST(DataConfig, ProblemsWithTheSpecAreNamed) {
+  StudyConfig c;
+  EXPECT_EQ(Parse("{file: d.csv}", &c),
+            (std::vector<std::string>{
+                "data.label: missing; name the target column of the CSV (line 4)"}));
+  EXPECT_EQ(Parse("{file: d.csv, train: t.csv, label: y}", &c),
+            (std::vector<std::string>{"data.file: give either one file (split by data.split) or "
+                                      "train/val/test files, not both (line 4)"}));
+  EXPECT_EQ(Parse("{file: d.xls, label: y}", &c),
+            (std::vector<std::string>{"data.file: cannot tell the format of 'd.xls' from its "
+                                      "extension; set data.format: csv | npy | npz (line 4)"}));
+  EXPECT_EQ(Parse("{file: d.csv, label: y, split: {val: 0}, missing: drop}", &c),
+            (std::vector<std::string>{
+                "data.missing: must be one of error, mean, got 'drop' (line 4)"}));
+  EXPECT_EQ(Parse("{file: d.csv, label: y, split: {val: 0}}", &c),
+            (std::vector<std::string>{"data.split.val: must be in (0, 1), got 0 (line 4)"}));
+}
+
+TEST(DataValidation, ANonexistentIdxFolderFails) {
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{dir: /nonexistent}", &c).empty());  // the config itself is fine
+  const auto errors = data::ValidateData(c.data);
+  ASSERT_EQ(errors.size(), 4u);
+  EXPECT_EQ(errors[0], "data.dir: /nonexistent/train-images-idx3-ubyte.gz: no such readable file");
+}
+
+TEST(DataValidation, ReadsTheFilesAndNamesRowAndColumn) {
+  TempDir dir;
+  WriteFile(dir / "train.csv", "a,y\n1,0\n2,1\n");
+  WriteFile(dir / "val.csv", "a,y\n1,0\n2,2\n");
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{train: " + dir / "train.csv" + ", val: " + dir / "val.csv" + ", label: y}", &c).empty());
+  EXPECT_EQ(data::ValidateData(c.data),
+            (std::vector<std::string>{"data: " + dir / "val.csv" +
+                                      ": line 3, column 'y': label '2' is not a class of the "
+                                      "training rows (classes: 0, 1)"}));
+  WriteFile(dir / "val.csv", "a,y\n1,0\n2,1\n");
+  std::string summary;
+  EXPECT_TRUE(ValidateStudyData(c, &summary).empty());
+  EXPECT_EQ(summary, "csv, classification: 2 classes, 1 features; 2 train, 2 val, 0 test rows");
+}
+
+TEST(DataValidation, TheObjectiveMustFitTheInferredTask) {
+  TempDir dir;
+  std::string text = "a,y\n";
+  for (int i = 0; i < 40; ++i) text += std::to_string(i) + "," + std::to_string(i * 0.5) + "\n";
+  WriteFile(dir / "d.csv", text);
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c).empty());
+  EXPECT_EQ(ValidateStudyData(c),
+            (std::vector<std::string>{
+                "objective.metric: val_accuracy, but the label is a regression target (many "
+                "distinct numbers); set objective: {metric: val_rmse}, or data.task: "
+                "classification"}));
+  ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c, "objective: {metric: val_rmse}\n").empty());
+  EXPECT_TRUE(ValidateStudyData(c).empty());
+}
+
+TEST(DataConfig, TheSklearnExamplesValidate) {
+  for (const char* name : {"breast_cancer", "diabetes"}) {
+    StudyConfig c;
+    const std::string path = std::string(SIFT_SOURCE_DIR) + "/examples/sklearn/" + name + ".yaml";
+    const auto errors = LoadStudyConfig(path, &c);
+    EXPECT_TRUE(errors.empty()) << path << ": " << (errors.empty() ? "" : errors[0]);
+    EXPECT_EQ(c.data.ResolvedFormat(), "csv") << path;
+  }
+}
+
+}  // namespace
+}  // namespace sift::coordinator

@@ -1,0 +1,113 @@
+// `sift validate` and `sift run` on CSV files: bad data is refused before any trial, and a
+// classification and a regression study run end to end on the trainer with the right metrics.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/integration/process.h"
+
+namespace sift::testing {
+namespace {
+
+std::string Read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Three well-separated classes named by text, with a text feature, or (regression) a target
+// linear in the features.
+void WriteCsv(const std::string& path, bool regression) {
+  std::ofstream f(path);
+  f << "x1,x2,site," << (regression ? "price" : "species") << "\n";
+  for (int i = 0; i < 240; ++i) {
+    const int c = i % 3;
+    const double x1 = c * 2.0 + 0.3 * std::sin(i * 1.7), x2 = -c + 0.3 * std::cos(i * 0.9);
+    f << x1 << "," << x2 << "," << (i % 2 ? "north" : "south") << ",";
+    if (regression) {
+      f << 4 * x1 - 3 * x2 + (i % 2 ? 1.5 : 0.0) << "\n";
+    } else {
+      f << (c == 0 ? "setosa" : c == 1 ? "versicolor" : "virginica") << "\n";
+    }
+  }
+}
+
+std::string Config(const std::string& name, const std::string& csv, const std::string& label,
+                   const std::string& objective = "val_accuracy") {
+  return "name: " + name + "\nobjective: {metric: " + objective + R"(}
+search_space:
+  lr: {type: float, low: 3.0e-3, high: 3.0e-2, scale: log}
+trainer: {model: mlp, hidden: 32, depth: 1, batch_size: 16}
+searcher: {type: sobol}
+budget: {max_trials: 2, max_epochs: 8}
+data: {file: )" + csv + ", label: " + label + R"(, standardize: true, split: {val: 0.2, test: 0.2}}
+)";
+}
+
+TEST(DataRun, ValidateRefusesBadDataNamingFileLineAndColumn) {
+  const std::string dir = TempDir("data-validate");
+  std::ofstream(dir + "/d.csv") << "a,b,y\n1,2,x\n3,,y\n5,6,x\n7,8,y\n9,1,x\n2,3,y\n4,5,x\n6,7,y\n";
+  std::ofstream(dir + "/study.yaml") << Config("bad", dir + "/d.csv", "y");
+  std::string output;
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "validate", dir + "/study.yaml"}, &output), 2);
+  EXPECT_NE(output.find("data: " + dir + "/d.csv: line 3, column 'b': missing value"),
+            std::string::npos)
+      << output;
+  std::ofstream(dir + "/idx.yaml") << "name: idx\nsearch_space:\n  lr: {type: float, low: 0.001, "
+                                      "high: 0.1}\ndata: {dir: /nonexistent}\n";
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "validate", dir + "/idx.yaml"}, &output), 2);
+  EXPECT_NE(output.find("data.dir: /nonexistent/train-images-idx3-ubyte.gz"), std::string::npos)
+      << output;
+  // `sift run` refuses it too, before starting any worker.
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "run", dir + "/study.yaml", "--out", dir + "/run"},
+                       &output),
+            2);
+  EXPECT_NE(output.find("missing value"), std::string::npos) << output;
+}
+
+TEST(DataRun, CsvClassificationAndRegressionStudiesRunEndToEnd) {
+  const std::string dir = TempDir("data-run");
+  WriteCsv(dir + "/classes.csv", /*regression=*/false);
+  WriteCsv(dir + "/prices.csv", /*regression=*/true);
+  std::ofstream(dir + "/classes.yaml") << Config("classes", dir + "/classes.csv", "species");
+  std::ofstream(dir + "/prices.yaml") << Config("prices", dir + "/prices.csv", "price", "val_rmse");
+
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "validate", dir + "/classes.yaml"}, &output), 0) << output;
+  EXPECT_NE(output.find("csv, classification: 3 classes, 4 features; 144 train, 48 val, 48 test"),
+            std::string::npos)
+      << output;
+  for (const std::string name : {"classes", "prices"}) {
+    const std::string out = dir + "/" + name + "-run";
+    ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", dir + "/" + name + ".yaml", "--out", out,
+                          "--workers", "1"},
+                         &output, /*timeout_s=*/300),
+              0)
+        << output;
+    const auto j = nlohmann::json::parse(Read(out + "/results.json"));
+    EXPECT_EQ(j["study"]["state"], "COMPLETED");
+    ASSERT_EQ(j["trials"].size(), 2u);
+    for (const auto& t : j["trials"]) {
+      EXPECT_EQ(t["state"], "COMPLETED") << t.dump();
+      const auto& last = t["curve"].back()["metrics"];
+      if (name == "classes") {
+        EXPECT_EQ(j["study"]["objective"], "val_accuracy");
+        EXPECT_GT(last["val_accuracy"].get<double>(), 0.9) << last.dump();  // separable classes
+      } else {
+        EXPECT_EQ(j["study"]["objective"], "val_rmse");  // minimised: the direction's default
+        EXPECT_EQ(j["study"]["maximize"], false);
+        EXPECT_FALSE(last.contains("val_accuracy")) << last.dump();
+        EXPECT_GT(last["val_r2"].get<double>(), 0.5) << last.dump();
+        EXPECT_NEAR(last["val_rmse"].get<double>() * last["val_rmse"].get<double>(),
+                    last["val_loss"].get<double>(), 1e-3 * (1 + last["val_loss"].get<double>()));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sift::testing
