@@ -25,11 +25,16 @@ submit() {  # N submissions, 8 at a time
   seq "$N" | xargs -P 8 -I{} sh -c "'$SIFT' submit '$1' --coordinator $ADDR >/dev/null 2>&1 || true"
 }
 
+# Refused calls twice, before and after the studies: the first batch also pays for warm-up
+# (gRPC threads, allocator arenas, SQLite's page cache); a leak would grow the second as much.
 start=$(rss)
 submit "$DIR/bad.yaml"
 after_bad=$(rss)
 submit "$DIR/ok.yaml"
 after_ok=$(rss)
-echo "coordinator RSS: start ${start} KB; after $N refused CreateStudy ${after_bad} KB" \
-  "($(((after_bad - start) * 1024 / N)) B/call); after $N studies ${after_ok} KB" \
-  "($(((after_ok - after_bad) * 1024 / N)) B/study)"
+submit "$DIR/bad.yaml"
+after_bad2=$(rss)
+per() { echo "$((($2 - $1) * 1024 / N)) B"; }
+echo "coordinator RSS (KB): start $start; +$N refused CreateStudy $after_bad ($(per "$start" \
+  "$after_bad")/call); +$N studies $after_ok ($(per "$after_bad" "$after_ok")/study);" \
+  "+$N refused again $after_bad2 ($(per "$after_ok" "$after_bad2")/call)"

@@ -77,6 +77,10 @@ TEST(PriceCatalog, RejectsBadDocumentsAndReportsEveryProblem) {
   const std::string syntax = catalog.Parse("{\"as_of\": \n");
   EXPECT_EQ(syntax.rfind("syntax error: ", 0), 0u) << syntax;
   EXPECT_NE(syntax.find("line 2"), std::string::npos) << syntax;
+  // Found by fuzz/price_catalog_fuzz: a number too large for a double threw out of Parse.
+  const std::string huge = catalog.Parse(R"({"as_of": 1e999})");
+  EXPECT_EQ(huge.rfind("syntax error: ", 0), 0u) << huge;
+  EXPECT_NE(huge.find("1e999"), std::string::npos) << huge;
 }
 
 TEST(PriceCatalog, AFailedParseKeepsThePreviousCatalog) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
+
 #include "coordinator/client.h"
 #include "tests/integration/process.h"
 
