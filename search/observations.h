@@ -18,7 +18,8 @@ struct Observation {
 };
 
 // COMPLETED, STOPPED and PAUSED trials with at least one value, in trial order, each with its last
-// value, and DIVERGED trials with the worst score among those (they count as the worst result). Stopped and paused trials stand for what they reached: an early-stopped trial's last value
+// value, and DIVERGED trials with the worst score among those (they count as the worst result).
+// Stopped and paused trials stand for what they reached: an early-stopped trial's last value
 // is the best evidence we have of it, and leaving them out would hide exactly the bad regions.
 std::vector<Observation> CollectObservations(const StudyView& study);
 

@@ -23,9 +23,9 @@ TEST(ServicesTest, AnExceptionInAHandlerAnswersInternalWithItsMessage) {
     Coordinator c(OpenSqliteStore(db.string()), {});
     int64_t id = 0;
     std::vector<std::string> errors;
-    ASSERT_TRUE(c.CreateStudy("name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n",
-                              "t.yaml", &id, &errors)
-                    .ok());
+    const std::string config =
+        "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n";
+    ASSERT_TRUE(c.CreateStudy(config, "t.yaml", &id, &errors).ok());
     WorkerRecord in, w;
     in.market = "on-demand";
     in.price_per_hour = 1;
