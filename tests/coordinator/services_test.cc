@@ -36,7 +36,7 @@ TEST(ServicesTest, AnExceptionInAHandlerAnswersInternalWithItsMessage) {
     search::Decision d;
     ASSERT_TRUE(c.ReportProgress(w.id, a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d).ok());
 
-    Server server(&c, "127.0.0.1:0", "");
+    Server server(&c, "127.0.0.1:0");
     // Something no sift wrote: the next read of the study's reports throws.
     SQLite::Database(db.string(), SQLite::OPEN_READWRITE)
         .exec("UPDATE reports SET metrics = '{\"val_loss\":[1]}'");
