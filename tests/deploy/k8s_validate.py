@@ -171,6 +171,16 @@ def check_policy(objects, variant):
     need(not cred_secret or not any(secret_name(v) == cred_secret for v in wpod.get("volumes", [])),
          f"worker: does not mount the coordinator's credentials Secret {cred_secret}")
 
+    # A non-root container reads a Secret's files only if they are its group's (fsGroup; the
+    # kubelet then adds group read) or everyone's (defaultMode): 0400 alone is root's.
+    for pod, c in ((cpod, cc), (wpod, wc)):
+        sc = pod.get("securityContext", {})
+        if sc.get("runAsUser", 0) == 0 or "fsGroup" in sc:
+            continue
+        for v in pod.get("volumes", []):
+            mode = v.get("secret", {}).get("defaultMode", 0o644)
+            need("secret" not in v or mode & 0o004, f"{c['name']}: Secret volume {v['name']} (mode {mode:o}) is readable by uid {sc['runAsUser']} (set fsGroup)")
+
     # TLS (optional; the -tls variants require it): every certificate and key is a mounted file,
     # keys from Secrets, and workers check the coordinator's certificate when it serves one.
     for pod, c in ((cpod, cc), (wpod, wc)):
