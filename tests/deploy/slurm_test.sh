@@ -213,10 +213,10 @@ for _ in $(seq 1 480); do
 done
 [[ -n "$kill_task" ]] || fail "three spot workers never held a trial past its first epoch (interrupted: ${term[*]})"
 # Workers are training now: no process's command line holds a token.
+# (grep takes the token from its file: on its own command line it would find itself.)
 for role in worker user viewer; do
-  tok=$(cat "$D/$role.token")
   for c in /proc/[0-9]*/cmdline; do
-    if { tr '\0' ' ' <"$c"; } 2>/dev/null | grep -qF "$tok"; then
+    if { tr '\0' ' ' <"$c"; } 2>/dev/null | grep -qFf "$D/$role.token"; then
       fail "the $role token is on the command line of pid $(basename "$(dirname "$c")"): $(tr '\0' ' ' <"$c")"
     fi
   done
