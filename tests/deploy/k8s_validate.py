@@ -4,10 +4,11 @@
 Schema: every field of every object is checked against the Kubernetes API models that Debian's
 python3-kubernetes generates from the API's OpenAPI spec (unknown fields, wrong types, missing
 required fields), as the API server's strict decoding would. Policy: what Sift's deployment
-promises (spot placement, a grace period that covers the worker's checkpoint, the token from a
-Secret file and never on a command line, resource requests, a GPU per GPU worker).
+promises (spot placement, a grace period that covers the worker's checkpoint, the coordinator's
+per-role credentials and the workers' worker token from Secret files and never on a command line,
+TLS files mounted, resource requests, a GPU per GPU worker).
 
-  k8s_validate.py RENDERED.yaml {cpu|gpu}      exit 0 valid, 1 with every problem listed
+  k8s_validate.py RENDERED.yaml {cpu|gpu|cpu-tls}      exit 0 valid, 1 with every problem listed
 """
 import re
 import sys
@@ -126,7 +127,7 @@ def check_policy(objects, variant):
     requests = wc.get("resources", {}).get("requests", {})
     need("cpu" in requests and "memory" in requests, "workers request CPU and memory")
     gpus = int(requests.get("nvidia.com/gpu", 0))
-    if variant == "gpu":
+    if variant.startswith("gpu"):
         need(gpus >= 1 and wc["resources"].get("limits", {}).get("nvidia.com/gpu") == requests["nvidia.com/gpu"],
              "GPU workers request and limit nvidia.com/gpu")
         need(arg_after(args, "--device") == "cuda" or {"name": "SIFT_DEVICE", "value": "cuda"} in wc.get("env", []),
@@ -134,16 +135,67 @@ def check_policy(objects, variant):
     else:
         need(gpus == 0, "CPU workers ask for no GPU")
 
-    # Credentials: from a Secret mounted as a file, never a literal and never on a command line.
-    for pod, c in ((cpod, cc), (wpod, wc)):
+    # Credentials (docs/security.md): the coordinator reads one token per role from a file of a
+    # mounted Secret (--credentials-file); a worker reads only a worker token from a Secret file
+    # (SIFT_TOKEN_FILE, which sift-entrypoint exports as SIFT_TOKEN, or --token-file), not the
+    # coordinator's credentials. No token value on a command line or as a literal in the manifest.
+    def mounted_from(pod, c, path, kinds):
+        vols = {v["name"]: v for v in pod.get("volumes", []) if any(k in v for k in kinds)}
+        for m in c.get("volumeMounts", []):
+            if m["name"] in vols and path.startswith(m["mountPath"].rstrip("/") + "/"):
+                return vols[m["name"]]
+        return None
+
+    def secret_name(vol):
+        return (vol or {}).get("secret", {}).get("secretName")
+
+    for c in (cc, wc):
         words = c.get("command", []) + c.get("args", [])
-        need(not any("token" in w.lower() and w.startswith("-") for w in words), f"{c['name']}: no token flag on argv")
-        env = {e["name"]: e for e in c.get("env", [])}
-        need("SIFT_TOKEN" not in env, f"{c['name']}: no SIFT_TOKEN literal in the manifest")
-        path = env.get("SIFT_TOKEN_FILE", {}).get("value", "")
-        secret_vols = {v["name"] for v in pod.get("volumes", []) if "secret" in v}
-        need(any(m["name"] in secret_vols and path.startswith(m["mountPath"] + "/") for m in c.get("volumeMounts", [])),
-             f"{c['name']}: SIFT_TOKEN_FILE {path!r} is a file of a mounted Secret")
+        need(not any(w == "--token" or w.startswith("--token=") for w in words),
+             f"{c['name']}: no --token on argv (its value would show in ps)")
+        for e in c.get("env", []):
+            if e["name"] in ("SIFT_TOKEN", "SIFT_WORKER_TOKEN", "SIFT_USER_TOKEN", "SIFT_VIEWER_TOKEN"):
+                need("value" not in e, f"{c['name']}: no {e['name']} literal in the manifest")
+    cenv = {e["name"]: e for e in cc.get("env", [])}
+    need("SIFT_TOKEN" not in cenv and "SIFT_TOKEN_FILE" not in cenv,
+         "coordinator: no SIFT_TOKEN/SIFT_TOKEN_FILE (it takes --credentials-file; SIFT_TOKEN alone stops it)")
+    cred = arg_after(cc.get("args", []), "--credentials-file") or ""
+    cred_secret = secret_name(mounted_from(cpod, cc, cred, ["secret"]))
+    need(cred_secret, f"coordinator: --credentials-file {cred!r} is a file of a mounted Secret")
+    wenv = {e["name"]: e for e in wc.get("env", [])}
+    token = arg_after(args, "--token-file") or wenv.get("SIFT_TOKEN_FILE", {}).get("value", "")
+    token_secret = secret_name(mounted_from(wpod, wc, token, ["secret"]))
+    need(token_secret, f"worker: its token file {token!r} (--token-file or SIFT_TOKEN_FILE) is a file of a mounted Secret")
+    need(not token_secret or token_secret != cred_secret,
+         f"worker: its token comes from a Secret of its own, not the coordinator's credentials ({cred_secret})")
+    need(not cred_secret or not any(secret_name(v) == cred_secret for v in wpod.get("volumes", [])),
+         f"worker: does not mount the coordinator's credentials Secret {cred_secret}")
+
+    # A non-root container reads a Secret's files only if they are its group's (fsGroup; the
+    # kubelet then adds group read) or everyone's (defaultMode): 0400 alone is root's.
+    for pod, c in ((cpod, cc), (wpod, wc)):
+        sc = pod.get("securityContext", {})
+        if sc.get("runAsUser", 0) == 0 or "fsGroup" in sc:
+            continue
+        for v in pod.get("volumes", []):
+            mode = v.get("secret", {}).get("defaultMode", 0o644)
+            need("secret" not in v or mode & 0o004, f"{c['name']}: Secret volume {v['name']} (mode {mode:o}) is readable by uid {sc['runAsUser']} (set fsGroup)")
+
+    # TLS (optional; the -tls variants require it): every certificate and key is a mounted file,
+    # keys from Secrets, and workers check the coordinator's certificate when it serves one.
+    for pod, c in ((cpod, cc), (wpod, wc)):
+        for flag in ("--tls-cert", "--tls-key", "--tls-ca", "--tls-client-ca"):
+            f = arg_after(c.get("args", []), flag)
+            if f is None:
+                continue
+            kinds = ["secret"] if flag == "--tls-key" else ["secret", "configMap"]
+            need(mounted_from(pod, c, f, kinds), f"{c['name']}: {flag} {f!r} is a file of a mounted {' or '.join(kinds)}")
+    ctls = arg_after(cc.get("args", []), "--tls-cert") is not None
+    need(ctls == (arg_after(cc.get("args", []), "--tls-key") is not None), "coordinator: --tls-cert and --tls-key together")
+    need(ctls == (arg_after(args, "--tls-ca") is not None),
+         "workers pass --tls-ca exactly when the coordinator serves TLS")
+    if variant.endswith("-tls"):
+        need(ctls, "the coordinator serves TLS")
 
 
 def main():

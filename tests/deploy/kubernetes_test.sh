@@ -14,7 +14,7 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 status=0
-for overlay in cpu gpu; do
+for overlay in cpu gpu cpu-tls; do
   if ! kubectl kustomize "$SRC/deploy/kubernetes/overlays/$overlay" >"$out/$overlay.yaml" 2>"$out/err"; then
     echo "FAIL: kubectl kustomize overlays/$overlay: $(cat "$out/err")"
     status=1

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A real single-node Slurm (Debian's slurmctld, slurmd and munge on 127.0.0.1, configured in a temp
 # dir) runs a study's workers through deploy/slurm/sift-slurm.sh against a real `sift coordinator`.
+# The coordinator has one token per role (--credentials-file): the study is submitted with the user
+# token, the workers read the worker token on the node, and neither token is ever on a command line.
 # Two array tasks get a preemption notice (SIGTERM), one is killed without notice (SIGKILL); the
 # study must still complete with every trial terminal, the interrupted trials resumed from their
 # checkpoints, every worker billed at its partition's price and the dollars adding up.
@@ -136,8 +138,16 @@ budget: {max_trials: 5, max_epochs: 3}
 seed: 5
 data: {train_limit: 12000, val_size: 1000, test_limit: 500}
 EOF
+# One token per role, as docs/security.md makes them; only the coordinator reads the credentials.
+(
+  umask 077
+  for role in worker user viewer; do
+    python3 -c 'import secrets; print(secrets.token_hex(32))' >"$D/$role.token"
+    echo "$role $(cat "$D/$role.token")"
+  done >"$D/credentials"
+)
 "$SIFT" coordinator --listen 127.0.0.1:0 --db "$D/sift.db" --lease-timeout 4 --shutdown-when-idle \
-  >"$D/coordinator.log" 2>&1 &
+  --credentials-file "$D/credentials" >"$D/coordinator.log" 2>&1 &
 pids+=($!)
 port=""
 for _ in $(seq 1 100); do
@@ -147,15 +157,34 @@ for _ in $(seq 1 100); do
 done
 [[ -n "$port" ]] || fail "sift coordinator did not start"
 
-# Four spot workers and one on the normal partition, through the documented script.
+grep -q "tokens: one per role" "$D/coordinator.log" || fail "the coordinator did not load one token per role"
+
+# Four spot workers and one on the normal partition, through the documented script: the study
+# with the user token, the workers with the worker token. The submitter's SIFT_TOKEN is the user
+# token too, which must not reach the workers (they would be refused).
 export SIFT=$SIFT SIFT_WORKER=$WORKER
-submit=(--coordinator "127.0.0.1:$port" --workers)
-spot_job=$("$SRC/deploy/slurm/sift-slurm.sh" --config "$D/study.yaml" "${submit[@]}" 4 \
+SIFT_TOKEN=$(cat "$D/user.token")
+export SIFT_TOKEN
+submit=(--coordinator "127.0.0.1:$port" --worker-token-file "$D/worker.token" --workers)
+spot_job=$("$SRC/deploy/slurm/sift-slurm.sh" --config "$D/study.yaml" --token-file "$D/user.token" "${submit[@]}" 4 \
   --partition spot -- --cpus-per-task=1 --mem=1G --output="$D/worker-%A_%a.log") || fail "sift-slurm.sh (spot) failed"
 normal_job=$("$SRC/deploy/slurm/sift-slurm.sh" "${submit[@]}" 1 --partition normal \
   -- --cpus-per-task=1 --mem=1G --output="$D/worker-%A_%a.log") || fail "sift-slurm.sh (normal) failed"
 [[ "$spot_job" =~ ^[0-9]+$ && "$normal_job" =~ ^[0-9]+$ ]] || fail "sift-slurm.sh printed '$spot_job' / '$normal_job', not job ids"
 echo "sbatch: spot array $spot_job (4 tasks), normal array $normal_job (1 task)"
+unset SIFT_TOKEN
+
+# Roles are enforced: a worker token cannot create a study, no token gets nothing, the viewer
+# reads.
+if "$SIFT" submit "$D/study.yaml" --coordinator "127.0.0.1:$port" --token-file "$D/worker.token" >"$D/denied.txt" 2>&1; then
+  fail "sift submit with the worker token created a study"
+fi
+grep -q "worker token may not call" "$D/denied.txt" || fail "sift submit with the worker token: not refused for its role: $(cat "$D/denied.txt")"
+if "$SIFT" status --coordinator "127.0.0.1:$port" >"$D/denied.txt" 2>&1; then
+  fail "sift status without a token was answered"
+fi
+"$SIFT" status --coordinator "127.0.0.1:$port" --token-file "$D/viewer.token" >"$D/status.txt" 2>&1 ||
+  fail "sift status with the viewer token: $(cat "$D/status.txt")"
 
 # --- Interruptions: each of three spot workers, once its trial has reported an epoch -----------
 # (so it has a checkpoint): the first two get a preemption notice as Slurm gives one, SIGTERM to
@@ -183,6 +212,15 @@ for _ in $(seq 1 480); do
   sleep 0.25
 done
 [[ -n "$kill_task" ]] || fail "three spot workers never held a trial past its first epoch (interrupted: ${term[*]})"
+# Workers are training now: no process's command line holds a token.
+# (grep takes the token from its file: on its own command line it would find itself.)
+for role in worker user viewer; do
+  for c in /proc/[0-9]*/cmdline; do
+    if { tr '\0' ' ' <"$c"; } 2>/dev/null | grep -qFf "$D/$role.token"; then
+      fail "the $role token is on the command line of pid $(basename "$(dirname "$c")"): $(tr '\0' ' ' <"$c")"
+    fi
+  done
+done
 echo "interrupted: SIGTERM to tasks ${term[*]}, SIGKILL to task $kill_task of array $spot_job"
 
 # --- The study ends, and so do the workers (--shutdown-when-idle + --exit-when-idle) ----------
