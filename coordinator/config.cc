@@ -13,6 +13,7 @@
 
 #include "common/data/data_spec.h"
 #include "common/data/validate.h"
+#include "common/data_files.h"
 #include "coordinator/config_yaml.h"
 #include "search/factory.h"
 #include "worker/hparams/hparams.h"
@@ -647,6 +648,10 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
 }
 
 std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary) {
+  // A missing data set is one line naming the folder, not one per file it should hold.
+  if (!config.data.dir.empty()) {
+    if (std::string p = common::CheckDataDir(config.data.dir); !p.empty()) return {p};
+  }
   data::DataSummary data;
   std::vector<std::string> errors = data::ValidateData(config.data, &data);
   if (!errors.empty()) return errors;

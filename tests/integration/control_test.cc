@@ -52,7 +52,7 @@ TEST(Control, StatusPauseBudgetResumeAndCancelReachASiftRunThroughItsDirectory) 
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_TRUE(Contains(r, "study 1 'controlled': RUNNING")) << r.output;
   // Without the run's token the coordinator refuses.
-  std::ofstream(dir + "/wrong.token") << "not-the-token\n";
+  std::ofstream(dir + "/wrong.token") << "not-the-token-of-this-run\n";
   chmod((dir + "/wrong.token").c_str(), 0600);
   r = Sift({"pause", "--run", out, "--token-file", dir + "/wrong.token"});
   EXPECT_EQ(r.code, 1) << r.output;
