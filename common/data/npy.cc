@@ -16,7 +16,14 @@ namespace {
   throw std::runtime_error(name + ": " + problem);
 }
 
-uint64_t LittleEndian(const std::string& b, size_t at, int bytes) {
+// Bounds-checked: offsets come from the file, and a corrupt one must not read past its end
+// (found by npy_fuzz).
+uint64_t LittleEndian(const std::string& name, const std::string& b, size_t at, int bytes) {
+  if (at > b.size() || b.size() - at < static_cast<size_t>(bytes)) {
+    Fail(name, "corrupt: a " + std::to_string(bytes) + "-byte field at offset " +
+                   std::to_string(at) + " lies past the end (" + std::to_string(b.size()) +
+                   " bytes)");
+  }
   uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(b[at + i]);
   return v;
@@ -54,6 +61,9 @@ std::vector<int64_t> ParseShape(const std::string& name, const std::string& tupl
     if (c >= '0' && c <= '9') {
       digits += c;
     } else if (c == ',' || c == ')') {
+      // No real array has a dimension of more than 12 digits; longer is corrupt (and would
+      // overflow stoll: found by npy_fuzz).
+      if (digits.size() > 12) Fail(name, "dimension " + digits + " too large in npy header");
       if (!digits.empty()) shape.push_back(std::stoll(digits));
       digits.clear();
     } else if (c != ' ' && c != 'L') {
@@ -148,7 +158,7 @@ NpyArray ParseNpy(const std::string& name, const std::string& bytes) {
   const int major = static_cast<uint8_t>(bytes[6]);
   if (major < 1 || major > 3) Fail(name, "unsupported .npy version " + std::to_string(major));
   const int len_bytes = major == 1 ? 2 : 4;
-  const size_t header_len = LittleEndian(bytes, 8, len_bytes);
+  const size_t header_len = LittleEndian(name, bytes, 8, len_bytes);
   const size_t data_at = 8 + static_cast<size_t>(len_bytes) + header_len;
   if (data_at > bytes.size()) Fail(name, "truncated .npy header");
   const std::string header = bytes.substr(8 + static_cast<size_t>(len_bytes), header_len);
@@ -160,7 +170,12 @@ NpyArray ParseNpy(const std::string& name, const std::string& bytes) {
   }
   a.shape = ParseShape(name, HeaderValue(name, header, "shape"));
   const int size = ElementSize(name, a.descr);
-  const uint64_t want = static_cast<uint64_t>(a.count()) * static_cast<uint64_t>(size);
+  uint64_t want = static_cast<uint64_t>(size);
+  for (int64_t d : a.shape) {
+    if (__builtin_mul_overflow(want, static_cast<uint64_t>(d), &want)) {
+      Fail(name, "shape " + HeaderValue(name, header, "shape") + " is too large");
+    }
+  }
   const uint64_t have = bytes.size() - data_at;
   if (have != want) {
     Fail(name, (have < want ? "truncated: " : "trailing bytes: ") + std::string("shape needs ") +
@@ -178,45 +193,45 @@ std::map<std::string, std::string> ReadZipMembers(const std::string& name,
   size_t eocd = std::string::npos;
   const size_t lowest = bytes.size() > 65557 ? bytes.size() - 65557 : 0;
   for (size_t at = bytes.size() - 22 + 1; at-- > lowest;) {
-    if (LittleEndian(bytes, at, 4) == kEocd) {
+    if (LittleEndian(name, bytes, at, 4) == kEocd) {
       eocd = at;
       break;
     }
   }
   if (eocd == std::string::npos) Fail(name, "not a zip archive (no end of central directory)");
-  const uint64_t entries = LittleEndian(bytes, eocd + 10, 2);
-  size_t at = LittleEndian(bytes, eocd + 16, 4);
+  const uint64_t entries = LittleEndian(name, bytes, eocd + 10, 2);
+  size_t at = LittleEndian(name, bytes, eocd + 16, 4);
   std::map<std::string, std::string> out;
   for (uint64_t e = 0; e < entries; ++e) {
-    if (at + 46 > bytes.size() || LittleEndian(bytes, at, 4) != kCentral) {
+    if (at + 46 > bytes.size() || LittleEndian(name, bytes, at, 4) != kCentral) {
       Fail(name, "corrupt zip central directory");
     }
-    const int method = static_cast<int>(LittleEndian(bytes, at + 10, 2));
-    const uint64_t crc = LittleEndian(bytes, at + 16, 4);
-    uint64_t packed = LittleEndian(bytes, at + 20, 4), size = LittleEndian(bytes, at + 24, 4);
-    const size_t name_len = LittleEndian(bytes, at + 28, 2), extra_len = LittleEndian(bytes, at + 30, 2),
-                 comment_len = LittleEndian(bytes, at + 32, 2);
-    uint64_t local = LittleEndian(bytes, at + 42, 4);
+    const int method = static_cast<int>(LittleEndian(name, bytes, at + 10, 2));
+    const uint64_t crc = LittleEndian(name, bytes, at + 16, 4);
+    uint64_t packed = LittleEndian(name, bytes, at + 20, 4), size = LittleEndian(name, bytes, at + 24, 4);
+    const size_t name_len = LittleEndian(name, bytes, at + 28, 2), extra_len = LittleEndian(name, bytes, at + 30, 2),
+                 comment_len = LittleEndian(name, bytes, at + 32, 2);
+    uint64_t local = LittleEndian(name, bytes, at + 42, 4);
     if (at + 46 + name_len + extra_len > bytes.size()) Fail(name, "corrupt zip central directory");
     const std::string member = bytes.substr(at + 46, name_len);
     // Zip64 (NumPy writes it): the 0xFFFFFFFF fields come, in order, from extra field 0x0001.
     for (size_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
-      const uint64_t id = LittleEndian(bytes, x, 2), len = LittleEndian(bytes, x + 2, 2);
+      const uint64_t id = LittleEndian(name, bytes, x, 2), len = LittleEndian(name, bytes, x + 2, 2);
       if (id == 1) {
         size_t f = x + 4;
-        if (size == 0xFFFFFFFFu) { size = LittleEndian(bytes, f, 8); f += 8; }
-        if (packed == 0xFFFFFFFFu) { packed = LittleEndian(bytes, f, 8); f += 8; }
-        if (local == 0xFFFFFFFFu) local = LittleEndian(bytes, f, 8);
+        if (size == 0xFFFFFFFFu) { size = LittleEndian(name, bytes, f, 8); f += 8; }
+        if (packed == 0xFFFFFFFFu) { packed = LittleEndian(name, bytes, f, 8); f += 8; }
+        if (local == 0xFFFFFFFFu) local = LittleEndian(name, bytes, f, 8);
       }
       x += 4 + len;
     }
     at += 46 + name_len + extra_len + comment_len;
-    if (local + 30 > bytes.size() || LittleEndian(bytes, local, 4) != kLocal) {
+    if (local + 30 > bytes.size() || LittleEndian(name, bytes, local, 4) != kLocal) {
       Fail(name, "corrupt zip local header for " + member);
     }
     const size_t data_at =
-        local + 30 + LittleEndian(bytes, local + 26, 2) + LittleEndian(bytes, local + 28, 2);
-    if (data_at + packed > bytes.size()) Fail(name, member + " is truncated");
+        local + 30 + LittleEndian(name, bytes, local + 26, 2) + LittleEndian(name, bytes, local + 28, 2);
+    if (packed > bytes.size() || data_at > bytes.size() - packed) Fail(name, member + " is truncated");
     const std::string raw = bytes.substr(data_at, packed);
     if (method != 0 && method != 8) {
       Fail(name, member + " uses zip compression method " + std::to_string(method) +

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "common/data/file_bytes.h"
 #include "tests/common/data_files.h"
 
 namespace sift::data {
@@ -81,6 +82,37 @@ TEST(NpyTest, RejectsACorruptZip) {
   EXPECT_THROW(ReadZipMembers("d.npz", "not a zip at all, no directory"), std::runtime_error);
   zip[60] ^= 0x55;  // inside the deflated data
   EXPECT_THROW(ReadZipMembers("d.npz", zip), std::runtime_error);
+}
+
+// Found by npy_fuzz: a dimension past int64 threw out of stoll; huge dimensions overflowed.
+TEST(NpyTest, AShapeTooLargeIsANamedError) {
+  for (const std::string shape : {"(99999999999999999999,)", "(4000000000, 4000000000, 8)"}) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    header += std::string(63 - (10 + header.size()) % 64, ' ') + "\n";
+    std::string npy = std::string("\x93NUMPY\x01\x00", 8);
+    npy += static_cast<char>(header.size() & 0xff);
+    npy += static_cast<char>(header.size() >> 8);
+    npy += header + std::string(16, '\0');
+    try {
+      ParseNpy("big.npy", npy);
+      ADD_FAILURE() << shape << ": no error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("too large"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Found by npy_fuzz: a member claiming gigabytes from a few bytes was allocated before inflating.
+TEST(NpyTest, ADeflatedSizeNoDeflateCanReachIsRefusedBeforeAllocating) {
+  const std::string empty_stream("\x03\x00", 2);  // a valid, empty deflate stream
+  try {
+    InflateRaw("d.npz:x.npy", empty_stream, 3'892'576'393ULL);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("claims 3892576393 bytes from 2 compressed"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
