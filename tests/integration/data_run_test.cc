@@ -12,13 +12,6 @@
 namespace sift::testing {
 namespace {
 
-std::string Read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // Three well-separated classes named by text, with a text feature, or (regression) a target
 // linear in the features.
 void WriteCsv(const std::string& path, bool regression) {

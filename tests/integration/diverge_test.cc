@@ -31,13 +31,6 @@ budget: {max_trials: 2, max_epochs: 2}
 data: {dir: /usr/share/datasets/fashion-mnist, train_limit: 1024, val_size: 256, test_limit: 100}
 )";
 
-std::string Read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;

@@ -14,13 +14,6 @@
 namespace sift::testing {
 namespace {
 
-std::string Read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   const std::string out = TempDir("run") + "/quick";
   std::string output;

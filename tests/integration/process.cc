@@ -120,6 +120,13 @@ std::string SourceDir() {
   return s ? s : SIFT_SOURCE_DIR_DEFAULT;
 }
 
+std::string Read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
 std::string TempDir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("sift-it-" + std::to_string(getpid())) / name;

@@ -48,4 +48,7 @@ std::string BinDir();
 std::string SourceDir();
 std::string TempDir(const std::string& name);
 
+// The whole file (empty when it cannot be read).
+std::string Read(const std::string& path);
+
 }  // namespace sift::testing
