@@ -649,7 +649,7 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
 
 std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary) {
   // A missing data set is one line naming the folder, not one per file it should hold.
-  if (!config.data.dir.empty()) {
+  if (config.data.is_idx()) {
     if (std::string p = common::CheckDataDir(config.data.dir); !p.empty()) return {p};
   }
   data::DataSummary data;

@@ -16,6 +16,7 @@
 #include <csignal>
 
 #include "common/checkpoint_names.h"
+#include "common/data/data_spec.h"
 #include "common/data_files.h"
 #include "coordinator/proto_convert.h"
 #include "search/rng.h"
@@ -315,7 +316,10 @@ struct WorkerClient::Impl {
     topts.device = options.device;
     topts.num_threads = options.threads;
     // Before anything is trained or charged to the trial: is its data on this machine?
-    if (std::string p = common::CheckDataDir(a.data().dir()); !p.empty()) {
+    // Only the IDX form reads `dir`; a CSV/NPY/NPZ study names its files (the loader checks them).
+    const bool idx = a.data().spec_json().empty() ||
+                     sift::data::DataSpecFromJson(a.data().spec_json()).is_idx();
+    if (std::string p = idx ? common::CheckDataDir(a.data().dir()) : ""; !p.empty()) {
       return Fail(a, p, /*cannot_run=*/true);
     }
     try {

@@ -115,6 +115,18 @@ TEST(DataValidation, ReadsTheFilesAndNamesRowAndColumn) {
   EXPECT_EQ(summary, "csv, classification: 2 classes, 1 features; 2 train, 2 val, 0 test rows");
 }
 
+// A CSV study never reads the IDX folder (whose default is Fashion-MNIST's): a machine without
+// it must still validate and run CSV studies.
+TEST(DataValidation, ACsvStudyDoesNotNeedTheIdxFolder) {
+  TempDir dir;
+  WriteFile(dir / "train.csv", "a,y\n1,0\n2,1\n");
+  WriteFile(dir / "val.csv", "a,y\n1,0\n2,1\n");
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{train: " + dir / "train.csv" + ", val: " + dir / "val.csv" + ", label: y}", &c).empty());
+  c.data.dir = dir / "no-fashion-mnist-here";
+  EXPECT_TRUE(ValidateStudyData(c).empty());
+}
+
 TEST(DataValidation, TheObjectiveMustFitTheInferredTask) {
   TempDir dir;
   std::string text = "a,y\n";
