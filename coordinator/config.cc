@@ -16,6 +16,7 @@
 #include "common/data_files.h"
 #include "coordinator/config_yaml.h"
 #include "search/factory.h"
+#include "search/space.h"
 #include "worker/hparams/hparams.h"
 
 namespace sift::coordinator {
@@ -415,7 +416,8 @@ void CheckSpaceAgainstTrainer(const search::SearchSpace& space, const std::set<s
     }
     bool bounds_ok = true;
     for (const auto& [field, bound] : {std::pair{"low", p.low}, std::pair{"high", p.high}}) {
-      if (!std::isfinite(bound) || (p.type == ParamType::kInt && bound != std::floor(bound))) {
+      if (!std::isfinite(bound) || (p.type == ParamType::kInt && (bound != std::floor(bound) ||
+                                                                   !search::IntBoundInRange(bound)))) {
         bounds_ok = false;  // SearchSpace::Validate reported it
         continue;
       }

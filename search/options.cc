@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "search/space.h"
+
 namespace sift::search {
 
 int64_t OptionReader::Int(const std::string& key, int64_t def, int64_t min, int64_t max) {
@@ -11,7 +13,8 @@ int64_t OptionReader::Int(const std::string& key, int64_t def, int64_t min, int6
   int64_t v;
   if (const auto* i = std::get_if<int64_t>(&it->second)) {
     v = *i;
-  } else if (const auto* d = std::get_if<double>(&it->second); d && *d == std::floor(*d)) {
+  } else if (const auto* d = std::get_if<double>(&it->second); d && *d == std::floor(*d) &&
+             IntBoundInRange(*d)) {
     v = static_cast<int64_t>(*d);
   } else {
     AddError(key, "must be an integer");

@@ -74,6 +74,9 @@ std::vector<std::string> SearchSpace::Validate() const {
           (p.low != std::floor(p.low) || p.high != std::floor(p.high))) {
         errors.push_back(n + ": int bounds must be whole numbers");
       }
+      if (p.type == ParamType::kInt && !(IntBoundInRange(p.low) && IntBoundInRange(p.high))) {
+        errors.push_back(n + ": int bounds must be within +/-2^53 (9007199254740992)");
+      }
     } else {
       if (p.choices.empty()) errors.push_back(n + ".choices: must list at least one value");
       for (const auto& [value, times] : Duplicates(p.choices)) {

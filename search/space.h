@@ -20,6 +20,11 @@ struct Condition {
   std::vector<ParamValue> values;
 };
 
+// Integer bounds past 2^53 are not exact as doubles (the bounds' storage type), and samples
+// outside int64 would be undefined to convert, so int parameters stay within this magnitude.
+inline constexpr double kMaxIntBound = 9007199254740992.0;  // 2^53
+inline bool IntBoundInRange(double v) { return v >= -kMaxIntBound && v <= kMaxIntBound; }
+
 struct ParamSpec {
   std::string name;
   ParamType type = ParamType::kFloat;

@@ -418,6 +418,13 @@ TEST(StudyConfigErrors, SearchBoundsOutsideTheTrainersRange) {
             "(line 3)");
 }
 
+// Found by config_fuzz: a huge int bound was converted to int64 (undefined behaviour) before
+// anything said it was out of range.
+TEST(StudyConfigErrors, IntBoundsBeyondTwoToThe53AreNamedNotConverted) {
+  EXPECT_EQ(OnlyError(WithSpace("  depth: {type: int, low: 1, high: 1e300}\n")),
+            "search_space.depth: int bounds must be within +/-2^53 (9007199254740992) (line 3)");
+}
+
 TEST(StudyConfigErrors, ANameBothFixedAndSearched) {
   EXPECT_EQ(OnlyError(WithSpace(kLr, "trainer: {lr: 0.01}\n")),
             "search_space.lr: also fixed under trainer; set it in one place (line 3)");

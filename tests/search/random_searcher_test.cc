@@ -51,6 +51,10 @@ TEST(Factory, UnknownTypesAndOptionsAreNamed) {
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].rfind("patience: must be in [1,", 0), 0u);
   EXPECT_EQ(errors[1], "bogus: unknown option");
+
+  errors.clear();  // a huge whole-number double is not converted to int64 (undefined behaviour)
+  EXPECT_EQ(MakeScheduler("plateau", {{"patience", 1e300}}, {}, &errors), nullptr);
+  EXPECT_EQ(errors, std::vector<std::string>{"patience: must be an integer"});
 }
 
 }  // namespace

@@ -51,6 +51,15 @@ TEST(SearchSpace, RejectsInvertedBoundsDuplicatesAndBadConditions) {
   EXPECT_TRUE(has("empty.choices: must list at least one value"));
 }
 
+TEST(SearchSpace, IntBoundsMustBeExactDoubles) {
+  ParamSpec p = Float("n", -1e19, 4);
+  p.type = ParamType::kInt;
+  EXPECT_EQ(SearchSpace({p}).Validate(),
+            std::vector<std::string>{"n: int bounds must be within +/-2^53 (9007199254740992)"});
+  p.low = -kMaxIntBound;
+  EXPECT_TRUE(SearchSpace({p}).Validate().empty());
+}
+
 // One error per repeated value, whatever the number of copies (pairwise checking printed one
 // per pair: 190 lines for 20 copies, and ran out of memory at 8,000).
 TEST(SearchSpace, ReportsEachRepeatedChoiceOnceWithItsCount) {
