@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Persisted reports per second through the real coordinator: a load generator of simulated
+# workers (loadgen.cc, the real proto over gRPC on loopback, no think time) against
+# `sift coordinator` on a fresh SQLite database, for several searcher/scheduler/worker/trial
+# settings; then every acknowledged report is counted in the database. Optuna's RDB storage on
+# SQLite is measured in the same run as the reference users would pick instead.
+#
+# Usage: bench/coordinator/throughput.sh [quick|full]   (BUILD_DIR defaults to build-bench)
+#   quick: random/fifo at 1, 16 and 64 workers on 2,000 trials, tpe/asha at 16 on 2,000
+#   full:  the issue's table (adds 10,000-trial rows)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+build="${BUILD_DIR:-$root/build-bench}"
+mode="${1:-quick}"
+bash "$root/scripts/install-deps.sh" --bench >/dev/null
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$root")}
+fi
+if [[ ! -f "$build/build.ninja" ]]; then
+  # The coordinator as shipped (Release, -O2), without LibTorch: it never trains.
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSIFT_WITH_TORCH=OFF -DSIFT_BUILD_TESTS=OFF \
+    -DSIFT_BUILD_BENCH=ON "${launcher[@]}" >/dev/null
+fi
+ninja -C "$build" -j2 sift coordinator_loadgen >/dev/null
+sift="$build/bin/sift"
+loadgen="$build/bench/coordinator/coordinator_loadgen"
+epochs=10
+tmp="$(mktemp -d)"
+coordinator=""
+trap '[[ -n "$coordinator" ]] && kill "$coordinator" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# One row: a fresh coordinator and database, a study, the load, then the row count.
+row() {
+  local searcher=$1 scheduler=$2 workers=$3 trials=$4
+  local dir="$tmp/$searcher-$scheduler-$workers-$trials"
+  mkdir -p "$dir/data"
+  cat >"$dir/study.yaml" <<YAML
+name: load-$searcher-$scheduler
+objective: {metric: val_accuracy, direction: maximize}
+search_space:
+  lr: {type: float, low: 1.0e-4, high: 1.0e-1, scale: log}
+  hidden: {type: int, low: 32, high: 512, scale: log}
+  dropout: {type: float, low: 0.0, high: 0.5}
+  optimizer: {type: categorical, choices: [sgd, adam]}
+searcher: {type: $searcher}
+scheduler: {type: $scheduler}
+budget: {max_trials: $trials, max_epochs: $epochs, max_dollars: 0, max_hours: 0}
+parallelism: 0
+seed: 1
+data: {dir: $dir/data}
+worker: {instance_type: local-cpu, market: on-demand, price_per_hour: 0, threads: 0}
+YAML
+  local port=$((20000 + RANDOM % 20000))
+  "$sift" coordinator --listen "127.0.0.1:$port" --db "$dir/sift.db" --lease-timeout 120 \
+    >"$dir/coordinator.log" 2>&1 &
+  coordinator=$!
+  until grep -q "listening on" "$dir/coordinator.log"; do sleep 0.05; done
+  "$sift" submit --coordinator "127.0.0.1:$port" "$dir/study.yaml" >/dev/null
+  "$loadgen" --coordinator "127.0.0.1:$port" --coordinator-pid "$coordinator" \
+    --workers "$workers" --trials "$trials" --label "$searcher / $scheduler" \
+    >"$dir/row.txt" 2>"$dir/loadgen.log" || { cat "$dir/loadgen.log" >&2; exit 1; }
+  kill "$coordinator"; wait "$coordinator" 2>/dev/null || true
+  coordinator=""
+  local acked stored
+  acked=$(awk -F'|' '{gsub(/ /, "", $9); print $9}' "$dir/row.txt")
+  stored=$(/usr/bin/python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from reports').fetchone()[0])" "$dir/sift.db")
+  local check="all stored"
+  [[ "$stored" -ge "$acked" ]] || check="LOST $((acked - stored))"
+  sed "s/| $acked |\$/| $acked acked, $check |/" "$dir/row.txt"
+}
+
+cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "# $(date -u +%F) $(nproc) cores ($cpu), $epochs reports per trial, commit $(git -C "$root" rev-parse --short HEAD)"
+echo "| searcher / scheduler | workers | trials | reports/s | coordinator CPU per report | p50 latency | p99 latency | reports |"
+echo "|---|---|---|---|---|---|---|---|"
+row random fifo 1 2000
+row random fifo 16 2000
+row random fifo 64 2000
+if [[ "$mode" == full ]]; then
+  row random fifo 16 10000
+  row tpe fifo 16 10000
+  row random asha 16 10000
+  row tpe asha 16 10000
+  row tpe asha 64 10000
+else
+  row tpe asha 16 2000
+fi
+for w in 1 16; do
+  /usr/bin/python3 "$here/optuna_storage.py" "$tmp/optuna-$w.db" "$w" 400 "$epochs"
+done
