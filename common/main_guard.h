@@ -5,6 +5,7 @@
 // stays committed: SQLite transactions are atomic, so the database stays readable.
 #pragma once
 
+#include <spdlog/cfg/env.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -50,6 +51,8 @@ inline std::string& GuardedProgram() {
 inline int GuardedMain(const std::string& program, const std::function<int()>& body) {
   GuardedProgram() = program;
   std::set_terminate(OnTerminate);
+  // SPDLOG_LEVEL=warn quiets the per-report lines of a busy coordinator (or =debug for more).
+  spdlog::cfg::load_env_levels();
   try {
     return body();
   } catch (...) {

@@ -663,6 +663,17 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
   const CheckpointKeep keep = keep_name == "all"    ? CheckpointKeep::kAll
                               : keep_name == "best" ? CheckpointKeep::kBest
                                                     : CheckpointKeep::kLatest;
+  const std::string dir = StudyCheckpointDir(runner.id());
+  const std::vector<std::string> files = only.empty() ? ListCheckpointFiles(dir) : only;
+  if (files.empty()) return;
+  // Only the trials that have files matter, except that keeping the best compares them all:
+  // every completion came here and walked all trials, a cost that grew with the study.
+  std::set<int64_t> named;
+  for (const auto& name : files) {
+    const size_t end = name.find(".ckpt");  // partial writes go on past it
+    if (end == std::string::npos) continue;
+    if (auto p = common::ParseCheckpointName(name.substr(0, end + 5))) named.insert(p->trial);
+  }
   std::set<int64_t> leased;
   for (const auto& [id, lease] : leases_) {
     if (lease.study_id == runner.id()) leased.insert(lease.number);
@@ -670,15 +681,14 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
   std::map<int64_t, TrialCheckpoints> trials;
   const auto& view = runner.view();
   for (const auto& t : view.trials) {
+    if (keep != CheckpointKeep::kBest && !named.count(t.number)) continue;
     TrialCheckpoints& c = trials[t.number];
     c.newest = ResumeCheckpoint(runner.id(), t.number);
     c.settled = search::IsTerminal(t.state) && !leased.count(t.number);
     c.failed = t.state == TrialState::kFailed || t.state == TrialState::kDiverged;
     if (auto v = t.LastValue()) c.score = view.Score(*v);
   }
-  const std::string dir = StudyCheckpointDir(runner.id());
-  const auto doomed =
-      CheckpointsToDelete(only.empty() ? ListCheckpointFiles(dir) : only, trials, keep);
+  const auto doomed = CheckpointsToDelete(files, trials, keep);
   if (doomed.empty()) return;
   std::vector<std::string> problems;
   const int64_t freed = DeleteCheckpointFiles(dir, doomed, &problems);

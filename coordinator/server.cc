@@ -55,6 +55,11 @@ Server::Server(Coordinator* coordinator, const std::string& listen, ServerSecuri
   builder.RegisterService(studies_.get());
   builder.RegisterService(workers_.get());
   builder.SetMaxReceiveMessageSize(16 << 20);
+  // gRPC's sync server keeps 1-2 idle polling threads by default and starts a thread per burst
+  // beyond that, then ends it: under many workers' reports a third of the coordinator's CPU
+  // went to creating and tearing down threads (bench/coordinator/throughput.sh). Keep a pool.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 4);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 64);
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) {
     throw std::runtime_error(

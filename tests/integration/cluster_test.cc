@@ -182,7 +182,8 @@ data: {train_limit: 12288, val_size: 512, test_limit: 500}
   auto first = worker("first");
   SQLite::Database db(dir + "/sift.db", SQLite::OPEN_READONLY);
   // Wait for epoch 1's report, then give the VM notice in the middle of epoch 2.
-  for (int i = 0; i < 600 && db.execAndGet("SELECT COUNT(*) FROM reports").getInt() < 1; ++i) {
+  // Up to 2 minutes: a machine busy with builds took over 30 s for this epoch.
+  for (int i = 0; i < 2400 && db.execAndGet("SELECT COUNT(*) FROM reports").getInt() < 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_EQ(db.execAndGet("SELECT COUNT(*) FROM reports").getInt(), 1) << first->Log();
