@@ -225,7 +225,9 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
   out->total = static_cast<int64_t>(view.trials.size());
   out->finished = out->running = 0;
   out->best_trial.reset();
+  out->by_state.clear();
   for (const auto& t : view.trials) {
+    ++out->by_state[search::ToString(t.state)];
     out->finished += search::IsTerminal(t.state);
     out->running += t.state == TrialState::kRunning;
     auto v = t.LastValue();

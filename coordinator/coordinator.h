@@ -48,6 +48,7 @@ struct StudySummary {
   bool maximize = true;
   int64_t max_trials = 0;
   int64_t total = 0, finished = 0, running = 0;
+  std::map<std::string, int64_t> by_state;  // trials per state name (PENDING, RUNNING, ...)
   std::optional<int64_t> best_trial;
   double best_value = 0;
   double dollars = 0;

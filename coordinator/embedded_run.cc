@@ -22,6 +22,7 @@
 #include "coordinator/report.h"
 #include "coordinator/run_files.h"
 #include "coordinator/run_plan.h"
+#include "coordinator/live_http.h"
 #include "coordinator/server.h"
 
 namespace sift::coordinator {
@@ -199,6 +200,7 @@ int RunEmbedded(const RunOptions& o) {
   const RunEndpoint endpoint{"", NewToken()};
   std::unique_ptr<Coordinator> coordinator;
   std::unique_ptr<Server> server;
+  std::unique_ptr<LiveHttp> http;
   int64_t study_id = plan.resume_id;
   // The local workers get a token of their own (in their environment, not argv), so other users
   // of this machine cannot call the run's loopback port as a worker; DIR/coordinator.token
@@ -225,6 +227,12 @@ int RunEmbedded(const RunOptions& o) {
     security.credentials.Add(common::Role::kWorker, worker_token, "the run's worker token");
     security.credentials.Add(common::Role::kUser, endpoint.token, "the run's user token");
     server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", std::move(security));
+    if (!o.http.empty()) {
+      http = std::make_unique<LiveHttp>(o.http, coordinator.get(), server.get());
+      // As Jupyter does: the link carries the run's user token (the page needs a read token).
+      spdlog::info("live report: http://{}:{}/?token={}  (Prometheus: /metrics)",
+                   o.http.substr(0, o.http.rfind(':')), http->port(), endpoint.token);
+    }
   } catch (const std::exception& e) {
     std::cerr << "cannot start the coordinator: " << e.what() << "\n";
     return 1;

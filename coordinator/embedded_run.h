@@ -22,6 +22,7 @@ struct RunOptions {
   std::string extra_worker_args;  // appended to every worker's command line (space-separated)
   double simulate_preemption = 0;  // spot simulator: chance that a lease is reclaimed
   uint64_t preemption_seed = 1;
+  std::string http;  // "" none; else HOST:PORT for the live page and /metrics (live_http.h)
 };
 
 // The resume rule (run_plan.h) picks the study. SIGINT, SIGTERM and SIGHUP pause it: workers

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/embedded_run.h"
+#include "coordinator/live_http.h"
 #include "coordinator/report.h"
 #include "coordinator/security_flags.h"
 #include "coordinator/server.h"
@@ -76,40 +78,67 @@ int Submit(const std::string& path, const sift::common::ClientOptions& client) {
   return 0;
 }
 
-int StatusCommand(const sift::common::ClientOptions& client, int64_t study_id) {
-  const std::string& address = client.address;
-  const std::string& token = client.token;
-  auto stub = sift::v1::Studies::NewStub(sift::common::MakeChannel(client));
+// One status screen into `out`; `open` tells whether any shown study is still running or paused.
+int StatusOnce(sift::v1::Studies::Stub& stub, const sift::common::ClientOptions& client,
+               int64_t study_id, std::ostream& out, bool* open) {
   sift::v1::ListStudiesResponse studies;
-  grpc::Status s =
-      stub->ListStudies(sc::MakeContext(token).get(), sift::v1::ListStudiesRequest(), &studies);
+  grpc::Status s = stub.ListStudies(sc::MakeContext(client.token).get(),
+                                    sift::v1::ListStudiesRequest(), &studies);
   if (!s.ok()) {
-    std::cerr << "cannot reach the coordinator at " << address << ": " << s.error_message()
+    std::cerr << "cannot reach the coordinator at " << client.address << ": " << s.error_message()
               << "\n";
     return 1;
   }
+  *open = false;
   for (const auto& study : studies.studies()) {
     if (study_id > 0 && study.id() != study_id) continue;
+    *open = *open || study.state() == sift::v1::STUDY_RUNNING ||
+            study.state() == sift::v1::STUDY_PAUSED;
     sc::StudyReport report;
     report.study = sc::FromProto(study);
     sift::v1::ListTrialsRequest req;
     req.set_study_id(study.id());
     sift::v1::ListTrialsResponse trials;
-    s = stub->ListTrials(sc::MakeContext(token).get(), req, &trials);
+    s = stub.ListTrials(sc::MakeContext(client.token).get(), req, &trials);
     if (!s.ok()) {
       std::cerr << "ListTrials(" << study.id() << "): " << s.error_message() << "\n";
       return 1;
     }
     for (const auto& t : trials.trials()) report.trials.push_back(sc::FromProto(t));
-    std::cout << sc::FormatSummary(report) << sc::FormatStudyEvents(report.study)
-              << sc::FormatTable(report) << "\n";
+    out << sc::FormatSummary(report) << sc::FormatStudyEvents(report.study)
+        << sc::FormatTable(report) << "\n";
   }
   return 0;
 }
 
+// `watch_s` > 0 redraws the screen in place every so many seconds until no shown study is
+// running or paused (or Ctrl-C).
+int StatusCommand(const sift::common::ClientOptions& client, int64_t study_id, double watch_s) {
+  auto stub = sift::v1::Studies::NewStub(sift::common::MakeChannel(client));
+  while (true) {
+    std::ostringstream screen;
+    bool open = false;
+    if (int rc = StatusOnce(*stub, client, study_id, screen, &open); rc != 0) return rc;
+    if (watch_s <= 0) {
+      std::cout << screen.str();
+      return 0;
+    }
+    const std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&now));
+    // Home and clear, then the whole screen at once: no flicker of a half-drawn table.
+    std::cout << "\x1b[H\x1b[2J" << "sift status  " << client.address << "  " << stamp
+              << "  (every " << watch_s << " s; Ctrl-C to leave)\n\n"
+              << screen.str() << std::flush;
+    if (!open) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(watch_s * 1000)));
+  }
+}
+
 int ServeCommand(const std::string& listen, const std::string& db, const std::string& prices,
                  sc::SecurityFlags security, const std::string& checkpoints, bool shared,
-                 double lease_timeout, const sc::CoordinatorOptions& limits) {
+                 double lease_timeout, const sc::CoordinatorOptions& limits,
+                 const std::string& http) {
   sc::CoordinatorOptions options;
   options.max_running_studies = limits.max_running_studies;
   options.config_limits = limits.config_limits;
@@ -137,8 +166,15 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
     signal(SIGINT, OnSignal);
     signal(SIGTERM, OnSignal);
     spdlog::info("coordinator listening on port {} (database {})", server.port(), db);
-    // Machine-readable line for scripts and tests that asked for port 0.
+    // Machine-readable lines for scripts and tests that asked for port 0.
     std::cout << "listening on " << server.port() << std::endl;
+    std::unique_ptr<sc::LiveHttp> live;
+    if (!http.empty()) {
+      live = std::make_unique<sc::LiveHttp>(http, &coordinator, &server);
+      spdlog::info("live report on http://{}:{}/ and Prometheus metrics on /metrics",
+                   http.substr(0, http.rfind(':')), live->port());
+      std::cout << "http on " << live->port() << std::endl;
+    }
     while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     spdlog::info("shutting down");
     server.Shutdown();
@@ -219,6 +255,7 @@ int Main(int argc, char** argv) {
                   "spot simulator: chance in [0,1] that a lease is reclaimed")
       ->check(CLI::Range(0.0, 1.0));
   run->add_option("--preemption-seed", run_opts.preemption_seed, "seed of the spot simulator");
+  run->add_option("--http", run_opts.http, "serve the live report and /metrics on HOST:PORT");
 
   auto* submit = app.add_subcommand("submit", "send a study config to a running coordinator");
   submit->add_option("config", config)->required();
@@ -229,6 +266,11 @@ int Main(int argc, char** argv) {
   status->add_option("--study", study_id, "only this study");
   std::string status_run;
   status->add_option("--run", status_run, "the run directory of a running `sift run`");
+  double watch_s = 0;
+  status->add_option("--watch", watch_s, "redraw every SECONDS until the studies end")
+      ->expected(0, 1)
+      ->default_str("2")
+      ->check(CLI::Range(0.1, 3600.0));
   sc::AddControlCommands(app);
 
   std::string listen = "127.0.0.1:7070", checkpoints;
@@ -249,6 +291,8 @@ int Main(int argc, char** argv) {
                     "studies running at once at most (default 64)")->check(CLI::PositiveNumber);
   serve->add_option("--max-config-bytes", limits.config_limits.max_bytes,
                     "largest study config accepted (default 131072)")->check(CLI::PositiveNumber);
+  std::string http;
+  serve->add_option("--http", http, "serve the live report and /metrics on HOST:PORT");
   serve->add_flag("--shutdown-when-idle", g_shutdown_when_idle,
                   "tell workers (--exit-when-idle) to exit once every study has ended");
 
@@ -270,12 +314,12 @@ int Main(int argc, char** argv) {
   if (*submit) return Submit(config, client);
   if (*status) {
     if (int rc = sc::ResolveRunDir(status_run, &client); rc != 0) return rc;
-    return StatusCommand(client, study_id);
+    return StatusCommand(client, study_id, watch_s);
   }
   if (int rc = sc::RunControlCommand(app); rc >= 0) return rc;
   if (*serve) {
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
-                        lease_timeout, limits);
+                        lease_timeout, limits, http);
   }
   if (*report) return ReportCommand(db, study_id, out, target_opt);
   return 1;

@@ -60,6 +60,9 @@ Server::Server(Coordinator* coordinator, const std::string& listen, ServerSecuri
   // went to creating and tearing down threads (bench/coordinator/throughput.sh). Keep a pool.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 4);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 64);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> timing;
+  timing.push_back(rpc_metrics_.Factory());
+  builder.experimental().SetInterceptorCreators(std::move(timing));
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) {
     throw std::runtime_error(

@@ -9,6 +9,7 @@
 
 #include "common/credentials.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/rpc_metrics.h"
 
 namespace grpc {
 class Server;
@@ -35,11 +36,14 @@ class Server {
   ~Server();
 
   int port() const { return port_; }
+  const RpcMetrics& rpc_metrics() const { return rpc_metrics_; }
+  const Authorizer& authorizer() const { return *auth_; }
   void Shutdown();
   void Wait();
 
  private:
   Coordinator* coordinator_;
+  RpcMetrics rpc_metrics_;
   std::unique_ptr<Authorizer> auth_;
   std::unique_ptr<StudiesService> studies_;
   std::unique_ptr<WorkersService> workers_;

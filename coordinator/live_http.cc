@@ -1,0 +1,78 @@
+#include "coordinator/live_http.h"
+
+#include "coordinator/authorization.h"
+#include "coordinator/report.h"
+#include "coordinator/study_metrics.h"
+
+namespace sift::coordinator {
+namespace {
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// The same access as reading studies over gRPC (viewer, user).
+constexpr const char* kReadAccess = "/sift.v1.Studies/ListStudies";
+
+}  // namespace
+
+std::string TextReportPage(Coordinator& coordinator) {
+  std::string body;
+  for (const auto& study : coordinator.ListStudies()) {
+    StudyReport report;
+    report.study = study;
+    if (!coordinator.ListTrials(study.record.id, &report.trials).ok()) continue;
+    body += "<h2>" + Escape(study.record.name) + " (study " + std::to_string(study.record.id) +
+            ")</h2>\n<pre>" + Escape(FormatSummary(report)) + "\n" + Escape(FormatTable(report)) +
+            "</pre>\n";
+  }
+  if (body.empty()) body = "<p>No studies yet.</p>\n";
+  // Reloads itself: a live view with no script to go wrong.
+  return "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" "
+         "content=\"2\"><title>Sift</title></head><body>\n" +
+         body + "</body></html>\n";
+}
+
+LiveHttp::LiveHttp(const std::string& listen, Coordinator* coordinator, const Server* server,
+                   LivePage page)
+    : coordinator_(coordinator), server_(server), page_(std::move(page)) {
+  endpoint_ = std::make_unique<HttpEndpoint>(
+      listen, [this](const HttpRequest& req) { return Handle(req); });
+}
+
+HttpResponse LiveHttp::Handle(const HttpRequest& req) {
+  if (req.path == "/healthz") return {200, "text/plain; charset=utf-8", "ok\n"};
+  std::string authorization;
+  if (auto it = req.headers.find("authorization"); it != req.headers.end()) {
+    authorization = it->second;
+  } else if (auto q = req.query.find("token"); q != req.query.end()) {
+    authorization = "Bearer " + q->second;
+  }
+  const grpc::Status allowed = server_->authorizer().Decide(
+      kReadAccess, authorization.empty() ? nullptr : &authorization, false);
+  if (!allowed.ok()) {
+    const int code = allowed.error_code() == grpc::StatusCode::UNAUTHENTICATED ? 401 : 403;
+    return {code, "text/plain; charset=utf-8", allowed.error_message() + "\n"};
+  }
+  if (req.path == "/metrics") {
+    return {200, "text/plain; version=0.0.4; charset=utf-8",
+            StudyMetricsText(coordinator_->ListStudies()) +
+                server_->rpc_metrics().PrometheusText()};
+  }
+  if (req.path == "/" || req.path == "/index.html") {
+    return {200, "text/html; charset=utf-8", page_(*coordinator_)};
+  }
+  return {404, "text/plain; charset=utf-8", "no page " + req.path + " (try /, /metrics)\n"};
+}
+
+}  // namespace sift::coordinator

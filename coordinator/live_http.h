@@ -1,0 +1,40 @@
+// What `sift coordinator --http ADDR` serves: the report page, live (/), Prometheus metrics
+// (/metrics) and a liveness check (/healthz). Everything but /healthz needs a viewer (or user)
+// token when the coordinator has credentials: `Authorization: Bearer T`, or `?token=T` for a
+// browser's address bar.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coordinator/coordinator.h"
+#include "coordinator/http_endpoint.h"
+#include "coordinator/server.h"
+
+namespace sift::coordinator {
+
+// Builds the page from the studies as they are now (each request: the page polls).
+using LivePage = std::function<std::string(Coordinator&)>;
+
+// The page when no richer one is given: each study's summary and trial table, refreshed.
+std::string TextReportPage(Coordinator& coordinator);
+
+class LiveHttp {
+ public:
+  // Throws std::runtime_error when `listen` cannot be bound.
+  LiveHttp(const std::string& listen, Coordinator* coordinator, const Server* server,
+           LivePage page = TextReportPage);
+  int port() const { return endpoint_->port(); }
+
+ private:
+  HttpResponse Handle(const HttpRequest& req);
+
+  Coordinator* coordinator_;
+  const Server* server_;
+  LivePage page_;
+  std::unique_ptr<HttpEndpoint> endpoint_;
+};
+
+}  // namespace sift::coordinator
