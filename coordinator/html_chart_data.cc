@@ -207,7 +207,10 @@ std::vector<LevelCost> DollarsToLevels(const StudyReport& report, int levels) {
   if (curve.size() == 1 || levels < 2) {
     wanted.push_back(hi);
   } else {
-    for (int i = 0; i < levels; ++i) wanted.push_back(lo + (hi - lo) * i / (levels - 1));
+    // The last level is the best itself, not a sum that rounds past it.
+    for (int i = 0; i < levels; ++i) {
+      wanted.push_back(i == levels - 1 ? hi : lo + (hi - lo) * i / (levels - 1));
+    }
   }
   if (report.target) wanted.push_back(*report.target);
   std::sort(wanted.begin(), wanted.end(),

@@ -64,11 +64,16 @@ std::string TimelineChart(const HtmlStudy& s, const std::map<std::string, Worker
     const double end = seg.end ? *seg.end : now;
     const std::string reason = seg.end ? seg.end_reason : "open";
     const double x0 = x(seg.start - first), x1 = x(end - first);
-    out += fmt::format(R"(<rect class="lease" data-t="{}-{}" data-m="lease {}: {} {}" x="{}" )"
-                       R"(y="{}" width="{}" height="{}" fill="{}"/>)",
-                       r.study.record.id, seg.number, Escape(seg.lease_id), Escape(reason),
-                       Dollars(seg.Dollars(now)), Px(x0), Px(top(seg.worker_id)),
-                       Px(std::max(0.5, x1 - x0)), Px(row_h - 2), StateColor(reason));
+    // Only an interrupted lease says more than its trial's row (kept short: 10,000 trials).
+    const bool interrupted = reason == "preempted" || reason == "expired";
+    out += fmt::format(R"(<rect data-t="{}-{}"{} x="{}" y="{}" width="{}" height="{}" fill="{}"/>)",
+                       r.study.record.id, seg.number,
+                       interrupted ? fmt::format(R"( data-m="lease {} {} after {}")",
+                                                 Escape(seg.lease_id), reason,
+                                                 Dollars(seg.Dollars(now)))
+                                   : "",
+                       Px(x0), Px(top(seg.worker_id)), Px(std::max(0.5, x1 - x0)), Px(row_h - 2),
+                       StateColor(reason));
     if (seg.wasted_seconds > 0) {
       const double w0 = x(std::max(seg.start, end - seg.wasted_seconds) - first);
       out += fmt::format(R"(<rect class="redone" x="{}" y="{}" width="{}" height="{}" )"
@@ -76,7 +81,7 @@ std::string TimelineChart(const HtmlStudy& s, const std::map<std::string, Worker
                          Px(w0), Px(top(seg.worker_id)), Px(std::max(0.5, x1 - w0)),
                          Px(row_h - 2), Duration(seg.wasted_seconds));
     }
-    if (reason == "preempted" || reason == "expired") {
+    if (interrupted) {
       out += fmt::format(R"(<path class="preempt" d="M{0},{1}l-3,-5h6z" fill="#000"/>)", Px(x1),
                          Px(top(seg.worker_id)));
     }

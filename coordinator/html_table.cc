@@ -1,8 +1,11 @@
-// The trial table (sorted by the page's script when a header is clicked; each row is what a
-// chart's tooltip shows) and the dollars it took to reach each objective level.
+// The trial table (rendered and sorted by the page's script; a row is also what a chart's tooltip
+// shows) and the dollars it took to reach each objective level.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/metric_json.h"
 #include "coordinator/html_chart_data.h"
@@ -11,35 +14,46 @@
 
 namespace sift::coordinator::html {
 
+namespace {
+
+// Short doubles keep a 10,000-trial page small: 6 significant digits are plenty to read and sort.
+double Short(double v) { return std::isfinite(v) ? std::stod(fmt::format("{:.6g}", v)) : 0.0; }
+
+}  // namespace
+
 std::string TrialTable(const HtmlStudy& s) {
   const StudyReport& r = s.report;
   const auto frontier = ParetoFrontier(r);
-  std::string out = fmt::format(
-      R"(<table class="trials sortable" id="trials-{}"><thead><tr><th>trial</th><th>state</th>)"
-      R"(<th>epochs</th><th>{}</th><th>dollars</th><th>wall</th><th>leases</th><th>redone $</th>)"
-      R"(<th>params</th><th>why it ended</th></tr></thead><tbody>)",
-      r.study.record.id, Escape(r.study.metric));
-  out.reserve(r.trials.size() * 220);
+  // The rows travel as JSON that the page's script renders (the first 200, or all on request):
+  // 10,000 rows of HTML would slow the page's first load several-fold.
+  nlohmann::json rows = nlohmann::json::array();
   for (const auto& t : r.trials) {
     std::string params;
     for (const auto& [k, v] : t.record.params) {
       params += (params.empty() ? "" : " ") + k + "=" + search::ToString(v);
     }
+    nlohmann::json objective = nullptr;
+    if (t.objective) {
+      objective = std::isfinite(*t.objective) ? nlohmann::json(Short(*t.objective))
+                                              : nlohmann::json(common::FormatMetric(*t.objective, 4));
+    }
     const bool on = std::find(frontier.begin(), frontier.end(), t.record.number) != frontier.end();
-    // data-v: the sort key where the text is not one (blank objectives sort last).
-    out += fmt::format(
-        R"(<tr id="t{0}-{1}"{2}><td>{1}</td><td>{3}</td><td>{4}</td><td data-v="{5}">{6}</td>)"
-        R"(<td data-v="{7:.9g}">{8}</td><td data-v="{9:.1f}">{10}</td><td>{11}</td>)"
-        R"(<td data-v="{12:.9g}">{13}</td><td>{14}</td><td>{15}</td></tr>)",
-        r.study.record.id, t.record.number, on ? R"( class="on")" : "",
-        search::ToString(t.record.state), t.epochs,
-        t.objective && std::isfinite(*t.objective) ? fmt::format("{:.9g}", *t.objective) : "",
-        t.objective ? common::FormatMetric(*t.objective, 4) : "-", t.dollars,
-        Dollars(t.dollars), t.seconds, Duration(t.seconds), t.segments, t.wasted_dollars,
-        t.wasted_dollars > 0 ? Dollars(t.wasted_dollars) : "", Escape(params),
-        Escape(t.record.end_reason));
+    rows.push_back({t.record.number, search::ToString(t.record.state), t.epochs, objective,
+                    Short(t.dollars), Short(t.seconds), t.segments, Short(t.wasted_dollars), params,
+                    t.record.end_reason, on ? 1 : 0});
   }
-  return out + "</tbody></table>";
+  nlohmann::json data = {{"columns", {"trial", "state", "epochs", r.study.metric, "dollars", "wall",
+                                      "leases", "redone $", "params", "why it ended"}},
+                         {"rows", rows}};
+  std::string text = data.dump();
+  // Inside <script>, "</" could end the element early.
+  for (size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 2)) {
+    text.replace(at, 2, "<\\/");
+  }
+  return fmt::format(R"(<script type="application/json" class="trials" data-study="{0}">{1})"
+                     R"(</script><table class="trials sortable" id="trials-{0}"><thead></thead>)"
+                     R"(<tbody></tbody></table><p class="more" id="more-{0}"></p>)",
+                     r.study.record.id, text);
 }
 
 std::string LevelsTable(const HtmlStudy& s) {
