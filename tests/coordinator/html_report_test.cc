@@ -7,23 +7,12 @@
 
 #include "coordinator/html_chart_data.h"
 #include "coordinator/html_report.h"
+#include "tests/coordinator/trial_fixture.h"
 
 namespace sift::coordinator {
 namespace {
 
 using search::TrialState;
-
-TrialSummary Trial(int64_t n, double dollars, std::optional<double> value, double ended_at,
-                   TrialState state = TrialState::kCompleted) {
-  TrialSummary t;
-  t.record.study_id = 1;
-  t.record.number = n;
-  t.record.state = state;
-  t.record.ended_at = ended_at;
-  t.dollars = dollars;
-  t.objective = value;
-  return t;
-}
 
 ReportRecord Report(int64_t n, int64_t epoch, double value, const std::string& lease,
                     const std::string& decision = "CONTINUE", const std::string& reason = "") {
