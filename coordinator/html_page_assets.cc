@@ -96,7 +96,8 @@ document.addEventListener('click',function(e){
 var panels=document.querySelectorAll('.detail[data-best]');
 for(var i=0;i<panels.length;i++){var best=panels[i].getAttribute('data-best');if(best)pin(best,'best trial');}
 var drawn=0,charts=document.querySelectorAll('svg.chart');
-for(var j=0;j<charts.length;j++){if(charts[j].querySelector('circle,polyline,rect'))drawn++;}
+// Drawn: it holds a mark of a trial, a data line or a bar (axes and legends do not count).
+for(var j=0;j<charts.length;j++){if(charts[j].querySelector('[data-t],.line,.bar'))drawn++;}
 document.body.setAttribute('data-charts',charts.length+' '+drawn);
 document.body.setAttribute('data-ready-ms',Math.round(performance.now()));
 if(document.body.getAttribute('data-js')==='pending')document.body.setAttribute('data-js','ok');

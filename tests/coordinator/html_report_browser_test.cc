@@ -59,7 +59,8 @@ void ExpectPageWorks(const std::string& html, int charts) {
   // Any console line (an uncaught error is one) means the page's script misbehaved.
   EXPECT_EQ(page.log.find("CONSOLE"), std::string::npos) << page.log;
   EXPECT_EQ(Attribute(page.dom, "data-js"), "ok");
-  // Every chart has drawn marks (the script counts the <svg>s holding a circle, line or rect).
+  // Every chart has drawn marks (the script counts the <svg>s holding a trial's mark, a data line
+  // or a bar; axes and legends do not count).
   EXPECT_EQ(Attribute(page.dom, "data-charts"),
             std::to_string(charts) + " " + std::to_string(charts));
   // The script filled each study's panel from the table's data: the best trial's parameters.
