@@ -18,6 +18,7 @@
 #include "common/data_files.h"
 #include "coordinator/client.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/html_report.h"
 #include "coordinator/local_workers.h"
 #include "coordinator/report.h"
 #include "coordinator/run_files.h"
@@ -385,8 +386,19 @@ int RunEmbedded(const RunOptions& o) {
     std::cerr << problem << "\n";
     return 1;
   }
-  std::cout << "results: " << out_dir << "/results.csv, " << out_dir << "/results.json, database "
-            << out_dir << "/sift.db\n";
+  // The same study as a page to look at (docs/report.md); without it the run still succeeded.
+  std::string html_problem;
+  try {
+    auto store = OpenSqliteStoreReadOnly(db_path);
+    html_problem = WriteHtmlReport(HtmlReportFor({report}, *store, db_path),
+                                   out_dir + "/report.html");
+  } catch (const std::exception& e) {
+    html_problem = e.what();
+  }
+  if (!html_problem.empty()) spdlog::warn("report.html not written: {}", html_problem);
+  std::cout << "results: " << out_dir << "/results.csv, " << out_dir << "/results.json, "
+            << (html_problem.empty() ? out_dir + "/report.html (open it in a browser), " : "")
+            << "database " << out_dir << "/sift.db\n";
   if (paused) {
     std::cout << "study " << study_id << " paused; resume it with: sift run --resume " << out_dir
               << "\n";

@@ -90,34 +90,47 @@ std::string StudySection(const HtmlReport& page, const HtmlStudy& s) {
 
 }  // namespace
 
-HtmlReport LoadHtmlReport(const std::string& db, int64_t study_id, std::optional<double> target) {
+HtmlReport HtmlReportFor(std::vector<StudyReport> reports, Store& store,
+                         const std::string& source) {
   HtmlReport out;
-  out.source = db;
-  // The coordinator gives the text report's summaries; the store, the ledger's leases.
-  Coordinator coordinator(OpenSqliteStoreReadOnly(db), {});
-  auto store = OpenSqliteStoreReadOnly(db);
-  for (const auto& w : store->ListWorkers()) out.workers[w.id] = w;
+  out.source = source;
+  for (const auto& w : store.ListWorkers()) out.workers[w.id] = w;
   out.now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                 .count();
-  for (const auto& study : coordinator.ListStudies()) {
-    if (study_id > 0 && study.record.id != study_id) continue;
+  for (auto& report : reports) {
     HtmlStudy s;
-    s.report.study = study;
-    s.report.target = target;
-    coordinator.ListTrials(study.record.id, &s.report.trials);
-    s.segments = store->ListSegments(study.record.id);
-    s.idle = store->ListIdleSegments(study.record.id);
+    s.report = std::move(report);
+    const int64_t id = s.report.study.record.id;
+    s.segments = store.ListSegments(id);
+    s.idle = store.ListIdleSegments(id);
     StudyConfig config;  // the Coordinator parsed it already, so this cannot fail but is checked
-    if (ParseStudyConfig(study.record.config_text, "study", &config, ConfigLimits::None())
+    if (ParseStudyConfig(s.report.study.record.config_text, "study", &config,
+                         ConfigLimits::None())
             .empty()) {
       s.space = config.space;
     }
     out.studies.push_back(std::move(s));
   }
-  if (study_id > 0 && out.studies.empty()) {
+  return out;
+}
+
+HtmlReport LoadHtmlReport(const std::string& db, int64_t study_id, std::optional<double> target) {
+  // The coordinator gives the text report's summaries; the store, the ledger's leases.
+  Coordinator coordinator(OpenSqliteStoreReadOnly(db), {});
+  std::vector<StudyReport> reports;
+  for (const auto& study : coordinator.ListStudies()) {
+    if (study_id > 0 && study.record.id != study_id) continue;
+    StudyReport r;
+    r.study = study;
+    r.target = target;
+    coordinator.ListTrials(study.record.id, &r.trials);
+    reports.push_back(std::move(r));
+  }
+  if (study_id > 0 && reports.empty()) {
     throw std::runtime_error(db + ": no study " + std::to_string(study_id));
   }
-  return out;
+  auto store = OpenSqliteStoreReadOnly(db);
+  return HtmlReportFor(std::move(reports), *store, db);
 }
 
 std::string RenderHtmlReport(const HtmlReport& page) {

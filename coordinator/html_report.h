@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coordinator/html_charts.h"
+#include "coordinator/store.h"
 
 namespace sift::coordinator {
 
@@ -22,6 +23,10 @@ struct HtmlReport {
 // Reads every study (or `study_id` only, when > 0) of the SQLite database `db`, read-only.
 // Throws std::runtime_error naming the file when it cannot be read.
 HtmlReport LoadHtmlReport(const std::string& db, int64_t study_id, std::optional<double> target);
+
+// The page of studies whose reports are already summarized (`sift run` at its end): the ledger's
+// leases, idle stretches and workers come from `store`, the search space from each config.
+HtmlReport HtmlReportFor(std::vector<StudyReport> reports, Store& store, const std::string& source);
 
 std::string RenderHtmlReport(const HtmlReport& report);
 

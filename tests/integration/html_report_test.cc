@@ -1,4 +1,4 @@
-// `sift report --run DIR --html FILE` on a study that `sift run` trained (ASHA with promotions,
+// The HTML report that `sift run` writes, and `sift report --run DIR --html FILE`, on a study it trained (ASHA with promotions,
 // simulated spot preemptions), opened in headless Chromium.
 #include <gtest/gtest.h>
 
@@ -34,6 +34,9 @@ worker: {market: spot}
                        &output, 300),
             0)
       << output;
+  // `sift run` leaves the page in its run directory and says so.
+  EXPECT_TRUE(std::filesystem::exists(dir + "/run/report.html"));
+  EXPECT_NE(output.find("/run/report.html (open it in a browser)"), std::string::npos) << output;
   const std::string html = dir + "/report.html";
   ASSERT_EQ(RunCommand({BinDir() + "/sift", "report", "--run", dir + "/run", "--html", html},
                        &output),
