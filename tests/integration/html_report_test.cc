@@ -1,5 +1,5 @@
-// The HTML report that `sift run` writes, and `sift report --run DIR --html FILE`, on a study it trained (ASHA with promotions,
-// simulated spot preemptions), opened in headless Chromium.
+// The HTML report that `sift run` writes, and `sift report --run DIR --html FILE`, on a study it
+// trained (ASHA with promotions, simulated spot preemptions), opened in headless Chromium.
 #include <gtest/gtest.h>
 
 #include <filesystem>
