@@ -18,6 +18,7 @@
 #include "common/data_files.h"
 #include "coordinator/client.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/html_report.h"
 #include "coordinator/local_workers.h"
 #include "coordinator/report.h"
 #include "coordinator/run_files.h"
@@ -228,7 +229,8 @@ int RunEmbedded(const RunOptions& o) {
     security.credentials.Add(common::Role::kUser, endpoint.token, "the run's user token");
     server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", std::move(security));
     if (!o.http.empty()) {
-      http = std::make_unique<LiveHttp>(o.http, coordinator.get(), server.get());
+      http = std::make_unique<LiveHttp>(o.http, coordinator.get(), server.get(),
+                                        HtmlReportPage(db_path));
       // As Jupyter does: the link carries the run's user token (the page needs a read token).
       spdlog::info("live report: http://{}:{}/?token={}  (Prometheus: /metrics)",
                    o.http.substr(0, o.http.rfind(':')), http->port(), endpoint.token);
@@ -393,8 +395,19 @@ int RunEmbedded(const RunOptions& o) {
     std::cerr << problem << "\n";
     return 1;
   }
-  std::cout << "results: " << out_dir << "/results.csv, " << out_dir << "/results.json, database "
-            << out_dir << "/sift.db\n";
+  // The same study as a page to look at (docs/report.md); without it the run still succeeded.
+  std::string html_problem;
+  try {
+    auto store = OpenSqliteStoreReadOnly(db_path);
+    html_problem = WriteHtmlReport(HtmlReportFor({report}, *store, db_path),
+                                   out_dir + "/report.html");
+  } catch (const std::exception& e) {
+    html_problem = e.what();
+  }
+  if (!html_problem.empty()) spdlog::warn("report.html not written: {}", html_problem);
+  std::cout << "results: " << out_dir << "/results.csv, " << out_dir << "/results.json, "
+            << (html_problem.empty() ? out_dir + "/report.html (open it in a browser), " : "")
+            << "database " << out_dir << "/sift.db\n";
   if (paused) {
     std::cout << "study " << study_id << " paused; resume it with: sift run --resume " << out_dir
               << "\n";

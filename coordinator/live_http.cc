@@ -1,6 +1,7 @@
 #include "coordinator/live_http.h"
 
 #include "coordinator/authorization.h"
+#include "coordinator/html_report.h"
 #include "coordinator/report.h"
 #include "coordinator/study_metrics.h"
 
@@ -41,6 +42,18 @@ std::string TextReportPage(Coordinator& coordinator) {
   return "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" "
          "content=\"2\"><title>Sift</title></head><body>\n" +
          body + "</body></html>\n";
+}
+
+LivePage HtmlReportPage(const std::string& db, int refresh_s) {
+  return [db, refresh_s](Coordinator&) {
+    std::string page = RenderHtmlReport(LoadHtmlReport(db, 0, std::nullopt));
+    const size_t head = page.find("<head>");
+    if (head != std::string::npos) {
+      page.insert(head + 6, "<meta http-equiv=\"refresh\" content=\"" +
+                                std::to_string(refresh_s) + "\">");
+    }
+    return page;
+  };
 }
 
 LiveHttp::LiveHttp(const std::string& listen, Coordinator* coordinator, const Server* server,

@@ -21,6 +21,10 @@ using LivePage = std::function<std::string(Coordinator&)>;
 // The page when no richer one is given: each study's summary and trial table, refreshed.
 std::string TextReportPage(Coordinator& coordinator);
 
+// The HTML report (html_report.h) of database `db`, read on its own read-only connection at
+// each request and reloading itself every `refresh_s` seconds.
+LivePage HtmlReportPage(const std::string& db, int refresh_s = 5);
+
 class LiveHttp {
  public:
   // Throws std::runtime_error when `listen` cannot be bound.

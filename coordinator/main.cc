@@ -21,6 +21,7 @@
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/embedded_run.h"
+#include "coordinator/html_report.h"
 #include "coordinator/live_http.h"
 #include "coordinator/report.h"
 #include "coordinator/security_flags.h"
@@ -170,7 +171,8 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
     std::cout << "listening on " << server.port() << std::endl;
     std::unique_ptr<sc::LiveHttp> live;
     if (!http.empty()) {
-      live = std::make_unique<sc::LiveHttp>(http, &coordinator, &server);
+      live = std::make_unique<sc::LiveHttp>(http, &coordinator, &server,
+                                            sc::HtmlReportPage(db));
       spdlog::info("live report on http://{}:{}/ and Prometheus metrics on /metrics",
                    http.substr(0, http.rfind(':')), live->port());
       std::cout << "http on " << live->port() << std::endl;
@@ -186,7 +188,8 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
 }
 
 int ReportCommand(const std::string& db, int64_t study_id, const std::string& out,
-                  std::optional<double> target) {
+                  std::optional<double> target, const std::string& html) {
+  if (!html.empty()) return sc::HtmlReportCommand(db, study_id, target, html);
   try {
     sc::Coordinator coordinator(sc::OpenSqliteStoreReadOnly(db), {});
     for (const auto& study : coordinator.ListStudies()) {
@@ -297,7 +300,11 @@ int Main(int argc, char** argv) {
                   "tell workers (--exit-when-idle) to exit once every study has ended");
 
   auto* report = app.add_subcommand("report", "print a study's report from its database");
-  report->add_option("--db", db, "SQLite database")->required();
+  std::string report_run, html;
+  auto* report_db = report->add_option("--db", db, "SQLite database");
+  report->add_option("--run", report_run, "a `sift run` directory (reads its sift.db)")
+      ->excludes(report_db);
+  report->add_option("--html", html, "write a self-contained HTML report (charts) to this file");
   report->add_option("--study", study_id, "only this study");
   report->add_option("--out", out, "also write results.csv and results.json here");
   report->add_option("--target", target, "report the dollars it took to reach this objective");
@@ -321,7 +328,14 @@ int Main(int argc, char** argv) {
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
                         lease_timeout, limits, http);
   }
-  if (*report) return ReportCommand(db, study_id, out, target_opt);
+  if (*report) {
+    if (report_run.empty() && report_db->count() == 0) {
+      std::cerr << "sift report: --db FILE or --run DIR is required\n";
+      return 2;
+    }
+    if (!report_run.empty()) db = report_run + "/sift.db";
+    return ReportCommand(db, study_id, out, target_opt, html);
+  }
   return 1;
 }
 

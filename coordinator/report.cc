@@ -36,14 +36,14 @@ double PerDollar(const TrialSummary& t) {
   return t.objective && t.dollars > 0 ? *t.objective / t.dollars : 0.0;
 }
 
+}  // namespace
+
 // Failed and diverged trials have no usable model: never best, never on the frontier.
 bool Ranked(const TrialSummary& t) {
   return t.objective && std::isfinite(*t.objective) &&
          t.record.state != search::TrialState::kFailed &&
          t.record.state != search::TrialState::kDiverged;
 }
-
-}  // namespace
 
 const char* Describe(FrontierOver over) {
   return over == FrontierOver::kCompleted
@@ -89,7 +89,7 @@ std::vector<BestSoFar> BestSoFarCurve(const StudyReport& report) {
     dollars += t->dollars;
     if (Ranked(*t) && (!best || Better(report, *t->objective, *best))) {
       best = t->objective;
-      out.push_back({dollars, *best, t->record.number});
+      out.push_back({dollars, *best, t->record.number, t->record.ended_at});
     }
   }
   return out;

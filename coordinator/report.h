@@ -20,6 +20,10 @@ struct StudyReport {
   std::string checkpoint_dir;  // where the study's checkpoints are, when known
 };
 
+// Scored and usable: a finite objective, not failed, not diverged. Only these can be best, sit on
+// a frontier or count towards a parameter's importance.
+bool Ranked(const TrialSummary& t);
+
 // Which trials a Pareto frontier counts. A trial stopped after one epoch is cheap by design, so a
 // frontier over all trials answers "what is the best value for the money so far" while one over
 // completed trials answers "what does a fully trained model cost"; reports show both, labelled.
@@ -33,12 +37,13 @@ const char* Describe(FrontierOver over);
 std::vector<int64_t> ParetoFrontier(const StudyReport& report,
                                     FrontierOver over = FrontierOver::kAll);
 
-// (cumulative dollars, best objective so far, trial number) each time the best improved, in
-// order of trial end.
+// (cumulative dollars, best objective so far, trial number, when it ended) each time the best
+// improved, in order of trial end.
 struct BestSoFar {
   double dollars;
   double value;
   int64_t trial;
+  double at = 0;  // the trial's ended_at (unix seconds): the curve against wall time
 };
 std::vector<BestSoFar> BestSoFarCurve(const StudyReport& report);
 

@@ -10,19 +10,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "tests/coordinator/trial_fixture.h"
+
 namespace sift::coordinator {
 namespace {
-
-TrialSummary Trial(int64_t n, double dollars, std::optional<double> value, double ended_at,
-                   search::TrialState state = search::TrialState::kCompleted) {
-  TrialSummary t;
-  t.record.number = n;
-  t.record.state = state;
-  t.record.ended_at = ended_at;
-  t.dollars = dollars;
-  t.objective = value;
-  return t;
-}
 
 StudyReport Report() {
   StudyReport r;

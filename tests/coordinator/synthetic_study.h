@@ -1,0 +1,24 @@
+// A finished study of many trials written through the real SQLite Store, for the HTML report's
+// tests and its 10,000-trial measurement (bench/README.md): ASHA-like stops and promotions, spot
+// preemptions with redone work, several workers, idle stretches. Deterministic for a seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "coordinator/store.h"
+
+namespace sift::testing {
+
+struct SyntheticStudy {
+  int64_t trials = 10000;
+  int workers = 16;
+  uint64_t seed = 1;
+  std::string name = "synthetic";
+  double preempt_chance = 0.05;  // per lease
+};
+
+// Returns the new study's id.
+int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& options);
+
+}  // namespace sift::testing
