@@ -16,6 +16,7 @@
 #include "common/data_files.h"
 #include "common/main_guard.h"
 #include "coordinator/cli_control.h"
+#include "coordinator/cli_migrate.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
@@ -110,7 +111,7 @@ int StatusCommand(const sift::common::ClientOptions& client, int64_t study_id) {
 int ServeCommand(const std::string& listen, const std::string& db, const std::string& prices,
                  sc::SecurityFlags security, const std::string& checkpoints, bool shared,
                  double lease_timeout, const sc::CoordinatorOptions& limits) {
-  sc::CoordinatorOptions options;
+  sc::CoordinatorOptions options = sc::SharedDatabaseOptions(db, listen, limits.study_lease_s);
   options.max_running_studies = limits.max_running_studies;
   options.config_limits = limits.config_limits;
   // A file-size limit (RLIMIT_FSIZE) must fail the write, not kill the coordinator.
@@ -119,7 +120,9 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
   // Frequent beats bound how much of a lost VM's time the ledger cannot see (one interval).
   options.heartbeat_interval_s = std::clamp(lease_timeout / 6, 0.2, 1.0);
   // Checkpoints live beside the database unless told otherwise.
-  options.checkpoint_dir = checkpoints.empty() ? db + ".checkpoints" : checkpoints;
+  options.checkpoint_dir = !checkpoints.empty()     ? checkpoints
+                           : sc::IsPostgresUrl(db) ? "sift-checkpoints"
+                                                   : db + ".checkpoints";
   options.shared_checkpoints = shared;
   options.shutdown_when_idle = g_shutdown_when_idle;
   if (prices.empty()) {
@@ -131,17 +134,19 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
     return 2;
   }
   try {
-    sc::Coordinator coordinator(sc::OpenSqliteStore(db), options);
+    sc::Coordinator coordinator(sc::OpenStore(db), options);
     sc::LogSecurity(security.server, listen);
     sc::Server server(&coordinator, listen, std::move(security.server));
     signal(SIGINT, OnSignal);
     signal(SIGTERM, OnSignal);
-    spdlog::info("coordinator listening on port {} (database {})", server.port(), db);
+    spdlog::info("coordinator listening on port {} (database {})", server.port(),
+                 sc::RedactDbUrl(db));
     // Machine-readable line for scripts and tests that asked for port 0.
     std::cout << "listening on " << server.port() << std::endl;
     while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     spdlog::info("shutting down");
     server.Shutdown();
+    coordinator.ReleaseStudyLeases();
   } catch (const std::exception& e) {
     std::cerr << "coordinator: " << e.what() << "\n";
     return 1;
@@ -152,7 +157,7 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
 int ReportCommand(const std::string& db, int64_t study_id, const std::string& out,
                   std::optional<double> target) {
   try {
-    sc::Coordinator coordinator(sc::OpenSqliteStoreReadOnly(db), {});
+    sc::Coordinator coordinator(sc::OpenStoreReadOnly(db), {});
     for (const auto& study : coordinator.ListStudies()) {
       if (study_id > 0 && study.record.id != study_id) continue;
       sc::StudyReport report;
@@ -163,7 +168,7 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
       const std::string study_dir = "/study-" + std::to_string(study.record.id);
       for (const auto& dir : {(std::filesystem::path(db).parent_path() / "checkpoints").string(),
                               db + ".checkpoints"}) {
-        if (std::filesystem::is_directory(dir + study_dir)) {
+        if (!sc::IsPostgresUrl(db) && std::filesystem::is_directory(dir + study_dir)) {
           report.checkpoint_dir = dir + study_dir;
           break;
         }
@@ -178,7 +183,8 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
     }
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    std::cerr << (what.find(db) == std::string::npos ? db + ": " : "") << what << "\n";
+    const std::string name = sc::RedactDbUrl(db);
+    std::cerr << (what.find(name) == std::string::npos ? name + ": " : "") << what << "\n";
     return 1;
   }
   return 0;
@@ -236,7 +242,8 @@ int Main(int argc, char** argv) {
   bool shared_checkpoints = false;
   auto* serve = app.add_subcommand("coordinator", "run the coordinator service");
   serve->add_option("--listen", listen, "address to listen on (port 0: any free port)");
-  serve->add_option("--db", db, "SQLite database (created if missing)");
+  serve->add_option("--db", db,
+                    "SQLite database (created if missing) or postgresql://USER@HOST:PORT/DB");
   serve->add_option("--prices", prices, "price catalog JSON (default: the built-in, dated one)");
   sc::SecurityFlags security;
   sc::AddSecurityFlags(serve, &security);
@@ -251,9 +258,14 @@ int Main(int argc, char** argv) {
                     "largest study config accepted (default 131072)")->check(CLI::PositiveNumber);
   serve->add_flag("--shutdown-when-idle", g_shutdown_when_idle,
                   "tell workers (--exit-when-idle) to exit once every study has ended");
+  serve->add_option("--study-lease", limits.study_lease_s,
+                    "postgresql:// --db: seconds a study's lease lasts unrenewed before another "
+                    "coordinator on the database takes it over (default 15)")
+      ->check(CLI::PositiveNumber);
+  sc::AddMigrateCommand(app);
 
   auto* report = app.add_subcommand("report", "print a study's report from its database");
-  report->add_option("--db", db, "SQLite database")->required();
+  report->add_option("--db", db, "SQLite database or postgresql:// URL")->required();
   report->add_option("--study", study_id, "only this study");
   report->add_option("--out", out, "also write results.csv and results.json here");
   report->add_option("--target", target, "report the dollars it took to reach this objective");
@@ -273,6 +285,7 @@ int Main(int argc, char** argv) {
     return StatusCommand(client, study_id);
   }
   if (int rc = sc::RunControlCommand(app); rc >= 0) return rc;
+  if (int rc = sc::RunMigrateCommand(app); rc >= 0) return rc;
   if (*serve) {
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
                         lease_timeout, limits);
