@@ -26,6 +26,9 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
       std::filesystem::remove(path_);
       store_ = OpenSqliteStore(path_.string());
     } else if (GetParam() == "Postgres") {
+#ifndef SIFT_HAVE_POSTGRES
+      GTEST_SKIP() << "this sift was built without libpqxx (scripts/install-deps.sh installs it)";
+#endif
       std::string why;
       sift::testing::PgServer* server = sift::testing::PgServer::Get(&why);
       if (!server) GTEST_SKIP() << why;

@@ -35,7 +35,7 @@ checkpoint: {every_epochs: 1}
 // A fresh database on this binary's server; "" with *why when there is none.
 std::string DatabaseUrl(std::string* why) {
 #ifndef SIFT_HAVE_POSTGRES
-  *why = "this sift was built without libpqxx (scripts/install-deps.sh installs libpqxx-dev)";
+  *why = "this sift was built without libpqxx (scripts/install-deps.sh installs it)";
   return "";
 #endif
   PgServer* server = PgServer::Get(why);
