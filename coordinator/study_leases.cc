@@ -69,7 +69,7 @@ void Coordinator::RenewStudyLeases(double now) {
         }
         workers_loaded = true;
       }
-      spdlog::warn("[study {}] taking it over: its lease had expired (its coordinator stopped)",
+      spdlog::warn("[study {}] taking it over: its lease was free (its coordinator stopped)",
                    s.id);
       RestoreStudy(s, now);
     } catch (const std::exception& e) {

@@ -1,8 +1,6 @@
 #include "tests/pg_server.h"
 
-#include <netinet/in.h>
 #include <pwd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +11,8 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+
+#include "tests/free_port.h"
 
 namespace sift::testing {
 namespace {
@@ -29,18 +29,6 @@ int Shell(const std::string& cmd, std::string* out) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out->append(buf.data(), n);
   const int status = pclose(p);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 // SIFT_PG_BINDIR, else the newest Debian server under /usr/lib/postgresql/N/bin.

@@ -62,6 +62,7 @@ TEST_F(StudyLeaseTest, OnlyTheHolderServesAndAnotherTakesOverWhenItStopsRenewing
   WorkerRecord in, worker;
   in.name = "w";
   in.instance_type = "x";
+  in.market = "spot";
   in.price_per_hour = 3.6;
   ASSERT_TRUE(a->RegisterWorker(in, &worker).ok());
   AcquireResult r;

@@ -5,9 +5,7 @@
 // study must end exactly as a fault-free run with the same seed: same trials, the same
 // per-epoch metrics bit for bit, the same best configuration.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,6 +17,7 @@
 #include "coordinator/client.h"
 #include "coordinator/store.h"
 #include "coordinator/store_json.h"
+#include "tests/free_port.h"
 #include "tests/integration/process.h"
 #include "tests/pg_server.h"
 
@@ -39,18 +38,6 @@ seed: 11
 data: {train_limit: 6144, val_size: 512, test_limit: 500}
 checkpoint: {every_epochs: 2}
 )";
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 struct Outcome {
   std::map<int64_t, std::string> params, state;
