@@ -70,64 +70,70 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
     workers_[w.id] = Worker{w, now, std::nullopt, 0, {}};
   }
   for (const auto& s : store_->ListStudies()) {
-    StudyConfig config;
-    auto errors = ParseStudyConfig(s.config_text, "study " + std::to_string(s.id), &config,
-                                   ConfigLimits::None());
-    if (!errors.empty()) {
-      spdlog::error("study {} ({}) cannot be restored: {}", s.id, s.name, errors.front());
+    // With study leases, an open study another coordinator serves is left to it.
+    if (IsOpen(s.state) && !ClaimStudyLease(s.id, now)) continue;
+    RestoreStudy(s, now);
+  }
+}
+
+void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
+  StudyConfig config;
+  auto errors = ParseStudyConfig(s.config_text, "study " + std::to_string(s.id), &config,
+                                 ConfigLimits::None());
+  if (!errors.empty()) {
+    spdlog::error("study {} ({}) cannot be restored: {}", s.id, s.name, errors.front());
+    return;
+  }
+  auto runner = std::make_unique<StudyRunner>(s.id, std::move(config), s.created_at);
+  auto trials = store_->ListTrials(s.id);
+  auto segments = store_->ListSegments(s.id);
+  auto reports = store_->ListReports(s.id);
+  runner->Restore(trials, reports, segments, now);
+  if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
+  ReplayStudyEvents(store_->ListStudyEvents(s.id), runner.get());
+  // Each trial resumes from its newest checkpoint: a checkpointed report's, or the one a
+  // preempted or paused lease handed back (newer on a tie: it came after the report).
+  std::map<std::string, double> last_checkpoint_by_lease;
+  std::map<int64_t, double> newest_checkpoint_at;
+  std::map<std::string, std::string> last_decision_by_lease;
+  for (const auto& r : reports) {
+    last_decision_by_lease[r.lease_id] = r.decision;
+    if (r.checkpoint.empty()) continue;
+    double& lease_at = last_checkpoint_by_lease[r.lease_id];
+    lease_at = std::max(lease_at, r.created_at);
+    auto [at, fresh] = newest_checkpoint_at.emplace(r.number, r.created_at);
+    if (fresh || r.created_at >= at->second) {
+      at->second = r.created_at;
+      resume_[{s.id, r.number}] = r.checkpoint;
+    }
+  }
+  double& closed = closed_dollars_[s.id];
+  for (const auto& seg : segments) {
+    if (seg.end) {
+      closed += seg.Dollars(now);
+      if (seg.checkpoint.empty()) continue;
+      auto [at, fresh] = newest_checkpoint_at.emplace(seg.number, *seg.end);
+      if (fresh || *seg.end >= at->second) {
+        at->second = *seg.end;
+        resume_[{s.id, seg.number}] = seg.checkpoint;
+      }
       continue;
     }
-    auto runner = std::make_unique<StudyRunner>(s.id, std::move(config), s.created_at);
-    auto trials = store_->ListTrials(s.id);
-    auto segments = store_->ListSegments(s.id);
-    auto reports = store_->ListReports(s.id);
-    runner->Restore(trials, reports, segments, now);
-    if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
-    ReplayStudyEvents(store_->ListStudyEvents(s.id), runner.get());
-    // Each trial resumes from its newest checkpoint: a checkpointed report's, or the one a
-    // preempted or paused lease handed back (newer on a tie: it came after the report).
-    std::map<std::string, double> last_checkpoint_by_lease;
-    std::map<int64_t, double> newest_checkpoint_at;
-    std::map<std::string, std::string> last_decision_by_lease;
-    for (const auto& r : reports) {
-      last_decision_by_lease[r.lease_id] = r.decision;
-      if (r.checkpoint.empty()) continue;
-      double& lease_at = last_checkpoint_by_lease[r.lease_id];
-      lease_at = std::max(lease_at, r.created_at);
-      auto [at, fresh] = newest_checkpoint_at.emplace(r.number, r.created_at);
-      if (fresh || r.created_at >= at->second) {
-        at->second = r.created_at;
-        resume_[{s.id, r.number}] = r.checkpoint;
-      }
-    }
-    double& closed = closed_dollars_[s.id];
-    for (const auto& seg : segments) {
-      if (seg.end) {
-        closed += seg.Dollars(now);
-        if (seg.checkpoint.empty()) continue;
-        auto [at, fresh] = newest_checkpoint_at.emplace(seg.number, *seg.end);
-        if (fresh || *seg.end >= at->second) {
-          at->second = *seg.end;
-          resume_[{s.id, seg.number}] = seg.checkpoint;
-        }
-        continue;
-      }
-      // A lease held when the coordinator stopped: its worker gets one lease timeout to resume
-      // heartbeats and reports before the trial is requeued.
-      Lease lease{seg.lease_id, seg.worker_id, s.id,  seg.number,
-                  seg.start,    now,           seg.price_per_hour, seg.market};
-      lease.last_checkpoint_at = std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]);
-      // A running trial told PAUSE was told so by a study pause (a rung pause parks it).
-      lease.study_paused = last_decision_by_lease[seg.lease_id] == "PAUSE" &&
-                           seg.number < static_cast<int64_t>(runner->view().trials.size()) &&
-                           runner->view().trials[seg.number].state == TrialState::kRunning;
-      leases_[seg.lease_id] = lease;
-    }
-    spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
-                 ToString(s.state), trials.size(), leases_.size());
-    studies_[s.id] = std::move(runner);
-    PruneCheckpoints(*studies_[s.id]);
+    // A lease held when the coordinator stopped: its worker gets one lease timeout to resume
+    // heartbeats and reports before the trial is requeued.
+    Lease lease{seg.lease_id, seg.worker_id, s.id,  seg.number,
+                seg.start,    now,           seg.price_per_hour, seg.market};
+    lease.last_checkpoint_at = std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]);
+    // A running trial told PAUSE was told so by a study pause (a rung pause parks it).
+    lease.study_paused = last_decision_by_lease[seg.lease_id] == "PAUSE" &&
+                         seg.number < static_cast<int64_t>(runner->view().trials.size()) &&
+                         runner->view().trials[seg.number].state == TrialState::kRunning;
+    leases_[seg.lease_id] = lease;
   }
+  spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
+               ToString(s.state), trials.size(), leases_.size());
+  studies_[s.id] = std::move(runner);
+  PruneCheckpoints(*studies_[s.id]);
 }
 
 StudyRunner* Coordinator::FindStudy(int64_t id) {
@@ -198,6 +204,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     store_->Atomically([&] {
       *id = store_->CreateStudy(record);
       store_->InsertStudyEvent({*id, now, user.empty() ? "unknown" : user, "created", origin});
+      if (!ClaimStudyLease(*id, now)) throw std::runtime_error("its lease is taken");
     });
   } catch (const std::exception& e) {
     return StorageError(e, "the study");
@@ -889,6 +896,7 @@ Status Coordinator::CheckpointPath(const std::string& worker_id, const std::stri
 void Coordinator::Tick() {
   std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
+  RenewStudyLeases(now);
   std::vector<std::string> expired;
   for (const auto& [id, lease] : leases_) {
     if (now - lease.last_seen > options_.lease_timeout_s) expired.push_back(id);

@@ -40,7 +40,18 @@ struct CoordinatorOptions {
   // and history in memory, so both are capped (RESOURCE_EXHAUSTED past them).
   ConfigLimits config_limits;
   int64_t max_running_studies = 64;
+  // Coordinators sharing a database (PostgreSQL): each serves only the open studies whose lease
+  // it holds in the database, renews them every third of study_lease_s, and takes over a study
+  // whose lease expired (its coordinator died). 0: no leases, it serves every study (SQLite).
+  double study_lease_s = 0;
+  std::string owner;  // this coordinator in the lease table; unique among those sharing it
 };
+
+// `sift coordinator --db`: a postgresql:// database may be shared, so the coordinator takes
+// study leases (lease_s; 0: 15 s) as owner HOST/LISTEN (a restart on the same address takes its
+// studies straight back). A SQLite file: no leases.
+CoordinatorOptions SharedDatabaseOptions(const std::string& db, const std::string& listen,
+                                         double lease_s);
 
 struct StudySummary {
   StudyRecord record;
@@ -155,6 +166,8 @@ class Coordinator {
   void Tick();
   bool AllStudiesFinished();
   const CoordinatorOptions& options() const { return options_; }
+  // A clean shutdown gives the study leases back, so a standby takes the studies over at once.
+  void ReleaseStudyLeases();
 
  private:
   struct Worker {
@@ -174,6 +187,12 @@ class Coordinator {
   };
 
   double Now() const { return options_.clock(); }
+  // Rebuilds one study (its trials, leases, ledger and resume points) from the Store.
+  void RestoreStudy(const StudyRecord& s, double now);
+  // Study leases (coordinator/study_leases.cc); all true/no-ops when study_lease_s is 0.
+  bool ClaimStudyLease(int64_t study_id, double now);
+  void RenewStudyLeases(double now);
+  void DropStudy(int64_t study_id);
   StudyRunner* FindStudy(int64_t id);
   // Finds a registered worker and notes that it is alive.
   Status TouchWorker(const std::string& worker_id, double now, Worker** out);
@@ -218,6 +237,8 @@ class Coordinator {
   std::map<int64_t, double> closed_dollars_;  // per study, over closed segments
   // The newest checkpoint of each (study, trial): an epoch's, a spot notice's or a pause's.
   std::map<std::pair<int64_t, int64_t>, std::string> resume_;
+  std::map<int64_t, double> lease_until_;  // study leases held: until when
+  double next_lease_check_ = 0;
 };
 
 }  // namespace sift::coordinator

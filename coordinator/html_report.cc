@@ -116,7 +116,7 @@ HtmlReport HtmlReportFor(std::vector<StudyReport> reports, Store& store,
 
 HtmlReport LoadHtmlReport(const std::string& db, int64_t study_id, std::optional<double> target) {
   // The coordinator gives the text report's summaries; the store, the ledger's leases.
-  Coordinator coordinator(OpenSqliteStoreReadOnly(db), {});
+  Coordinator coordinator(OpenStoreReadOnly(db), {});
   std::vector<StudyReport> reports;
   for (const auto& study : coordinator.ListStudies()) {
     if (study_id > 0 && study.record.id != study_id) continue;
@@ -127,10 +127,10 @@ HtmlReport LoadHtmlReport(const std::string& db, int64_t study_id, std::optional
     reports.push_back(std::move(r));
   }
   if (study_id > 0 && reports.empty()) {
-    throw std::runtime_error(db + ": no study " + std::to_string(study_id));
+    throw std::runtime_error(RedactDbUrl(db) + ": no study " + std::to_string(study_id));
   }
-  auto store = OpenSqliteStoreReadOnly(db);
-  return HtmlReportFor(std::move(reports), *store, db);
+  auto store = OpenStoreReadOnly(db);
+  return HtmlReportFor(std::move(reports), *store, RedactDbUrl(db));
 }
 
 std::string RenderHtmlReport(const HtmlReport& page) {

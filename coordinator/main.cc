@@ -17,6 +17,7 @@
 #include "common/data_files.h"
 #include "common/main_guard.h"
 #include "coordinator/cli_control.h"
+#include "coordinator/cli_migrate.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
@@ -140,7 +141,7 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
                  sc::SecurityFlags security, const std::string& checkpoints, bool shared,
                  double lease_timeout, const sc::CoordinatorOptions& limits,
                  const std::string& http) {
-  sc::CoordinatorOptions options;
+  sc::CoordinatorOptions options = sc::SharedDatabaseOptions(db, listen, limits.study_lease_s);
   options.max_running_studies = limits.max_running_studies;
   options.config_limits = limits.config_limits;
   // A file-size limit (RLIMIT_FSIZE) must fail the write, not kill the coordinator.
@@ -149,7 +150,9 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
   // Frequent beats bound how much of a lost VM's time the ledger cannot see (one interval).
   options.heartbeat_interval_s = std::clamp(lease_timeout / 6, 0.2, 1.0);
   // Checkpoints live beside the database unless told otherwise.
-  options.checkpoint_dir = checkpoints.empty() ? db + ".checkpoints" : checkpoints;
+  options.checkpoint_dir = !checkpoints.empty()     ? checkpoints
+                           : sc::IsPostgresUrl(db) ? "sift-checkpoints"
+                                                   : db + ".checkpoints";
   options.shared_checkpoints = shared;
   options.shutdown_when_idle = g_shutdown_when_idle;
   if (prices.empty()) {
@@ -161,12 +164,13 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
     return 2;
   }
   try {
-    sc::Coordinator coordinator(sc::OpenSqliteStore(db), options);
+    sc::Coordinator coordinator(sc::OpenStore(db), options);
     sc::LogSecurity(security.server, listen);
     sc::Server server(&coordinator, listen, std::move(security.server));
     signal(SIGINT, OnSignal);
     signal(SIGTERM, OnSignal);
-    spdlog::info("coordinator listening on port {} (database {})", server.port(), db);
+    spdlog::info("coordinator listening on port {} (database {})", server.port(),
+                 sc::RedactDbUrl(db));
     // Machine-readable lines for scripts and tests that asked for port 0.
     std::cout << "listening on " << server.port() << std::endl;
     std::unique_ptr<sc::LiveHttp> live;
@@ -180,6 +184,7 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
     while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     spdlog::info("shutting down");
     server.Shutdown();
+    coordinator.ReleaseStudyLeases();
   } catch (const std::exception& e) {
     std::cerr << "coordinator: " << e.what() << "\n";
     return 1;
@@ -191,7 +196,7 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
                   std::optional<double> target, const std::string& html) {
   if (!html.empty()) return sc::HtmlReportCommand(db, study_id, target, html);
   try {
-    sc::Coordinator coordinator(sc::OpenSqliteStoreReadOnly(db), {});
+    sc::Coordinator coordinator(sc::OpenStoreReadOnly(db), {});
     for (const auto& study : coordinator.ListStudies()) {
       if (study_id > 0 && study.record.id != study_id) continue;
       sc::StudyReport report;
@@ -202,7 +207,7 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
       const std::string study_dir = "/study-" + std::to_string(study.record.id);
       for (const auto& dir : {(std::filesystem::path(db).parent_path() / "checkpoints").string(),
                               db + ".checkpoints"}) {
-        if (std::filesystem::is_directory(dir + study_dir)) {
+        if (!sc::IsPostgresUrl(db) && std::filesystem::is_directory(dir + study_dir)) {
           report.checkpoint_dir = dir + study_dir;
           break;
         }
@@ -217,7 +222,8 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
     }
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    std::cerr << (what.find(db) == std::string::npos ? db + ": " : "") << what << "\n";
+    const std::string name = sc::RedactDbUrl(db);
+    std::cerr << (what.find(name) == std::string::npos ? name + ": " : "") << what << "\n";
     return 1;
   }
   return 0;
@@ -281,7 +287,8 @@ int Main(int argc, char** argv) {
   bool shared_checkpoints = false;
   auto* serve = app.add_subcommand("coordinator", "run the coordinator service");
   serve->add_option("--listen", listen, "address to listen on (port 0: any free port)");
-  serve->add_option("--db", db, "SQLite database (created if missing)");
+  serve->add_option("--db", db,
+                    "SQLite database (created if missing) or postgresql://USER@HOST:PORT/DB");
   serve->add_option("--prices", prices, "price catalog JSON (default: the built-in, dated one)");
   sc::SecurityFlags security;
   sc::AddSecurityFlags(serve, &security);
@@ -298,10 +305,15 @@ int Main(int argc, char** argv) {
   serve->add_option("--http", http, "serve the live report and /metrics on HOST:PORT");
   serve->add_flag("--shutdown-when-idle", g_shutdown_when_idle,
                   "tell workers (--exit-when-idle) to exit once every study has ended");
+  serve->add_option("--study-lease", limits.study_lease_s,
+                    "postgresql:// --db: seconds a study's lease lasts unrenewed before another "
+                    "coordinator on the database takes it over (default 15)")
+      ->check(CLI::PositiveNumber);
+  sc::AddMigrateCommand(app);
 
   auto* report = app.add_subcommand("report", "print a study's report from its database");
   std::string report_run, html;
-  auto* report_db = report->add_option("--db", db, "SQLite database");
+  auto* report_db = report->add_option("--db", db, "SQLite database or postgresql:// URL");
   report->add_option("--run", report_run, "a `sift run` directory (reads its sift.db)")
       ->excludes(report_db);
   report->add_option("--html", html, "write a self-contained HTML report (charts) to this file");
@@ -324,6 +336,7 @@ int Main(int argc, char** argv) {
     return StatusCommand(client, study_id, watch_s);
   }
   if (int rc = sc::RunControlCommand(app); rc >= 0) return rc;
+  if (int rc = sc::RunMigrateCommand(app); rc >= 0) return rc;
   if (*serve) {
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
                         lease_timeout, limits, http);

@@ -1,15 +1,12 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
-#include "common/metric_json.h"
 #include "coordinator/store.h"
+#include "coordinator/store_json.h"
 
 namespace sift::coordinator {
 namespace {
-
-using json = nlohmann::json;
 
 constexpr int kSchemaVersion = 3;
 
@@ -84,43 +81,11 @@ CREATE TABLE IF NOT EXISTS study_events(
   user TEXT NOT NULL,
   action TEXT NOT NULL,
   detail TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS study_leases(
+  study_id INTEGER PRIMARY KEY,
+  owner TEXT NOT NULL,
+  expires_at REAL NOT NULL);
 )sql";
-
-json ParamsToJson(const search::Params& params) {
-  json j = json::object();
-  for (const auto& [name, value] : params) {
-    std::visit([&](const auto& v) { j[name] = v; }, value);
-  }
-  return j;
-}
-
-search::Params ParamsFromJson(const std::string& text) {
-  search::Params out;
-  const json parsed = json::parse(text);  // items() must not outlive it
-  for (const auto& [name, v] : parsed.items()) {
-    if (v.is_number_integer()) {
-      out[name] = v.get<int64_t>();
-    } else if (v.is_number()) {
-      out[name] = v.get<double>();
-    } else {
-      out[name] = v.get<std::string>();
-    }
-  }
-  return out;
-}
-
-// Non-finite values (a diverging trial's) are stored as "NaN"/"Infinity" strings; older
-// databases hold them as null, which reads back as NaN.
-std::string MetricsToJson(const std::map<std::string, double>& m) {
-  return common::MetricsToJson(m).dump();
-}
-std::map<std::string, double> MetricsFromJson(const std::string& text, const std::string& what) {
-  try {
-    return common::MetricsFromJson(json::parse(text), what);
-  } catch (const json::exception& e) {
-    throw std::runtime_error(what + ": unreadable metrics: " + e.what());
-  }
-}
 
 class SqliteStore : public Store {
  public:
@@ -189,16 +154,38 @@ class SqliteStore : public Store {
 
   int64_t CreateStudy(const StudyRecord& s) override {
     SQLite::Statement q(db_,
-                        "INSERT INTO studies(name, config, state, end_reason, created_at, ended_at)"
-                        " VALUES(?,?,?,?,?,?)");
-    q.bind(1, s.name);
-    q.bind(2, s.config_text);
-    q.bind(3, ToString(s.state));
-    q.bind(4, s.end_reason);
-    q.bind(5, s.created_at);
-    q.bind(6, s.ended_at);
+                        "INSERT INTO studies(id, name, config, state, end_reason, created_at, "
+                        "ended_at) VALUES(?,?,?,?,?,?,?)");
+    if (s.id != 0) q.bind(1, s.id);  // unbound: NULL, the next id
+    q.bind(2, s.name);
+    q.bind(3, s.config_text);
+    q.bind(4, ToString(s.state));
+    q.bind(5, s.end_reason);
+    q.bind(6, s.created_at);
+    q.bind(7, s.ended_at);
     q.exec();
     return db_.getLastInsertRowid();
+  }
+
+  bool ClaimStudy(int64_t study_id, const std::string& owner, double now,
+                  double until) override {
+    SQLite::Statement q(db_,
+                        "INSERT INTO study_leases(study_id, owner, expires_at) VALUES(?,?,?) "
+                        "ON CONFLICT(study_id) DO UPDATE SET owner=excluded.owner, "
+                        "expires_at=excluded.expires_at "
+                        "WHERE study_leases.owner=excluded.owner OR study_leases.expires_at<?");
+    q.bind(1, study_id);
+    q.bind(2, owner);
+    q.bind(3, until);
+    q.bind(4, now);
+    return q.exec() == 1;
+  }
+
+  void ReleaseStudy(int64_t study_id, const std::string& owner) override {
+    SQLite::Statement q(db_, "DELETE FROM study_leases WHERE study_id=? AND owner=?");
+    q.bind(1, study_id);
+    q.bind(2, owner);
+    q.exec();
   }
 
   void UpdateStudy(int64_t id, StudyState state, const std::string& end_reason,
@@ -251,12 +238,12 @@ class SqliteStore : public Store {
                         "created_at, ended_at, final_metrics) VALUES(?,?,?,?,?,?,?,?)");
     q.bind(1, t.study_id);
     q.bind(2, t.number);
-    q.bind(3, ParamsToJson(t.params).dump());
+    q.bind(3, ParamsToJsonText(t.params));
     q.bind(4, search::ToString(t.state));
     q.bind(5, t.end_reason);
     q.bind(6, t.created_at);
     q.bind(7, t.ended_at);
-    q.bind(8, MetricsToJson(t.final_metrics));
+    q.bind(8, MetricsToJsonText(t.final_metrics));
     q.exec();
   }
 
@@ -276,7 +263,7 @@ class SqliteStore : public Store {
   void SetFinalMetrics(int64_t study_id, int64_t number,
                        const std::map<std::string, double>& metrics) override {
     SQLite::Statement q(db_, "UPDATE trials SET final_metrics=? WHERE study_id=? AND number=?");
-    q.bind(1, MetricsToJson(metrics));
+    q.bind(1, MetricsToJsonText(metrics));
     q.bind(2, study_id);
     q.bind(3, number);
     q.exec();
@@ -292,12 +279,12 @@ class SqliteStore : public Store {
       TrialRecord t;
       t.study_id = study_id;
       t.number = q.getColumn(0).getInt64();
-      t.params = ParamsFromJson(q.getColumn(1).getString());
+      t.params = ParamsFromJsonText(q.getColumn(1).getString());
       t.state = TrialStateFromString(q.getColumn(2).getString());
       t.end_reason = q.getColumn(3).getString();
       t.created_at = q.getColumn(4).getDouble();
       t.ended_at = q.getColumn(5).getDouble();
-      t.final_metrics = MetricsFromJson(q.getColumn(6).getString(),
+      t.final_metrics = MetricsFromJsonText(q.getColumn(6).getString(),
                                         "trial " + std::to_string(t.number) + " final_metrics");
       out.push_back(std::move(t));
     }
@@ -311,7 +298,7 @@ class SqliteStore : public Store {
     q.bind(1, r.study_id);
     q.bind(2, r.number);
     q.bind(3, r.epoch);
-    q.bind(4, MetricsToJson(r.metrics));
+    q.bind(4, MetricsToJsonText(r.metrics));
     q.bind(5, r.lease_id);
     q.bind(6, r.seq);
     q.bind(7, r.decision);
@@ -500,7 +487,7 @@ class SqliteStore : public Store {
       r.study_id = q.getColumn(0).getInt64();
       r.number = q.getColumn(1).getInt64();
       r.epoch = q.getColumn(2).getInt64();
-      r.metrics = MetricsFromJson(q.getColumn(3).getString(),
+      r.metrics = MetricsFromJsonText(q.getColumn(3).getString(),
                                   "report of trial " + std::to_string(r.number) + " epoch " +
                                       std::to_string(r.epoch));
       r.lease_id = q.getColumn(4).getString();

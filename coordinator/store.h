@@ -20,7 +20,8 @@ class Store {
   // Runs `fn` in one transaction: all its writes land, or none (fn or a write threw).
   virtual void Atomically(const std::function<void()>& fn) = 0;
 
-  virtual int64_t CreateStudy(const StudyRecord& study) = 0;  // returns the new id
+  // Returns the new id; a nonzero study.id is kept (`sift migrate`), and throws when taken.
+  virtual int64_t CreateStudy(const StudyRecord& study) = 0;
   virtual void UpdateStudy(int64_t id, StudyState state, const std::string& end_reason,
                            double ended_at) = 0;
   virtual std::optional<StudyRecord> GetStudy(int64_t id) = 0;
@@ -55,6 +56,14 @@ class Store {
   // (a retried report) counts it once.
   virtual void SetRedoneSeconds(const std::string& lease_id, double seconds) = 0;
 
+  // The study's serving lease, so that two coordinators on one database never both serve it:
+  // takes it for `owner` until `until` (unix seconds) when it is free, expired at `now`, or
+  // already `owner`'s (a renewal); false when another owner holds it.
+  virtual bool ClaimStudy(int64_t study_id, const std::string& owner, double now,
+                          double until) = 0;
+  // Gives the lease up (a clean shutdown) so another coordinator can take the study at once.
+  virtual void ReleaseStudy(int64_t study_id, const std::string& owner) = 0;
+
   virtual void InsertIdleSegment(const IdleSegmentRecord& idle) = 0;
   // The idle stretches that followed a trial of `after_study_id` (0: before any trial).
   virtual std::vector<IdleSegmentRecord> ListIdleSegments(int64_t after_study_id) = 0;
@@ -66,5 +75,18 @@ std::unique_ptr<Store> OpenSqliteStore(const std::string& path);
 // For commands that only read (`sift report`): never creates or migrates the file; throws
 // "no such database: PATH" when it is not there.
 std::unique_ptr<Store> OpenSqliteStoreReadOnly(const std::string& path);
+
+// PostgreSQL (libpqxx); `url` is a libpq connection URI (postgresql://user@host:port/db).
+// Creates the schema when missing. Throws std::runtime_error naming the database (never its
+// password) when it cannot connect, and when this sift was built without libpqxx.
+std::unique_ptr<Store> OpenPostgresStore(const std::string& url);
+std::unique_ptr<Store> OpenPostgresStoreReadOnly(const std::string& url);
+
+// --db: a postgresql:// or postgres:// URL picks PostgreSQL, anything else is a SQLite file.
+bool IsPostgresUrl(const std::string& db);
+std::unique_ptr<Store> OpenStore(const std::string& db);
+std::unique_ptr<Store> OpenStoreReadOnly(const std::string& db);
+// The URL without its password, for logs and messages.
+std::string RedactDbUrl(const std::string& db);
 
 }  // namespace sift::coordinator

@@ -13,8 +13,11 @@ PACKAGES=(
   chromium  # headless, for the HTML report's tests (tests/coordinator/html_report_browser_test.cc)
   dataset-fashion-mnist
   clang libclang-rt-14-dev
+  libpqxx-dev postgresql-15
 )
 # clang and its libFuzzer runtime build the fuzz targets (scripts/fuzz.sh, run by ./sift.sh test).
+# libpqxx-dev builds the PostgreSQL store (`--db postgresql://`; without it sift builds and
+# says so); postgresql-15 is the server its tests start in a temp dir (tests/pg_server.h).
 # Benchmark references (PyTorch eager, Optuna), only with --bench.
 BENCH_PACKAGES=(python3-torch python3-optuna python3-numpy)
 # A single-node Slurm for tests/deploy (and deploy/slurm on a workstation), only with --slurm.

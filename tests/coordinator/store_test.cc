@@ -1,4 +1,4 @@
-// Contract tests every Store implementation passes; today SQLite in memory and on disk.
+// Contract tests every Store implementation passes: SQLite in memory and on disk, PostgreSQL.
 #include "coordinator/store.h"
 
 #include <gtest/gtest.h>
@@ -10,17 +10,29 @@
 #include <filesystem>
 #include <limits>
 
+#include "tests/pg_server.h"
+
 namespace sift::coordinator {
 namespace {
 
-class StoreTest : public ::testing::TestWithParam<bool> {
+// Each kind of store: SQLite in memory and in a file, PostgreSQL (a fresh database on this
+// binary's server, tests/pg_server.h).
+class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (GetParam()) {
+    if (GetParam() == "SqliteFile") {
       path_ = std::filesystem::temp_directory_path() /
               ("sift-store-" + std::to_string(getpid()) + ".db");
       std::filesystem::remove(path_);
       store_ = OpenSqliteStore(path_.string());
+    } else if (GetParam() == "Postgres") {
+#ifndef SIFT_HAVE_POSTGRES
+      GTEST_SKIP() << "this sift was built without libpqxx (scripts/install-deps.sh installs it)";
+#endif
+      std::string why;
+      sift::testing::PgServer* server = sift::testing::PgServer::Get(&why);
+      if (!server) GTEST_SKIP() << why;
+      store_ = OpenStore(server->NewDatabase());
     } else {
       store_ = OpenSqliteStore(":memory:");
     }
@@ -152,8 +164,134 @@ TEST_P(StoreTest, RedoneWorkIsWasteOnceAndTheEndAddsItsOwn) {
   EXPECT_DOUBLE_EQ(store_->ListSegments(1).at(0).wasted_seconds, 7);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "File" : "Memory"; });
+TEST_P(StoreTest, StudiesUpdateAndListInIdOrderWithExactValues) {
+  StudyRecord a;
+  a.name = "it's \"quoted\" — ünïcode";
+  a.config_text = "name: a\nseed: 1\n";
+  a.created_at = 1764000000.123456789;  // a unix time with sub-microsecond digits
+  const int64_t ida = store_->CreateStudy(a);
+  StudyRecord b = a;
+  b.name = "b";
+  const int64_t idb = store_->CreateStudy(b);
+  EXPECT_GT(idb, ida);
+  store_->UpdateStudy(ida, StudyState::kCompleted, "max_trials reached", 0.1 + 0.2);
+  const auto all = store_->ListStudies();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].id, ida);
+  EXPECT_EQ(all[0].name, a.name);
+  EXPECT_EQ(all[0].config_text, a.config_text);
+  EXPECT_EQ(all[0].created_at, a.created_at);  // bit for bit
+  EXPECT_EQ(all[0].state, StudyState::kCompleted);
+  EXPECT_EQ(all[0].end_reason, "max_trials reached");
+  EXPECT_EQ(all[0].ended_at, 0.1 + 0.2);
+  EXPECT_EQ(all[1].state, StudyState::kRunning);
+  EXPECT_FALSE(store_->GetStudy(idb + 100).has_value());
+}
+
+// `sift migrate` keeps ids; a new study after it gets a fresh one, and a taken id is refused.
+TEST_P(StoreTest, AStudyCreatedWithAnIdKeepsItAndTheNextIsNew) {
+  StudyRecord s;
+  s.name = "migrated";
+  s.id = 42;
+  EXPECT_EQ(store_->CreateStudy(s), 42);
+  EXPECT_EQ(store_->GetStudy(42)->name, "migrated");
+  EXPECT_ANY_THROW(store_->CreateStudy(s));
+  s.id = 0;
+  EXPECT_GT(store_->CreateStudy(s), 42);
+}
+
+TEST_P(StoreTest, TrialStateEventsWorkersAndIdleTime) {
+  StudyRecord s;
+  s.name = "a";
+  const int64_t id = store_->CreateStudy(s);
+  for (int64_t n : {1, 0}) {
+    TrialRecord t;
+    t.study_id = id;
+    t.number = n;
+    t.state = search::TrialState::kRunning;
+    store_->InsertTrial(t);
+  }
+  store_->UpdateTrialState(id, 1, search::TrialState::kCompleted, "done", 7.5);
+  store_->SetFinalMetrics(id, 1, {{"test_accuracy", 0.875}});
+  auto trials = store_->ListTrials(id);
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].number, 0);  // in number order
+  EXPECT_EQ(trials[1].state, search::TrialState::kCompleted);
+  EXPECT_EQ(trials[1].end_reason, "done");
+  EXPECT_EQ(trials[1].ended_at, 7.5);
+  EXPECT_EQ(trials[1].final_metrics.at("test_accuracy"), 0.875);
+
+  store_->InsertStudyEvent({id, 2, "ann", "created", "cli"});
+  store_->InsertStudyEvent({id, 1, "bob", "budget", R"({"max_trials":3})"});
+  const auto events = store_->ListStudyEvents(id);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].user, "ann");  // in the order written, whatever their times
+  EXPECT_EQ(events[1].detail, R"({"max_trials":3})");
+
+  WorkerRecord w{"w-1", "vm", "c5.xlarge", "spot", 0.0681, "cpu", 4, 10};
+  store_->UpsertWorker(w);
+  w.market = "on-demand";
+  store_->UpsertWorker(w);  // the same id again replaces it
+  const auto workers = store_->ListWorkers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].market, "on-demand");
+  EXPECT_EQ(workers[0].price_per_hour, 0.0681);
+  EXPECT_EQ(workers[0].threads, 4);
+
+  store_->InsertIdleSegment({"w-1", id, 20, 30, 0.0681, "spot", "leased"});
+  store_->InsertIdleSegment({"w-1", id, 5, 8, 0.0681, "spot", "shutdown"});
+  store_->InsertIdleSegment({"w-1", 0, 1, 2, 0.0681, "spot", "lost"});
+  const auto idle = store_->ListIdleSegments(id);
+  ASSERT_EQ(idle.size(), 2u);
+  EXPECT_EQ(idle[0].start, 5);  // in time order
+  EXPECT_EQ(idle[1].end_reason, "leased");
+  EXPECT_EQ(store_->ListIdleSegments(0).size(), 1u);
+}
+
+// Two coordinators on one database: the lease decides which serves a study, its owner renews
+// it, and another takes it only once it has expired or been released.
+TEST_P(StoreTest, StudyLeaseGoesToOneOwnerUntilItExpires) {
+  EXPECT_TRUE(store_->ClaimStudy(1, "a", /*now=*/100, /*until=*/110));
+  EXPECT_FALSE(store_->ClaimStudy(1, "b", 105, 115));
+  EXPECT_TRUE(store_->ClaimStudy(1, "a", 108, 118));  // renewed
+  EXPECT_FALSE(store_->ClaimStudy(1, "b", 112, 122));
+  EXPECT_TRUE(store_->ClaimStudy(2, "b", 112, 122));  // another study is free
+  EXPECT_TRUE(store_->ClaimStudy(1, "b", 119, 129));  // a's expired
+  EXPECT_FALSE(store_->ClaimStudy(1, "a", 120, 130));
+  store_->ReleaseStudy(1, "a");  // not a's to give: no change
+  EXPECT_FALSE(store_->ClaimStudy(1, "a", 121, 131));
+  store_->ReleaseStudy(1, "b");
+  EXPECT_TRUE(store_->ClaimStudy(1, "a", 122, 132));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest,
+                         ::testing::Values("SqliteMemory", "SqliteFile", "Postgres"),
+                         [](const auto& info) { return info.param; });
+
+// Built with or without libpqxx, a postgresql:// database never falls through to SQLite: it
+// opens PostgreSQL, or names the missing support (and never the URL's password).
+TEST(OpenStore, PostgresUrlNeverOpensASqliteFile) {
+  EXPECT_TRUE(IsPostgresUrl("postgresql://u@h/db"));
+  EXPECT_TRUE(IsPostgresUrl("postgres://u@h/db"));
+  EXPECT_FALSE(IsPostgresUrl("run/sift.db"));
+  EXPECT_EQ(RedactDbUrl("postgresql://sift:s3cret@db:5432/sift?password=x&sslmode=require"),
+            "postgresql://sift:***@db:5432/sift?password=***&sslmode=require");
+  try {
+    // Port 1 on loopback: nothing listens there.
+    OpenStore("postgresql://sift:s3cret@127.0.0.1:1/nodb?connect_timeout=5");
+    FAIL() << "opened";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find("s3cret"), std::string::npos) << what;
+    EXPECT_NE(what.find("postgresql://sift:***@127.0.0.1:1/nodb"), std::string::npos) << what;
+#ifdef SIFT_HAVE_POSTGRES
+    EXPECT_NE(what.find("cannot open the database"), std::string::npos) << what;
+#else
+    EXPECT_NE(what.find("built without PostgreSQL support"), std::string::npos) << what;
+#endif
+  }
+  EXPECT_FALSE(std::filesystem::exists("postgresql:"));
+}
 
 // Version 1 wrote no checkpoint column: it checkpointed every reported epoch by name.
 TEST(SqliteStore, UpgradesAVersion1DatabaseKeepingItsResumePoints) {

@@ -4,11 +4,8 @@
 // database. Random search plus plateau stopping decide independently of timing, so the
 // study must end exactly as a fault-free run with the same seed: same trials, the same
 // per-epoch metrics bit for bit, the same best configuration.
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,7 +15,11 @@
 #include <thread>
 
 #include "coordinator/client.h"
+#include "coordinator/store.h"
+#include "coordinator/store_json.h"
+#include "tests/free_port.h"
 #include "tests/integration/process.h"
+#include "tests/pg_server.h"
 
 namespace sift::testing {
 namespace {
@@ -38,18 +39,6 @@ data: {train_limit: 6144, val_size: 512, test_limit: 500}
 checkpoint: {every_epochs: 2}
 )";
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 struct Outcome {
   std::map<int64_t, std::string> params, state;
   // trial -> epoch -> (val_accuracy, val_loss, train_loss), compared bitwise
@@ -68,7 +57,10 @@ struct Outcome {
 
 class Cluster {
  public:
-  Cluster(std::string dir, bool chaos) : dir_(std::move(dir)), chaos_(chaos), port_(FreePort()) {}
+  // `db`: a postgresql:// URL, or "" for a SQLite file in `dir`.
+  Cluster(std::string dir, bool chaos, std::string db = "")
+      : dir_(std::move(dir)), chaos_(chaos), port_(FreePort()),
+        db_(db.empty() ? dir_ + "/sift.db" : std::move(db)) {}
 
   Outcome Run() {
     { std::ofstream(dir_ + "/study.yaml") << kConfig; }
@@ -131,11 +123,14 @@ class Cluster {
   std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
 
   void StartCoordinator() {
+    std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen", Address(),
+                                     "--db", db_, "--prices",
+                                     SourceDir() + "/examples/prices.json", "--lease-timeout", "2"};
+    if (coordinator::IsPostgresUrl(db_)) {
+      argv.insert(argv.end(), {"--checkpoint-dir", dir_ + "/checkpoints"});
+    }
     coordinator_ = std::make_unique<Process>(
-        std::vector<std::string>{BinDir() + "/sift", "coordinator", "--listen", Address(), "--db",
-                                 dir_ + "/sift.db", "--prices",
-                                 SourceDir() + "/examples/prices.json", "--lease-timeout", "2"},
-        dir_ + "/coordinator-" + std::to_string(coordinator_starts_++) + ".log");
+        argv, dir_ + "/coordinator-" + std::to_string(coordinator_starts_++) + ".log");
     for (int i = 0; i < 200 && coordinator_->Log().find("listening on") == std::string::npos;
          ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -191,45 +186,41 @@ class Cluster {
         }
       }
     }
-    // What the database holds.
-    SQLite::Database db(dir_ + "/sift.db");
-    SQLite::Statement q(db, "SELECT number, params, state FROM trials ORDER BY number");
-    while (q.executeStep()) {
-      const int64_t n = q.getColumn(0).getInt64();
-      o.params[n] = q.getColumn(1).getString();
-      o.state[n] = q.getColumn(2).getString();
-      const std::string s = o.state[n];
+    // What the database holds, read through the Store (SQLite or PostgreSQL alike).
+    auto store = coordinator::OpenStoreReadOnly(db_);
+    for (const auto& t : store->ListTrials(1)) {
+      o.params[t.number] = coordinator::ParamsToJsonText(t.params);
+      const std::string s = search::ToString(t.state);
+      o.state[t.number] = s;
       o.unfinished += s != "COMPLETED" && s != "STOPPED";
     }
-    SQLite::Statement r(db,
-                        "SELECT number, epoch, json_extract(metrics, '$.val_accuracy'), "
-                        "json_extract(metrics, '$.val_loss'), json_extract(metrics, "
-                        "'$.train_loss'), json_extract(metrics, '$.epoch_seconds') FROM reports");
-    while (r.executeStep()) {
-      auto& curve = o.curves[r.getColumn(0).getInt64()];
-      const int64_t epoch = r.getColumn(1).getInt64();
-      o.duplicate_reports += curve.count(epoch);
-      curve[epoch] = {r.getColumn(2).getDouble(), r.getColumn(3).getDouble(),
-                      r.getColumn(4).getDouble()};
-      o.max_epoch_seconds = std::max(o.max_epoch_seconds, r.getColumn(5).getDouble());
+    auto metric = [](const coordinator::ReportRecord& r, const char* name) {
+      auto it = r.metrics.find(name);
+      return it == r.metrics.end() ? 0.0 : it->second;
+    };
+    for (const auto& r : store->ListReports(1)) {
+      auto& curve = o.curves[r.number];
+      o.duplicate_reports += curve.count(r.epoch);
+      curve[r.epoch] = {metric(r, "val_accuracy"), metric(r, "val_loss"),
+                        metric(r, "train_loss")};
+      o.max_epoch_seconds = std::max(o.max_epoch_seconds, metric(r, "epoch_seconds"));
     }
-    SQLite::Statement g(db,
-                        "SELECT end_reason, wasted_seconds, (end - start) * price_per_hour / 3600,"
-                        " wasted_seconds * price_per_hour / 3600, start_epoch, worker_id, start ="
-                        " (SELECT MIN(start) FROM segments f WHERE f.worker_id = s.worker_id),"
-                        " start < ? AND end > ? FROM segments s");
-    g.bind(1, outage_to_);
-    g.bind(2, outage_from_);
-    while (g.executeStep()) {
-      const std::string why = g.getColumn(0).getString();
-      o.preemptions += why == "preempted";
-      o.expirations += why == "expired";
-      o.resumes += g.getColumn(4).getInt64() > 0;
-      const double load = g.getColumn(6).getInt() ? load_seconds[g.getColumn(5).getString()] : 0;
-      double& worst = g.getColumn(7).getInt() ? o.max_wasted_outage_seconds : o.max_wasted_seconds;
-      worst = std::max(worst, g.getColumn(1).getDouble() - load);
-      o.dollars += g.getColumn(2).getDouble();
-      o.wasted += g.getColumn(3).getDouble();
+    const auto segments = store->ListSegments(1);
+    std::map<std::string, double> first_start;  // worker id -> its first lease's start
+    for (const auto& g : segments) {
+      auto [it, fresh] = first_start.emplace(g.worker_id, g.start);
+      if (!fresh) it->second = std::min(it->second, g.start);
+    }
+    for (const auto& g : segments) {
+      o.preemptions += g.end_reason == "preempted";
+      o.expirations += g.end_reason == "expired";
+      o.resumes += g.start_epoch > 0;
+      const double load = g.start == first_start[g.worker_id] ? load_seconds[g.worker_id] : 0;
+      const bool in_outage = g.end && g.start < outage_to_ && *g.end > outage_from_;
+      double& worst = in_outage ? o.max_wasted_outage_seconds : o.max_wasted_seconds;
+      worst = std::max(worst, g.wasted_seconds - load);
+      if (g.end) o.dollars += (*g.end - g.start) * g.price_per_hour / 3600;
+      o.wasted += g.wasted_seconds * g.price_per_hour / 3600;
     }
     return o;
   }
@@ -237,16 +228,15 @@ class Cluster {
   std::string dir_;
   bool chaos_;
   int port_;
+  std::string db_;
   int coordinator_starts_ = 0, worker_starts_ = 0;
   double outage_from_ = 0, outage_to_ = 0;  // unix seconds, as the segments' times
   std::unique_ptr<Process> coordinator_;
   std::vector<std::unique_ptr<Process>> workers_;
 };
 
-TEST(Chaos, PreemptionsAndACoordinatorCrashChangeNothingButTheBill) {
-  Outcome calm = Cluster(TempDir("chaos-reference"), /*chaos=*/false).Run();
-  Outcome chaos = Cluster(TempDir("chaos"), /*chaos=*/true).Run();
-
+// Prints the chaos run's figures and checks that it ended exactly as the fault-free run.
+void ExpectOnlyTheBillChanged(const Outcome& calm, const Outcome& chaos) {
   std::printf(
       "chaos summary: %lld preemptions with notice, %lld lost leases (SIGKILL), %lld resumes, "
       "%lld epochs retrained silently, 1 coordinator kill -9; $%.8f total, $%.8f wasted "
@@ -285,6 +275,29 @@ TEST(Chaos, PreemptionsAndACoordinatorCrashChangeNothingButTheBill) {
   // The ledger balances: segments, trials and the study agree.
   EXPECT_NEAR(chaos.trial_dollars, chaos.study_dollars, 1e-9);
   EXPECT_NEAR(chaos.dollars, chaos.study_dollars, 1e-9);
+}
+
+TEST(Chaos, PreemptionsAndACoordinatorCrashChangeNothingButTheBill) {
+  Outcome calm = Cluster(TempDir("chaos-reference"), /*chaos=*/false).Run();
+  Outcome chaos = Cluster(TempDir("chaos"), /*chaos=*/true).Run();
+  ExpectOnlyTheBillChanged(calm, chaos);
+}
+
+// The same on PostgreSQL (both runs, each on a fresh database of the test binary's server): the
+// coordinator's kill -9 and restart on the same address takes its study's lease straight back.
+TEST(Chaos, OnPostgresTooNothingButTheBillChanges) {
+  std::string why;
+  PgServer* server = nullptr;
+#ifdef SIFT_HAVE_POSTGRES
+  server = PgServer::Get(&why);
+#else
+  why = "this sift was built without libpqxx (scripts/install-deps.sh installs it)";
+#endif
+  if (!server) GTEST_SKIP() << why;
+  Outcome calm =
+      Cluster(TempDir("chaos-pg-reference"), /*chaos=*/false, server->NewDatabase()).Run();
+  Outcome chaos = Cluster(TempDir("chaos-pg"), /*chaos=*/true, server->NewDatabase()).Run();
+  ExpectOnlyTheBillChanged(calm, chaos);
 }
 
 }  // namespace

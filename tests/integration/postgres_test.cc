@@ -1,0 +1,181 @@
+// The PostgreSQL store with real processes: two `sift coordinator`s on one database (the study
+// lease decides which serves the study; the other takes it over when the first is killed), and
+// `sift migrate` from a `sift run`'s SQLite database, whose report must come out the same.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+#include <set>
+#include <thread>
+
+#include "coordinator/client.h"
+#include "coordinator/store.h"
+#include "tests/integration/cluster_util.h"
+#include "tests/integration/process.h"
+#include "tests/pg_server.h"
+
+namespace sift::testing {
+namespace {
+
+constexpr const char* kConfig = R"(name: pg-takeover
+objective: {metric: val_accuracy, direction: maximize}
+search_space:
+  lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
+  hidden: {type: int, low: 32, high: 64}
+trainer: {model: mlp, depth: 1, batch_size: 128}
+searcher: {type: random}
+scheduler: {type: fifo}
+budget: {max_trials: 4, max_epochs: 3}
+seed: 5
+data: {train_limit: 2048, val_size: 256, test_limit: 500}
+checkpoint: {every_epochs: 1}
+)";
+
+// A fresh database on this binary's server; "" with *why when there is none.
+std::string DatabaseUrl(std::string* why) {
+#ifndef SIFT_HAVE_POSTGRES
+  *why = "this sift was built without libpqxx (scripts/install-deps.sh installs it)";
+  return "";
+#endif
+  PgServer* server = PgServer::Get(why);
+  return server ? server->NewDatabase() : "";
+}
+
+// The report without the timestamped log lines (spdlog, on stderr) that come with it.
+std::string WithoutLogLines(const std::string& output) {
+  std::istringstream in(output);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("[20", 0) != 0) out += line + "\n";
+  }
+  return out;
+}
+
+TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
+  std::string why;
+  const std::string url = DatabaseUrl(&why);
+  if (url.empty()) GTEST_SKIP() << why;
+  const std::string dir = TempDir("pg-takeover");
+  // Both share the checkpoints, as coordinators on a shared filesystem would.
+  const std::vector<std::string> flags = {"--study-lease", "2", "--lease-timeout", "4",
+                                          "--checkpoint-dir", dir + "/checkpoints"};
+  std::unique_ptr<Process> first, second;
+  const int first_port = StartSiftCoordinator(&first, url, flags, dir + "/first.log");
+  ASSERT_GT(first_port, 0);
+  const int second_port = StartSiftCoordinator(&second, url, flags, dir + "/second.log");
+  ASSERT_GT(second_port, 0);
+  const std::string first_address = "127.0.0.1:" + std::to_string(first_port);
+  const std::string second_address = "127.0.0.1:" + std::to_string(second_port);
+
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit", WriteFile(dir + "/study.yaml", kConfig),
+                        "--coordinator", first_address},
+                       &output),
+            0)
+      << output;
+  // The workers know both coordinators and talk to the first that answers.
+  const std::string both = "ipv4:" + first_address + "," + second_address;
+  std::vector<std::unique_ptr<Process>> workers;
+  for (int i = 0; i < 2; ++i) {
+    workers.push_back(std::make_unique<Process>(
+        std::vector<std::string>{BinDir() + "/sift-worker", "--coordinator", both, "--name",
+                                 "w" + std::to_string(i), "--threads", "1", "--cache-dir",
+                                 dir + "/cache"},
+        dir + "/worker-" + std::to_string(i) + ".log"));
+  }
+
+  // Wait for checkpointed progress, while only the first serves the study.
+  auto store = coordinator::OpenStore(url);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  size_t reports = 0;
+  while (std::chrono::steady_clock::now() < deadline && reports < 2) {
+    reports = store->ListReports(1).size();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_GE(reports, 2u) << first->Log() << workers[0]->Log();
+  {
+    auto stub = v1::Studies::NewStub(coordinator::MakeChannel(second_address));
+    v1::GetStudyRequest req;
+    req.set_study_id(1);
+    v1::Study study;
+    grpc::Status s = stub->GetStudy(coordinator::MakeContext("").get(), req, &study);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << "the second serves it too";
+  }
+
+  first->Signal(SIGKILL);
+  EXPECT_EQ(first->Wait(10), 128 + SIGKILL);
+
+  const v1::Study study = WaitForStudyEnd(second_address, /*timeout_s=*/240);
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED)
+      << second->Log() << workers[0]->Log() << workers[1]->Log();
+  EXPECT_NE(second->Log().find("[study 1] taking it over"), std::string::npos) << second->Log();
+  for (auto& w : workers) w->Signal(SIGTERM);
+  for (auto& w : workers) w->Wait(30);
+  second->Signal(SIGTERM);
+  EXPECT_EQ(second->Wait(30), 0) << second->Log();
+
+  const auto trials = store->ListTrials(1);
+  ASSERT_EQ(trials.size(), 4u);
+  for (const auto& t : trials) {
+    EXPECT_EQ(t.state, search::TrialState::kCompleted) << "trial " << t.number;
+  }
+  for (const auto& seg : store->ListSegments(1)) {
+    EXPECT_TRUE(seg.end.has_value()) << seg.lease_id << " never closed";
+  }
+  // Every trial has each epoch reported, its curve whole across the takeover.
+  std::set<std::pair<int64_t, int64_t>> epochs;
+  for (const auto& r : store->ListReports(1)) epochs.insert({r.number, r.epoch});
+  EXPECT_EQ(epochs.size(), 4u * 3u);
+}
+
+// `sift run` on SQLite, then `sift migrate` to PostgreSQL: `sift report` prints the same from
+// both, and a second migrate of the same study is refused without copying anything.
+TEST(Postgres, MigrateFromSqliteRoundTripsTheReport) {
+  std::string why;
+  const std::string url = DatabaseUrl(&why);
+  if (url.empty()) GTEST_SKIP() << why;
+  const std::string dir = TempDir("pg-migrate");
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", WriteFile(dir + "/study.yaml", kConfig),
+                        "--out", dir + "/run", "--workers", "2", "--threads-per-worker", "1"},
+                       &output, 300),
+            0)
+      << output;
+  const std::string sqlite = dir + "/run/sift.db";
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "migrate", "--from", sqlite, "--to", url}, &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("copied 1 study"), std::string::npos) << output;
+
+  // The report names the checkpoint folder it finds beside a SQLite file; a copy of the file
+  // elsewhere has none, as a PostgreSQL database has none.
+  const std::string copy = dir + "/copy.db";
+  std::filesystem::copy_file(sqlite, copy);
+  if (std::filesystem::exists(sqlite + "-wal")) std::filesystem::copy_file(sqlite + "-wal", copy + "-wal");
+  std::string from_sqlite, from_postgres;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "report", "--db", copy}, &from_sqlite), 0)
+      << from_sqlite;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "report", "--db", url}, &from_postgres), 0)
+      << from_postgres;
+  EXPECT_NE(from_sqlite.find("pg-takeover"), std::string::npos) << from_sqlite;
+  EXPECT_EQ(WithoutLogLines(from_postgres), WithoutLogLines(from_sqlite));
+
+  auto from = coordinator::OpenStoreReadOnly(sqlite);
+  auto to = coordinator::OpenStore(url);
+  EXPECT_EQ(to->ListSegments(1).size(), from->ListSegments(1).size());
+  EXPECT_EQ(to->ListStudyEvents(1).size(), from->ListStudyEvents(1).size());
+  EXPECT_EQ(to->ListIdleSegments(1).size(), from->ListIdleSegments(1).size());
+  EXPECT_EQ(to->ListWorkers().size(), from->ListWorkers().size());
+
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "migrate", "--from", sqlite, "--to", url}, &output),
+            1);
+  EXPECT_NE(output.find("study 1 ('pg-takeover') is already in the destination"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(to->ListReports(1).size(), from->ListReports(1).size());
+}
+
+}  // namespace
+}  // namespace sift::testing
