@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "worker/builtin_runner.h"
+#include "worker/command_runner.h"
 #include "worker/coordinator_link.h"
 #include "worker/spot_simulator.h"
 
@@ -17,13 +18,18 @@ struct WorkerClient::Impl {
   Impl(const WorkerOptions& options, std::atomic<bool>* stop)
       : link(options, stop),
         spot(options.simulate_preemption, options.preemption_seed, &link, stop),
-        builtin(&link, &spot, stop) {}
+        builtin(&link, &spot, stop),
+        command(&link, &spot, stop, options.trial_log_dir) {}
 
   CoordinatorLink link;
   SpotSimulator spot;
   BuiltinRunner builtin;
+  CommandRunner command;
 
-  TrialRunner& RunnerFor(const v1::TrialAssignment&) { return builtin; }
+  TrialRunner& RunnerFor(const v1::TrialAssignment& a) {
+    if (a.command_size() > 0) return command;
+    return builtin;
+  }
 
   // The lease is dropped from the heartbeat on every exit, so an abandoned one can expire and be
   // requeued.
