@@ -73,12 +73,18 @@ std::string Tail(const std::string& path, std::streamoff from, int lines) {
   in.seekg(start);
   std::string text(static_cast<size_t>(end - start), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  size_t pos = text.size();
-  for (int n = 0; n < lines && pos != std::string::npos && pos > 0; ++n) {
-    pos = text.rfind('\n', pos - 1);
+  std::deque<std::string> last;
+  size_t start_of_line = 0;
+  while (start_of_line < text.size()) {
+    size_t nl = text.find('\n', start_of_line);
+    if (nl == std::string::npos) nl = text.size();
+    last.push_back(text.substr(start_of_line, nl - start_of_line));
+    if (static_cast<int>(last.size()) > lines) last.pop_front();
+    start_of_line = nl + 1;
   }
-  return pos == std::string::npos ? text : text.substr(pos + 1);
+  std::string out;
+  for (const auto& l : last) out += (out.empty() ? "" : "\n") + l;
+  return out;
 }
 
 std::string DescribeExit(int status) {
