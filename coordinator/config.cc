@@ -706,7 +706,12 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
 }
 
 std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary) {
-  if (config.trial.is_command()) return {};  // the program reads its own data
+  if (config.trial.is_command()) {  // the program reads its own data; it must be there to run
+    if (summary != nullptr) *summary = "read by the program (trial.command)";
+    const std::string problem = CheckCommandProgram(config.trial);
+    if (problem.empty()) return {};
+    return {problem};
+  }
   // A missing data set is one line naming the folder, not one per file it should hold.
   if (config.data.is_idx()) {
     if (std::string p = common::CheckDataDir(config.data.dir); !p.empty()) return {p};

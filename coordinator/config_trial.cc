@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <unistd.h>
+
 namespace sift::coordinator {
 
 namespace fs = std::filesystem;
@@ -23,6 +25,37 @@ fs::path BaseFolder(const std::string& origin) {
 }
 
 }  // namespace
+
+std::string CheckCommandProgram(const TrialConfig& trial) {
+  if (trial.command.empty()) return "";
+  const std::string& program = trial.command[0];
+  std::error_code ec;
+  if (!fs::is_directory(trial.dir, ec)) {
+    return "trial.dir: " + trial.dir + " is not a folder (the command runs there)";
+  }
+  auto runnable = [](const fs::path& p) {
+    std::error_code e;
+    return fs::is_regular_file(p, e) && access(p.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos) {
+    const fs::path p =
+        (fs::path(program).is_absolute() ? fs::path(program) : trial.dir / fs::path(program))
+            .lexically_normal();
+    if (runnable(p)) return "";
+    return "trial.command[0]: " + p.string() +
+           (fs::exists(p, ec) ? " is not an executable file" : " does not exist");
+  }
+  const char* path = getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(start, end - start);
+    if (runnable(fs::path(dir.empty() ? "." : dir) / program)) return "";
+    start = end + 1;
+  }
+  return "trial.command[0]: '" + program + "' is not found on PATH";
+}
 
 bool IsBuiltinMetric(const std::string& metric) {
   static const char* const kMetrics[] = {"val_accuracy", "val_loss", "train_loss",

@@ -13,6 +13,10 @@ namespace sift::coordinator {
 void ParseTrial(yamlcfg::MapReader& top, const std::string& origin, yamlcfg::Diagnostics* d,
                 TrialConfig* out);
 
+// "" when the command's program can be started here (an executable file: on PATH, or a path
+// relative to trial.dir), else the problem naming it. Checked with the data, before any trial.
+std::string CheckCommandProgram(const TrialConfig& trial);
+
 // Whether `metric` is one the built-in trainer reports.
 bool IsBuiltinMetric(const std::string& metric);
 

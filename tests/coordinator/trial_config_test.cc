@@ -62,6 +62,24 @@ TEST(TrialConfig, TheCommandRunsInTheConfigFilesFolder) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(TrialConfig, AProgramThatCannotStartIsAnErrorBeforeAnyTrial) {
+  StudyConfig c;
+  c.trial.dir = std::filesystem::temp_directory_path().string();
+  c.trial.command = {"sh", "-c", "true"};
+  EXPECT_EQ(ValidateStudyData(c), std::vector<std::string>{});
+  c.trial.command = {"no-such-program-sift-test"};
+  EXPECT_EQ(ValidateStudyData(c), std::vector<std::string>{
+                                      "trial.command[0]: 'no-such-program-sift-test' is not "
+                                      "found on PATH"});
+  c.trial.command = {"./missing.sh"};
+  EXPECT_EQ(ValidateStudyData(c), std::vector<std::string>{"trial.command[0]: " + c.trial.dir +
+                                                           "/missing.sh does not exist"});
+  c.trial.dir = "/nonexistent-sift";
+  EXPECT_EQ(ValidateStudyData(c), std::vector<std::string>{
+                                      "trial.dir: /nonexistent-sift is not a folder (the command "
+                                      "runs there)"});
+}
+
 TEST(TrialConfig, BadSettingsAreErrorsNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"trial: {}\n", "trial.command: missing; the program and its arguments"},
