@@ -14,6 +14,7 @@
 #include "common/data/data_spec.h"
 #include "common/data/validate.h"
 #include "common/data_files.h"
+#include "coordinator/config_trial.h"
 #include "coordinator/config_yaml.h"
 #include "search/factory.h"
 #include "search/space.h"
@@ -92,12 +93,31 @@ void ParseName(MapReader& top, Diagnostics* d, std::string* out) {
   *out = name;
 }
 
-void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out) {
+// `any_metric`: a command trial, whose program may report metrics of its own; the direction of
+// one Sift does not know must be given.
+void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out, bool any_metric) {
   MapReader r(top.Get("objective"), "objective", d);
   const bool metric_given = r.Has("metric");
-  const bool metric_ok = r.Enum(
-      "metric", {"val_accuracy", "val_loss", "train_loss", "val_rmse", "val_mae", "val_r2"},
-      &out->metric);
+  bool metric_ok = false;
+  if (any_metric && metric_given) {
+    metric_ok = r.String("metric", &out->metric);
+    if (metric_ok && out->metric.empty()) d->Error("objective.metric", "must not be empty");
+    if (metric_ok && !out->metric.empty() && !IsBuiltinMetric(out->metric)) {
+      std::string direction;
+      if (r.Enum("direction", {"maximize", "minimize"}, &direction)) {
+        out->maximize = direction == "maximize";
+      } else if (!r.Has("direction")) {
+        d->Error("objective.direction", "missing; say maximize or minimize for the program's "
+                                        "own metric '" + out->metric + "'");
+      }
+      r.RejectUnknown();
+      return;
+    }
+  } else {
+    metric_ok = r.Enum(
+        "metric", {"val_accuracy", "val_loss", "train_loss", "val_rmse", "val_mae", "val_r2"},
+        &out->metric);
+  }
   // A loss or an error is minimised unless said otherwise; maximising one is always a mistake.
   const bool is_loss = out->metric != "val_accuracy" && out->metric != "val_r2";
   out->maximize = !is_loss;
@@ -382,6 +402,29 @@ Params ParseTrainer(MapReader& top, Diagnostics* d, Params* all) {
   return valid;
 }
 
+// A command trial's fixed parameters (under `trainer:`): any names, single values, passed to the
+// program as they are.
+Params ParseCommandParams(MapReader& top, Diagnostics* d, Params* all) {
+  MapReader r(top.Get("trainer"), "trainer", d);
+  for (const auto& [name, value] : r.Entries()) {
+    if (!value.IsScalar()) {
+      d->Error("trainer." + name, "must be a single value, got " + yamlcfg::Describe(value));
+    } else {
+      (*all)[name] = yamlcfg::InferParamValue(value);
+    }
+  }
+  return *all;
+}
+
+void CheckSpaceAgainstFixed(const search::SearchSpace& space, const Params& fixed,
+                            Diagnostics* d) {
+  for (const auto& p : space.params()) {
+    if (fixed.count(p.name)) {
+      d->Error("search_space." + p.name, "also fixed under trainer; set it in one place");
+    }
+  }
+}
+
 // What the trainer says of `base` with `name` set to `value`, without the leading "name: ".
 std::string TrainerProblem(const Params& base, const std::string& name, const ParamValue& value) {
   Params params = base;
@@ -614,12 +657,20 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   if (!top.ok()) return d.Format(limits.max_errors);
 
   ParseName(top, &d, &cfg.name);
-  ParseObjective(top, &d, &cfg.objective);
-  const Params valid_fixed = ParseTrainer(top, &d, &cfg.fixed);
+  ParseTrial(top, origin, &d, &cfg.trial);
+  // A command trial's parameters and metrics are its program's: any names, no trainer checks.
+  const bool command = top.Has("trial");
+  ParseObjective(top, &d, &cfg.objective, command);
+  const Params valid_fixed = command ? ParseCommandParams(top, &d, &cfg.fixed)
+                                     : ParseTrainer(top, &d, &cfg.fixed);
   std::set<std::string> broken;
   const size_t errors_before_space = d.count();
   ParseSearchSpace(top, limits, &d, &cfg.space, &broken);
-  if (cfg.space.size() > 0) CheckSpaceAgainstTrainer(cfg.space, broken, cfg.fixed, valid_fixed, &d);
+  if (command) {
+    CheckSpaceAgainstFixed(cfg.space, cfg.fixed, &d);
+  } else if (cfg.space.size() > 0) {
+    CheckSpaceAgainstTrainer(cfg.space, broken, cfg.fixed, valid_fixed, &d);
+  }
   // Any error under search_space, the trainer check's included, makes the space unusable.
   const bool space_ok = d.count() == errors_before_space;
   ParseAlgorithm(top, "searcher", &d, &cfg.searcher);
@@ -627,8 +678,13 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   ParseBudget(top, &d, &cfg.budget);
   if (top.Int("parallelism", &cfg.parallelism)) AtLeast(&d, "parallelism", cfg.parallelism, 0);
   top.UInt64("seed", &cfg.seed);
-  ParseData(top, &d, &cfg.data);
-  CheckObjectiveForTask(top, &d, cfg.data.task, &cfg.objective);
+  if (command && top.Has("data")) {
+    d.Error("data", "a command trial reads its own data; pass its paths in trial.command");
+    top.Get("data");
+  } else if (!command) {
+    ParseData(top, &d, &cfg.data);
+    CheckObjectiveForTask(top, &d, cfg.data.task, &cfg.objective);
+  }
   ParseWorker(top, &d, &cfg.worker);
   ParseCheckpoint(top, &d, &cfg.checkpoint);
   top.RejectUnknown();
@@ -650,6 +706,12 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
 }
 
 std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary) {
+  if (config.trial.is_command()) {  // the program reads its own data; it must be there to run
+    if (summary != nullptr) *summary = "read by the program (trial.command)";
+    const std::string problem = CheckCommandProgram(config.trial);
+    if (problem.empty()) return {};
+    return {problem};
+  }
   // A missing data set is one line naming the folder, not one per file it should hold.
   if (config.data.is_idx()) {
     if (std::string p = common::CheckDataDir(config.data.dir); !p.empty()) return {p};

@@ -45,6 +45,17 @@ struct CheckpointConfig {
   std::string keep = "latest";
 };
 
+// trial: a user's program instead of the built-in trainer (docs/workloads.md, section 3).
+struct TrialConfig {
+  std::vector<std::string> command;  // program and arguments; empty: the built-in trainer
+  // Where it runs (absolute): trial.dir, relative to the config file's folder, which is the
+  // default. A config given as text only (no file) uses the current directory.
+  std::string dir;
+  double report_timeout = 600;  // seconds without a report before the program is killed
+  double grace_seconds = 10;    // between SIGTERM and SIGKILL
+  bool is_command() const { return !command.empty(); }
+};
+
 struct StudyConfig {
   std::string name;
   search::Objective objective;  // objective: {metric, direction: maximize|minimize}
@@ -58,6 +69,7 @@ struct StudyConfig {
   DataConfig data;
   WorkerConfig worker;
   CheckpointConfig checkpoint;
+  TrialConfig trial;
 };
 
 // Parses and validates `text` (YAML, or JSON, which YAML reads too). `origin` (a path) prefixes

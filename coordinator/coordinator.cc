@@ -453,6 +453,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     out->resume_checkpoint = ResumeCheckpoint(study_id, next->number);
     out->resume_fallbacks = OlderCheckpoints(study_id, next->number, out->resume_checkpoint);
     out->checkpoint_every_epochs = config.checkpoint.every_epochs;
+    out->trial = config.trial;
     *result = AcquireResult::kAssigned;
     spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
                  next->is_new ? "starts" : "resumes at epoch " +

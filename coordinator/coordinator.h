@@ -106,6 +106,7 @@ struct Assignment {
   std::string resume_checkpoint;  // the file to resume from; "" = start fresh
   std::vector<std::string> resume_fallbacks;  // older ones still held, newest first
   int64_t checkpoint_every_epochs = 1;
+  TrialConfig trial;  // a command trial's program; empty command: the built-in trainer
 };
 
 enum class AcquireResult { kAssigned, kNoWork, kShutdown };

@@ -274,6 +274,7 @@ int RunEmbedded(const RunOptions& o) {
                                      "--market", config.worker.market,
                                      "--threads", std::to_string(threads),
                                      "--cache-dir", CacheDir(),
+                                     "--trial-log-dir", out_dir + "/trials",
                                      "--exit-when-idle", "--idle-exit-seconds", "0"};
     if (memory_per_worker_mb > 0) {
       argv.push_back("--memory-limit-mb");

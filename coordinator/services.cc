@@ -278,6 +278,10 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   out->set_resume_checkpoint(a.resume_checkpoint);
   out->set_checkpoint_every_epochs(a.checkpoint_every_epochs);
   for (const auto& name : a.resume_fallbacks) out->add_resume_fallbacks(name);
+  for (const auto& arg : a.trial.command) out->add_command(arg);
+  out->set_command_dir(a.trial.dir);
+  out->set_report_timeout_seconds(a.trial.report_timeout);
+  out->set_command_grace_seconds(a.trial.grace_seconds);
   auto* data = out->mutable_data();
   data->set_dir(a.data.dir);
   data->set_train_limit(a.data.train_limit);

@@ -38,6 +38,8 @@ int Main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   app.add_option("--cache-dir", o.cache_dir, "preprocessed dataset cache");
+  app.add_option("--trial-log-dir", o.trial_log_dir,
+                 "where command trials' stdout and stderr are kept, one pair per trial");
   app.add_flag("--exit-when-idle", o.exit_when_idle,
                "exit (0) when no study has work for this worker for --idle-exit-seconds");
   app.add_option("--idle-exit-seconds", o.idle_exit_seconds,

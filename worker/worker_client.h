@@ -20,6 +20,7 @@ struct WorkerOptions {
   int threads = 1;
   std::string device = "cpu";
   std::string cache_dir;        // preprocessed-dataset cache; "" disables it
+  std::string trial_log_dir = "trial-logs";  // command trials' stdout and stderr, per trial
   bool exit_when_idle = false;  // exit on SHUTDOWN (embedded run) instead of waiting for work
   // With exit_when_idle: leave once no study had work for this worker for this long (the
   // coordinator answers SHUTDOWN); 0 waits for the coordinator to say so (embedded run).

@@ -1,0 +1,257 @@
+// Command trials end to end: a real coordinator, real sift-worker processes, and a real program
+// (a small Python script this test writes) that reports on stdout, checkpoints into
+// SIFT_CHECKPOINT_DIR and obeys SIGTERM. Covers finishing, a scheduler's stop, a study pause
+// resumed on another worker, a preemption resumed on another worker, a crash and a hang.
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/cluster_util.h"
+#include "tests/integration/process.h"
+
+namespace sift::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Epochs of `--epoch_seconds` each, up to SIFT_MAX_EPOCHS; the epoch count lives in the
+// checkpoint folder, so a resumed lease continues where the last one saved. On SIGTERM it notes
+// the signal in --marks, saves and leaves.
+constexpr const char* kProgram = R"(import json, os, signal, sys, time
+args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+ckpt = os.environ["SIFT_CHECKPOINT_DIR"]
+state = os.path.join(ckpt, "epoch.txt")
+done = int(open(state).read()) if os.path.exists(state) else 0
+if done:
+    print("resumed at epoch %d" % done, file=sys.stderr, flush=True)
+print("hello from the program; params " + os.environ["SIFT_PARAMS"] + " start " +
+      os.environ["SIFT_EPOCH_START"] + " trial " + os.environ["SIFT_TRIAL"], flush=True)
+def save(epoch):
+    with open(state + ".tmp", "w") as f:
+        f.write(str(epoch))
+    os.replace(state + ".tmp", state)
+def on_term(signum, frame):
+    open(os.path.join(args["marks"], "sigterm-%s-%d" % (os.environ["SIFT_TRIAL"], os.getpid())), "w").close()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, on_term)
+mode = args.get("mode", "finish")
+for epoch in range(done + 1, int(os.environ["SIFT_MAX_EPOCHS"]) + 1):
+    time.sleep(float(args.get("epoch_seconds", "0.05")))
+    if mode == "crash" and epoch == 2:
+        print("Traceback (most recent call last):\nValueError: boom at epoch 2", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if mode == "hang" and epoch == 2:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(3600)
+    save(epoch)
+    acc = 0.5 if mode == "flat" else 0.5 + 0.01 * epoch
+    print(json.dumps({"sift": {"epoch": epoch, "val_accuracy": acc, "train_loss": 1.0 / epoch}}), flush=True)
+)";
+
+class CommandTrials : public ::testing::Test {
+ protected:
+  // `report_timeout`: generous but where a hang is the point, so a slow start is never one.
+  void Start(const std::string& name, const std::string& study, int report_timeout = 120) {
+    dir_ = TempDir(name);
+    fs::create_directories(dir_ + "/marks");
+    WriteFile(dir_ + "/prog.py", kProgram);
+    port_ = StartCoordinator(&coordinator_, dir_);
+    ASSERT_GT(port_, 0);
+    address_ = "127.0.0.1:" + std::to_string(port_);
+    const std::string config =
+        "name: " + name + "\n" + "trial: {command: [python3, prog.py], " +
+        "report_timeout: " + std::to_string(report_timeout) + ", grace_seconds: 5}\n" + study;
+    std::string output;
+    ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit", WriteFile(dir_ + "/study.yaml", config),
+                          "--coordinator", address_},
+                         &output),
+              0)
+        << output;
+  }
+
+  std::unique_ptr<Process> Worker(const std::string& name) {
+    return std::make_unique<Process>(
+        std::vector<std::string>{BinDir() + "/sift-worker", "--coordinator", address_, "--name",
+                                 name, "--trial-log-dir", dir_ + "/logs-" + name},
+        dir_ + "/" + name + ".log");
+  }
+
+  // Waits until `sql` (one number) reaches `at_least`; returns its last value.
+  int64_t WaitFor(const std::string& sql, int64_t at_least, double timeout_s = 60) {
+    SQLite::Database db(dir_ + "/sift.db", SQLite::OPEN_READONLY);
+    int64_t v = 0;
+    for (int i = 0; i < timeout_s * 20; ++i) {
+      v = db.execAndGet(sql).getInt64();
+      if (v >= at_least) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return v;
+  }
+
+  std::string Query(const std::string& sql) {
+    SQLite::Database db(dir_ + "/sift.db", SQLite::OPEN_READONLY);
+    return db.execAndGet(sql).getString();
+  }
+
+  int SigtermMarks() {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir_ + "/marks")) n += e.is_regular_file();
+    return n;
+  }
+
+  void TearDown() override {
+    if (coordinator_) {
+      coordinator_->Signal(SIGTERM);
+      coordinator_->Wait(30);
+    }
+  }
+
+  std::string dir_, address_;
+  int port_ = 0;
+  std::unique_ptr<Process> coordinator_;
+};
+
+constexpr const char* kSpace = "search_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n";
+constexpr const char* kObjective = "objective: {metric: val_accuracy, direction: maximize}\n";
+
+TEST_F(CommandTrials, AProgramThatReportsEachEpochFinishes) {
+  Start("cmd-finish", std::string(kSpace) + kObjective +
+                          "trainer: {mode: finish, marks: marks}\n"
+                          "budget: {max_trials: 1, max_epochs: 3}\n");
+  auto w = Worker("w");
+  v1::Study study = WaitForStudyEnd(address_, 60);
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << w->Log();
+  EXPECT_EQ(Query("SELECT state FROM trials"), "COMPLETED") << w->Log();
+  EXPECT_EQ(Query("SELECT group_concat(epoch) FROM (SELECT epoch FROM reports ORDER BY epoch)"),
+            "1,2,3");
+  EXPECT_EQ(Query("SELECT checkpoint FROM reports WHERE epoch = 3"), "trial-0-e3.ckpt");
+  // Its stdout is kept per trial: its own lines and the reports, with the parameters it got as
+  // --name=value arguments and as SIFT_PARAMS.
+  const std::string out = Read(dir_ + "/logs-w/study-1-trial-0.stdout.log");
+  EXPECT_NE(out.find("hello from the program; params {\"lr\":"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"marks\":\"marks\",\"mode\":\"finish\"}"), std::string::npos) << out;
+  EXPECT_NE(out.find("{\"sift\": {\"epoch\": 3"), std::string::npos) << out;
+  EXPECT_EQ(SigtermMarks(), 0);
+  w->Signal(SIGTERM);
+  EXPECT_EQ(w->Wait(30), 0) << w->Log();
+}
+
+TEST_F(CommandTrials, AStopFromTheSchedulerSendsSigterm) {
+  // A flat curve: the plateau scheduler stops the trial after its second epoch.
+  Start("cmd-stop", std::string(kSpace) + kObjective +
+                        "trainer: {mode: flat, marks: marks, epoch_seconds: 0.3}\n"
+                        "scheduler: {type: plateau, patience: 1}\n"
+                        "budget: {max_trials: 1, max_epochs: 20}\n");
+  auto w = Worker("w");
+  v1::Study study = WaitForStudyEnd(address_, 60);
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << w->Log();
+  EXPECT_EQ(Query("SELECT state FROM trials"), "STOPPED") << w->Log();
+  EXPECT_LT(std::stoi(Query("SELECT COUNT(*) FROM reports")), 20);
+  EXPECT_EQ(SigtermMarks(), 1) << w->Log();
+  w->Signal(SIGTERM);
+  EXPECT_EQ(w->Wait(30), 0) << w->Log();
+}
+
+TEST_F(CommandTrials, APausedTrialResumesOnAnotherWorkerFromItsFolder) {
+  Start("cmd-pause", std::string(kSpace) + kObjective +
+                         "trainer: {mode: finish, marks: marks, epoch_seconds: 0.5}\n"
+                         "budget: {max_trials: 1, max_epochs: 4}\n");
+  auto first = Worker("first");
+  ASSERT_GE(WaitFor("SELECT COUNT(*) FROM reports", 1), 1) << first->Log();
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "pause", "--coordinator", address_}, &output), 0)
+      << output;
+  // It hands back at its next report: SIGTERM to the program, checkpoint kept.
+  ASSERT_EQ(WaitFor("SELECT COUNT(*) FROM segments WHERE end_reason != ''", 1), 1)
+      << first->Log();
+  EXPECT_EQ(SigtermMarks(), 1) << first->Log();
+  first->Signal(SIGTERM);
+  EXPECT_EQ(first->Wait(30), 0) << first->Log();
+  const int64_t reported = std::stoll(Query("SELECT MAX(epoch) FROM reports"));
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "resume", "--coordinator", address_}, &output), 0)
+      << output;
+  auto second = Worker("second");
+  v1::Study study = WaitForStudyEnd(address_, 60);
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << second->Log();
+  EXPECT_EQ(Query("SELECT state FROM trials"), "COMPLETED");
+  const std::string err = Read(dir_ + "/logs-second/study-1-trial-0.stderr.log");
+  EXPECT_NE(err.find("resumed at epoch " + std::to_string(reported)), std::string::npos)
+      << err << second->Log();
+  EXPECT_EQ(Query("SELECT COUNT(DISTINCT epoch) || '/' || COUNT(*) FROM reports"), "4/4");
+  second->Signal(SIGTERM);
+  EXPECT_EQ(second->Wait(30), 0);
+}
+
+TEST_F(CommandTrials, APreemptedTrialResumesOnAnotherWorkerFromItsFolder) {
+  Start("cmd-preempt", std::string(kSpace) + kObjective +
+                           "trainer: {mode: finish, marks: marks, epoch_seconds: 0.5}\n"
+                           "budget: {max_trials: 1, max_epochs: 4}\n");
+  auto first = Worker("first");
+  ASSERT_GE(WaitFor("SELECT COUNT(*) FROM reports", 1), 1) << first->Log();
+  first->Signal(SIGTERM);  // the VM's notice: forwarded to the program, which saves and leaves
+  EXPECT_EQ(first->Wait(30), 0) << first->Log();
+  EXPECT_EQ(SigtermMarks(), 1) << first->Log();
+  const std::string checkpoint =
+      Query("SELECT checkpoint FROM segments WHERE end_reason='preempted'");
+  EXPECT_TRUE(std::regex_match(checkpoint, std::regex("trial-0-e[1-3](-s1)?\\.ckpt")))
+      << checkpoint << first->Log();
+  EXPECT_EQ(Query("SELECT state FROM trials"), "PENDING");
+  const int64_t reported = std::stoll(Query("SELECT MAX(epoch) FROM reports"));
+
+  auto second = Worker("second");
+  v1::Study study = WaitForStudyEnd(address_, 60);
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << second->Log();
+  EXPECT_NE(second->Log().find("restored from " + checkpoint), std::string::npos)
+      << second->Log();
+  const std::string err = Read(dir_ + "/logs-second/study-1-trial-0.stderr.log");
+  EXPECT_NE(err.find("resumed at epoch " + std::to_string(reported)), std::string::npos) << err;
+  EXPECT_EQ(Query("SELECT COUNT(DISTINCT epoch) || '/' || COUNT(*) FROM reports"), "4/4");
+  second->Signal(SIGTERM);
+  EXPECT_EQ(second->Wait(30), 0);
+}
+
+TEST_F(CommandTrials, ACrashFailsTheTrialWithItsStderr) {
+  Start("cmd-crash", std::string(kSpace) + kObjective +
+                         "trainer: {mode: crash, marks: marks}\n"
+                         "budget: {max_trials: 1, max_epochs: 4}\n");
+  auto w = Worker("w");
+  v1::Study study = WaitForStudyEnd(address_, 60);
+  ASSERT_EQ(study.state(), v1::STUDY_FAILED) << w->Log();  // its only trial failed
+  EXPECT_EQ(Query("SELECT state FROM trials"), "FAILED") << w->Log();
+  const std::string crash = Query("SELECT end_reason FROM trials");
+  EXPECT_NE(crash.find("the program exited with status 3; its stderr ended with:\n"
+                       "Traceback (most recent call last):\nValueError: boom at epoch 2"),
+            std::string::npos)
+      << crash;
+  w->Signal(SIGTERM);
+  EXPECT_EQ(w->Wait(30), 0) << w->Log();
+}
+
+TEST_F(CommandTrials, AHangIsKilledAfterTheReportTimeout) {
+  // It stops reporting in epoch 2 (and ignores SIGTERM): report_timeout 3 s.
+  Start("cmd-hang", std::string(kSpace) + kObjective +
+                        "trainer: {mode: hang, marks: marks}\n"
+                        "budget: {max_trials: 1, max_epochs: 4}\n",
+        /*report_timeout=*/3);
+  auto w = Worker("w");
+  v1::Study study = WaitForStudyEnd(address_, 60);
+  ASSERT_EQ(study.state(), v1::STUDY_FAILED) << w->Log();  // its only trial failed
+  EXPECT_EQ(Query("SELECT state FROM trials"), "FAILED") << w->Log();
+  const std::string hang = Query("SELECT end_reason FROM trials");
+  EXPECT_NE(hang.find("no report for 3 s (trial.report_timeout); the program was killed"),
+            std::string::npos)
+      << hang;
+  w->Signal(SIGTERM);
+  EXPECT_EQ(w->Wait(30), 0) << w->Log();
+}
+
+}  // namespace
+}  // namespace sift::testing
