@@ -16,6 +16,7 @@
 #include "common/data_files.h"
 #include "common/main_guard.h"
 #include "coordinator/cli_control.h"
+#include "coordinator/cli_export.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
@@ -230,6 +231,7 @@ int Main(int argc, char** argv) {
   std::string status_run;
   status->add_option("--run", status_run, "the run directory of a running `sift run`");
   sc::AddControlCommands(app);
+  sc::AddExportCommand(app);
 
   std::string listen = "127.0.0.1:7070", checkpoints;
   double lease_timeout = 30;
@@ -273,6 +275,7 @@ int Main(int argc, char** argv) {
     return StatusCommand(client, study_id);
   }
   if (int rc = sc::RunControlCommand(app); rc >= 0) return rc;
+  if (int rc = sc::RunExportCommand(app); rc >= 0) return rc;
   if (*serve) {
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
                         lease_timeout, limits);
