@@ -57,25 +57,6 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   const std::string best_model = "best trial's model: " + out + "/checkpoints/study-1/trial-" +
                                  std::to_string(j["study"]["best_trial"].get<int>()) + "-e3.ckpt";
   EXPECT_NE(output.find(best_model), std::string::npos) << output;
-
-  // `sift export` finds the best trial's checkpoint and has sift-worker write it as TorchScript
-  // (export_test checks what the file predicts).
-  const std::string best = std::to_string(j["study"]["best_trial"].get<int>());
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "export", "--run", out, "--trial", best, "--out",
-                        out + "/best.pt"},
-                       &output),
-            0)
-      << output;
-  EXPECT_NE(output.find("trial-" + best + "-e3.ckpt"), std::string::npos) << output;
-  EXPECT_NE(output.find("wrote " + out + "/best.pt: mlp"), std::string::npos) << output;
-  EXPECT_GT(std::filesystem::file_size(out + "/best.pt"), 1000u);
-  EXPECT_EQ(RunCommand({BinDir() + "/sift", "export", "--run", out, "--trial", "99", "--out",
-                        out + "/none.pt"},
-                       &output),
-            1);
-  EXPECT_NE(output.find("sift export: no checkpoint of trial 99 under " + out + "/checkpoints"),
-            std::string::npos)
-      << output;
 }
 
 TEST(EmbeddedRun, PromotionAshaPausesAndResumesTrialsFromCheckpoints) {

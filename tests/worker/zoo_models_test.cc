@@ -38,21 +38,22 @@ std::pair<double, double> FitSteps(Net& net, const torch::Tensor& x, const torch
   return {first, last};
 }
 
-// 64 samples of `shape` with labels from the sign of their mean (two of ten classes).
-std::pair<torch::Tensor, torch::Tensor> Images(const std::vector<int64_t>& shape) {
+// `n` samples of `shape` with labels from the sign of their mean (two of ten classes).
+std::pair<torch::Tensor, torch::Tensor> Images(const std::vector<int64_t>& shape, int64_t n = 64) {
   torch::manual_seed(5);
-  std::vector<int64_t> dims{64};
+  std::vector<int64_t> dims{n};
   dims.insert(dims.end(), shape.begin(), shape.end());
   auto x = torch::randn(dims);
   auto y = (x.flatten(1).mean(1) > 0).to(torch::kLong);
   return {x, y};
 }
 
-void ExpectTrains(const HParams& hp, const ModelShape& shape, const std::string& what) {
-  auto [x, y] = Images(shape.sample);
+void ExpectTrains(const HParams& hp, const ModelShape& shape, const std::string& what,
+                  int64_t n = 64) {
+  auto [x, y] = Images(shape.sample, n);
   torch::manual_seed(1);
   auto net = MakeModel(hp, shape);
-  EXPECT_EQ(net->forward(x).sizes(), (std::vector<int64_t>{64, shape.outputs})) << what;
+  EXPECT_EQ(net->forward(x).sizes(), (std::vector<int64_t>{n, shape.outputs})) << what;
   const auto [first, last] = FitSteps(*net, x, y);
   EXPECT_LT(last, 0.7 * first) << what;
 }
@@ -210,14 +211,14 @@ TEST(ZooTest, ResNetHasResNet20sParameterCount) {
 TEST(ZooTest, ResNetTrainsOnColourAndGreyImages) {
   HParams hp;
   hp.model = "resnet";
-  hp.channels = 8;
+  hp.channels = 4;
   hp.blocks = 1;
   hp.stages = 2;
-  ExpectTrains(hp, ModelShape{{3, 32, 32}, 10}, "32x32 colour");
+  ExpectTrains(hp, ModelShape{{3, 32, 32}, 10}, "32x32 colour", /*n=*/16);
   hp.batch_norm = false;
   hp.activation = "gelu";
   hp.stages = 3;
-  ExpectTrains(hp, ModelShape{{1, 28, 28}, 10}, "28x28 grey, no batch norm");
+  ExpectTrains(hp, ModelShape{{1, 28, 28}, 10}, "28x28 grey, no batch norm", /*n=*/16);
 }
 
 TEST(ZooTest, ImageModelsOnRowsAreAClearError) {
