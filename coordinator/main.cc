@@ -17,6 +17,7 @@
 #include "common/data_files.h"
 #include "common/main_guard.h"
 #include "coordinator/cli_control.h"
+#include "coordinator/cli_export.h"
 #include "coordinator/cli_migrate.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
@@ -281,6 +282,7 @@ int Main(int argc, char** argv) {
       ->default_str("2")
       ->check(CLI::Range(0.1, 3600.0));
   sc::AddControlCommands(app);
+  sc::AddExportCommand(app);
 
   std::string listen = "127.0.0.1:7070", checkpoints;
   double lease_timeout = 30;
@@ -337,6 +339,7 @@ int Main(int argc, char** argv) {
   }
   if (int rc = sc::RunControlCommand(app); rc >= 0) return rc;
   if (int rc = sc::RunMigrateCommand(app); rc >= 0) return rc;
+  if (int rc = sc::RunExportCommand(app); rc >= 0) return rc;
   if (*serve) {
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
                         lease_timeout, limits, http);

@@ -11,6 +11,7 @@
 
 #include "common/main_guard.h"
 #include "coordinator/config.h"
+#include "worker/export_command.h"
 #include "worker/standalone.h"
 #include "worker/worker_client.h"
 
@@ -65,7 +66,13 @@ int Main(int argc, char** argv) {
   train->add_option("--epochs", s.epochs, "epochs (default: the config's budget.max_epochs)");
   train->add_option("--checkpoint", s.checkpoint_path, "save a checkpoint here after each epoch");
   train->add_option("--resume", s.resume_path, "resume from this checkpoint");
+  std::string export_checkpoint, export_out;
+  auto* exporter = app.add_subcommand(
+      "export", "write a trial checkpoint's model as TorchScript (PyTorch's torch.jit.load)");
+  exporter->add_option("--checkpoint", export_checkpoint, "a trial's .ckpt")->required();
+  exporter->add_option("--out", export_out, "the TorchScript file to write")->required();
   CLI11_PARSE(app, argc, argv);
+  if (*exporter) return sift::worker::RunExport(export_checkpoint, export_out);
 
   spdlog::set_pattern("[%H:%M:%S.%e] [%n:" + o.name + "] [%l] %v");
   if (*train) {

@@ -390,6 +390,65 @@ TEST(StudyConfigErrors, TrainerValuesOutOfRange) {
       "(line 4)");
 }
 
+// The model zoo's settings: each name known, each value checked against its range or choices.
+TEST(StudyConfigErrors, ZooSettingsOutOfRange) {
+  const auto errors = Parse(WithSpace(kLr,
+                                      "trainer:\n"
+                                      "  model: resnet18\n"
+                                      "  activation: swish\n"
+                                      "  norm: group\n"
+                                      "  pooling: min\n"
+                                      "  batch_norm: maybe\n"
+                                      "  taper: 3\n"
+                                      "  width2: 4\n"
+                                      "  blocks: 0\n"
+                                      "  stages: 5\n"));
+  EXPECT_EQ(errors, (std::vector<std::string>{
+                        "trainer.model: 'resnet18' is not one of mlp, cnn, resnet (line 5)",
+                        "trainer.activation: 'swish' is not one of relu, gelu, silu, tanh (line 6)",
+                        "trainer.norm: 'group' is not one of none, batch, layer (line 7)",
+                        "trainer.pooling: 'min' is not one of max, avg (line 8)",
+                        "trainer.batch_norm: 'maybe' is not true or false (line 9)",
+                        "trainer.taper: 3 is outside [0.25, 2] (line 10)",
+                        "trainer.width2: 4 is outside [8, 8192] (line 11)",
+                        "trainer.blocks: 0 is outside [1, 8] (line 12)",
+                        "trainer.stages: 5 is outside [1, 4] (line 13)",
+                    }))
+      << JoinLines(errors);
+  EXPECT_TRUE(StartsWith(OnlyError(WithSpace(kLr, "trainer: {width9: 64}\n")),
+                         "trainer.width9: not a trainer hyperparameter; did you mean 'width"));
+}
+
+TEST(StudyConfigErrors, ZooSearchSpaceOutsideTheTrainersRanges) {
+  const auto errors =
+      Parse(WithSpace(kLr + std::string("  activation: {type: categorical, choices: "
+                                        "[relu, swish]}\n"
+                                        "  width3: {type: int, low: 4, high: 64}\n"
+                                        "  blocks: {type: int, low: 1, high: 12}\n")));
+  EXPECT_EQ(errors,
+            (std::vector<std::string>{
+                "search_space.activation.choices: 'swish' is not one of relu, gelu, silu, tanh "
+                "(line 4)",
+                "search_space.width3.low: 4 is outside [8, 8192] (line 5)",
+                "search_space.blocks.high: 12 is outside [1, 8] (line 6)",
+            }))
+      << JoinLines(errors);
+}
+
+TEST(StudyConfig, AcceptsAZooSearch) {
+  StudyConfig c;
+  const auto errors =
+      Parse(WithSpace(kLr + std::string("  blocks: {type: int, low: 1, high: 3}\n"
+                                        "  stages: {type: int, low: 2, high: 3}\n"
+                                        "  activation: {type: categorical, choices: "
+                                        "[relu, gelu, silu, tanh]}\n"
+                                        "  batch_norm: {type: categorical, choices: "
+                                        "[true, false]}\n"),
+                      "trainer: {model: resnet, channels: 16}\n"),
+            &c);
+  EXPECT_TRUE(errors.empty()) << JoinLines(errors);
+}
+
 TEST(StudyConfig, MicroBatchIsAutoOrSetDirectlyOrThroughAccumulationSteps) {
   auto hparams = [](const std::string& trainer) {
     StudyConfig c;

@@ -9,6 +9,9 @@ namespace {
 
 using search::ParamValue;
 
+constexpr int64_t kMinWidth = 8;
+constexpr int64_t kMaxWidth = 8192;
+
 std::string Join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -64,11 +67,42 @@ std::string GetBool(const std::string& name, const ParamValue& v, bool* out) {
 
 using Setter = std::function<std::string(const ParamValue&, HParams*)>;
 
+// widthN: the MLP's hidden layer N on its own, for searches over layer shapes.
+Setter WidthSetter(int64_t layer) {
+  return [layer](const ParamValue& v, HParams* h) {
+    return GetInt("width" + std::to_string(layer + 1), v, kMinWidth, kMaxWidth, &h->widths[layer]);
+  };
+}
+
 const std::map<std::string, Setter>& Setters() {
   static const auto* setters = new std::map<std::string, Setter>{
-      {"model", [](auto& v, auto* h) { return GetChoice("model", v, {"mlp", "cnn"}, &h->model); }},
-      {"hidden", [](auto& v, auto* h) { return GetInt("hidden", v, 8, 8192, &h->hidden); }},
-      {"depth", [](auto& v, auto* h) { return GetInt("depth", v, 1, 8, &h->depth); }},
+      {"model",
+       [](auto& v, auto* h) {
+         return GetChoice("model", v, {"mlp", "cnn", "resnet"}, &h->model);
+       }},
+      {"hidden",
+       [](auto& v, auto* h) { return GetInt("hidden", v, kMinWidth, kMaxWidth, &h->hidden); }},
+      {"depth", [](auto& v, auto* h) { return GetInt("depth", v, 1, kMaxDepth, &h->depth); }},
+      {"taper", [](auto& v, auto* h) { return GetDouble("taper", v, 0.25, 2.0, &h->taper); }},
+      {"width1", WidthSetter(0)},
+      {"width2", WidthSetter(1)},
+      {"width3", WidthSetter(2)},
+      {"width4", WidthSetter(3)},
+      {"width5", WidthSetter(4)},
+      {"width6", WidthSetter(5)},
+      {"width7", WidthSetter(6)},
+      {"width8", WidthSetter(7)},
+      {"activation",
+       [](auto& v, auto* h) {
+         return GetChoice("activation", v, {"relu", "gelu", "silu", "tanh"}, &h->activation);
+       }},
+      {"norm",
+       [](auto& v, auto* h) { return GetChoice("norm", v, {"none", "batch", "layer"}, &h->norm); }},
+      {"pooling",
+       [](auto& v, auto* h) { return GetChoice("pooling", v, {"max", "avg"}, &h->pooling); }},
+      {"batch_norm", [](auto& v, auto* h) { return GetBool("batch_norm", v, &h->batch_norm); }},
+      {"blocks", [](auto& v, auto* h) { return GetInt("blocks", v, 1, 8, &h->blocks); }},
+      {"stages", [](auto& v, auto* h) { return GetInt("stages", v, 1, 4, &h->stages); }},
       {"channels", [](auto& v, auto* h) { return GetInt("channels", v, 4, 512, &h->channels); }},
       {"kernel_size",
        [](auto& v, auto* h) {
@@ -131,6 +165,26 @@ const std::vector<std::string>& KnownHParamNames() {
     return v;
   }();
   return *names;
+}
+
+search::Params ModelParams(const HParams& hp) {
+  search::Params p{{"model", hp.model},
+                   {"hidden", hp.hidden},
+                   {"depth", hp.depth},
+                   {"channels", hp.channels},
+                   {"kernel_size", hp.kernel_size},
+                   {"dropout", hp.dropout},
+                   {"activation", hp.activation},
+                   {"taper", hp.taper},
+                   {"norm", hp.norm},
+                   {"pooling", hp.pooling},
+                   {"batch_norm", std::string(hp.batch_norm ? "true" : "false")},
+                   {"blocks", hp.blocks},
+                   {"stages", hp.stages}};
+  for (int64_t i = 0; i < kMaxDepth; ++i) {
+    if (hp.widths[i] > 0) p["width" + std::to_string(i + 1)] = hp.widths[i];
+  }
+  return p;
 }
 
 std::string ParseHParams(const search::Params& params, HParams* out) {

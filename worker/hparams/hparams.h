@@ -12,15 +12,26 @@
 namespace sift::worker {
 
 inline constexpr int64_t kAutoMicroBatch = -1;
+inline constexpr int64_t kMaxDepth = 8;  // MLP hidden layers and CNN blocks
 
 struct HParams {
   // Model.
-  std::string model = "mlp";  // mlp | cnn
-  int64_t hidden = 256;       // MLP: width of the first hidden layer (each next one halves, >= 32)
+  std::string model = "mlp";  // mlp | cnn | resnet
+  int64_t hidden = 256;       // MLP: width of the first hidden layer
   int64_t depth = 2;          // MLP: hidden layers; CNN: conv blocks
-  int64_t channels = 32;      // CNN: channels of the first block (doubles per block)
+  int64_t channels = 32;      // CNN: channels of the first block (doubles per block); resnet: stem
   int64_t kernel_size = 3;    // CNN
   double dropout = 0.0;
+  std::string activation = "relu";  // relu | gelu | silu | tanh (every model)
+  // MLP widths: layer i (0-based) is widths[i] when set (> 0), else hidden * taper^i rounded
+  // down, never below min(hidden, 32). taper 0.5 halves per layer: 512, 256, 128, ...
+  double taper = 0.5;
+  std::vector<int64_t> widths = std::vector<int64_t>(kMaxDepth, 0);  // width1..width8; 0: unset
+  std::string norm = "none";    // MLP, after each hidden linear layer: none | batch | layer
+  std::string pooling = "max";  // CNN: 2x2 pool after each block: max | avg
+  bool batch_norm = true;       // CNN and resnet: batch norm after each convolution
+  int64_t blocks = 2;           // resnet: residual blocks per stage
+  int64_t stages = 3;           // resnet: stages (width doubles, resolution halves, per stage)
   // Optimisation.
   std::string optimizer = "adam";  // sgd | adam | adamw
   double lr = 1e-3;
@@ -50,6 +61,10 @@ const std::vector<std::string>& KnownHParamNames();
 // Fills `out` from defaults overridden by `params`. Returns "" or the first problem, naming the
 // parameter ("optimizer: 'rmsprop' is not one of sgd, adam, adamw").
 std::string ParseHParams(const search::Params& params, HParams* out);
+
+// The settings that shape the model (model, widths, activation, ...), each under its parameter
+// name: what an exported checkpoint needs to rebuild it with ParseHParams.
+search::Params ModelParams(const HParams& hp);
 
 // Micro-batches per optimizer step implied by batch_size and micro_batch.
 inline int64_t AccumulationSteps(const HParams& hp) {

@@ -6,8 +6,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <set>
 #include <sstream>
 
+#include "worker/trainer/export.h"
 #include "worker/trainer/fused_optimizer.h"
 #include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/lr_schedule.h"
@@ -137,6 +139,17 @@ std::string Fingerprint(const HParams& hp) {
     << " channels=" << hp.channels << " kernel_size=" << hp.kernel_size
     << " optimizer=" << hp.optimizer << " nesterov=" << hp.nesterov
     << " batch_size=" << hp.batch_size;
+  // The zoo's later settings, only where they differ from their defaults: a checkpoint of a
+  // model that had none of them keeps its fingerprint.
+  static const std::set<std::string> kAbove = {"model",    "hidden",      "depth",
+                                               "channels", "kernel_size", "dropout"};
+  const search::Params defaults = ModelParams(HParams{});
+  for (const auto& [name, value] : ModelParams(hp)) {
+    if (kAbove.count(name)) continue;
+    const auto d = defaults.find(name);
+    if (d == defaults.end() || d->second != value)
+      s << " " << name << "=" << search::ToString(value);
+  }
   return s.str();
 }
 
@@ -375,6 +388,7 @@ void Trainer::SaveCheckpoint(const std::string& path) {
   Impl& s = *impl_;
   torch::serialize::OutputArchive a;
   WriteString(a, "fingerprint", Fingerprint(s.options.hp));
+  WriteString(a, "model_spec", ModelSpecJson(s.options.hp, {s.data->sample, s.data->outputs}));
   WriteInt(a, "seed", static_cast<int64_t>(s.options.seed));
   WriteInt(a, "train_size", s.data->train.size());
   WriteInt(a, "epoch", s.epoch);

@@ -1,0 +1,136 @@
+#include "coordinator/cli_export.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <vector>
+
+#include "common/checkpoint_names.h"
+
+namespace sift::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ExportOptions {
+  std::string run_dir, checkpoints, out, worker_binary;
+  int64_t study = 0, trial = 0;
+};
+
+ExportOptions& Options() {
+  static ExportOptions options;
+  return options;
+}
+
+std::string SiblingWorker() {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return (ec ? fs::path(".") : exe.parent_path()).string() + "/sift-worker";
+}
+
+// Runs argv, its output going to ours; returns its exit code (127 when it cannot start).
+int RunProgram(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execv(args[0], args.data());
+    std::cerr << "sift export: cannot run " << argv[0] << ": " << std::strerror(errno) << "\n";
+    _exit(127);
+  }
+  if (pid < 0) return 127;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+std::string FindTrialCheckpoint(const std::string& checkpoints, int64_t study, int64_t trial,
+                                std::string* error) {
+  std::error_code ec;
+  if (!fs::is_directory(checkpoints, ec)) {
+    *error = "no checkpoint directory " + checkpoints;
+    return "";
+  }
+  struct Found {
+    std::string path;
+    common::CheckpointPosition position;
+  };
+  std::vector<std::pair<std::string, Found>> best_per_study;  // study dir name -> latest
+  for (const auto& dir : fs::directory_iterator(checkpoints, ec)) {
+    const std::string name = dir.path().filename().string();
+    if (!dir.is_directory() || name.rfind("study-", 0) != 0) continue;
+    if (study > 0 && name != "study-" + std::to_string(study)) continue;
+    std::optional<Found> latest;
+    for (const auto& f : fs::directory_iterator(dir.path(), ec)) {
+      const auto p = common::ParseCheckpointName(f.path().filename().string());
+      if (!p || p->trial != trial) continue;
+      if (!latest || latest->position < *p) latest = Found{f.path().string(), *p};
+    }
+    if (latest) best_per_study.emplace_back(name, *latest);
+  }
+  if (best_per_study.empty()) {
+    *error = "no checkpoint of trial " + std::to_string(trial) +
+             (study > 0 ? " of study " + std::to_string(study) : std::string()) + " under " +
+             checkpoints +
+             " (a trial leaves one after its first epoch; retention may have "
+             "removed those of trials that ended early)";
+    return "";
+  }
+  if (best_per_study.size() > 1) {
+    std::string names;
+    for (const auto& [name, found] : best_per_study) names += " " + name;
+    *error = "trial " + std::to_string(trial) + " has checkpoints in several studies (" +
+             names.substr(1) + "); choose one with --study";
+    return "";
+  }
+  return best_per_study.front().second.path;
+}
+
+void AddExportCommand(CLI::App& app) {
+  ExportOptions& o = Options();
+  auto* cmd = app.add_subcommand(
+      "export", "write a trial's trained model as TorchScript (PyTorch's torch.jit.load)");
+  auto* run = cmd->add_option("--run", o.run_dir, "the run directory of a `sift run`");
+  cmd->add_option(
+         "--checkpoints", o.checkpoints,
+         "a coordinator's checkpoint directory (its --checkpoints; default DIR/checkpoints "
+         "with --run)")
+      ->excludes(run);
+  cmd->add_option("--study", o.study, "the study (default: the one with this trial)");
+  cmd->add_option("--trial", o.trial, "the trial's number in its study")->required();
+  cmd->add_option("--out", o.out, "the TorchScript file to write")->required();
+  cmd->add_option("--worker-binary", o.worker_binary,
+                  "the sift-worker that writes it (default: the one beside sift)");
+}
+
+int RunExportCommand(const CLI::App& app) {
+  if (!app.get_subcommand("export")->parsed()) return -1;
+  const ExportOptions& o = Options();
+  const std::string dir = !o.checkpoints.empty() ? o.checkpoints
+                          : !o.run_dir.empty()   ? o.run_dir + "/checkpoints"
+                                                 : std::string();
+  if (dir.empty()) {
+    std::cerr << "sift export: give --run DIR (a `sift run`'s directory) or --checkpoints DIR\n";
+    return 2;
+  }
+  std::string error;
+  const std::string checkpoint = FindTrialCheckpoint(dir, o.study, o.trial, &error);
+  if (checkpoint.empty()) {
+    std::cerr << "sift export: " << error << "\n";
+    return 1;
+  }
+  std::cerr << "sift export: trial " << o.trial << " from " << checkpoint << "\n";
+  const std::string worker = o.worker_binary.empty() ? SiblingWorker() : o.worker_binary;
+  return RunProgram({worker, "export", "--checkpoint", checkpoint, "--out", o.out});
+}
+
+}  // namespace sift::coordinator
