@@ -18,8 +18,9 @@ PACKAGES=(
 BENCH_PACKAGES=(python3-torch python3-optuna python3-numpy)
 # A single-node Slurm for tests/deploy (and deploy/slurm on a workstation), only with --slurm.
 SLURM_PACKAGES=(slurmctld slurmd slurm-client munge)
-# The data of examples/sklearn/ (its setup.sh asks), only with --examples.
-EXAMPLE_PACKAGES=(python3-sklearn)
+# The data of examples/sklearn/ and the models of examples/torchscript/ (their setup.sh asks),
+# only with --examples.
+EXAMPLE_PACKAGES=(python3-sklearn python3-torch)
 
 want=("${PACKAGES[@]}")
 for arg in "$@"; do

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "worker/trainer/norm_pool_relu.h"
+#include "worker/trainer/torchscript_model.h"
 
 
 namespace sift::worker {
@@ -124,6 +125,7 @@ std::shared_ptr<Net> MakeModel(const HParams& hp, const ModelShape& shape) {
     features *= d;
     dims += (dims.empty() ? "" : ", ") + std::to_string(d);
   }
+  if (hp.model == "torchscript") return MakeTorchScriptModel(hp, shape.outputs);
   if (hp.model == "mlp") return std::make_shared<Mlp>(hp, features, shape.outputs);
   if (hp.model == "cnn") {
     if (shape.sample.size() != 3) {
