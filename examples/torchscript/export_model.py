@@ -56,6 +56,16 @@ class Cnn(nn.Module):
         return self.head(F.dropout(x, self.dropout_p, self.training))
 
 
+def export(model: str, width: int, out: str, outputs: int = 10, features: int = 28 * 28,
+           channels: int = 1, seed: int = 0) -> str:
+    """Scripts and saves one model; returns a line saying what was written."""
+    torch.manual_seed(seed)
+    net = Mlp(features, width, outputs) if model == "mlp" else Cnn(channels, width, outputs)
+    torch.jit.save(torch.jit.script(net), out)
+    return (f"wrote {out}: {model}, width {width}, "
+            f"{sum(p.numel() for p in net.parameters())} parameters")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", choices=["mlp", "cnn"], default="cnn")
@@ -65,15 +75,8 @@ def main():
     parser.add_argument("--channels", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    torch.manual_seed(args.seed)
-    if args.model == "mlp":
-        model = Mlp(args.features, args.width, args.outputs)
-    else:
-        model = Cnn(args.channels, args.width, args.outputs)
-    torch.jit.save(torch.jit.script(model), args.out)
-    print(f"wrote {args.out}: {args.model}, width {args.width}, "
-          f"{sum(p.numel() for p in model.parameters())} parameters")
+    a = parser.parse_args()
+    print(export(a.model, a.width, a.out, a.outputs, a.features, a.channels, a.seed))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace sift::worker::testing {
 
@@ -16,14 +17,15 @@ inline bool HavePythonTorch() {
 inline constexpr const char* kNoPythonTorch =
     "python3-torch is not installed (scripts/install-deps.sh --examples installs it)";
 
-// Runs export_model.py with `args` (e.g. "--model mlp --width 16") writing `out`; true on success.
-inline bool ExportModel(const std::string& args, const std::string& out) {
+// Runs export_model.export(...) for each of `calls` (e.g. "'mlp', 16, out='/tmp/x.pt'") in one
+// python3: importing torch takes seconds. True on success.
+inline bool ExportModels(const std::vector<std::string>& calls) {
   const char* src = std::getenv("SIFT_SOURCE_DIR");
-  const std::string script =
-      std::string(src ? src : SIFT_SOURCE_DIR_DEFAULT) + "/examples/torchscript/export_model.py";
-  return std::system(("/usr/bin/python3 " + script + " " + args + " --out '" + out +
-                      "' >/dev/null")
-                         .c_str()) == 0;
+  std::string code = "import sys; sys.path.insert(0, '" +
+                     std::string(src ? src : SIFT_SOURCE_DIR_DEFAULT) +
+                     "/examples/torchscript'); import export_model as e";
+  for (const auto& c : calls) code += "; e.export(" + c + ")";
+  return std::system(("/usr/bin/python3 -c \"" + code + "\" >/dev/null").c_str()) == 0;
 }
 
 }  // namespace sift::worker::testing

@@ -82,6 +82,7 @@ void SetAttribute(torch::jit::Module& m, const std::string& path, const std::str
   };
   if (!slot) fail("not a trainer setting nor an attribute of the module");
   if (type.is_parameter(*slot) || type.is_buffer(*slot)) fail("is a tensor of the module");
+  if (type.getAttribute(*slot)->cast<c10::ClassType>()) fail("is a submodule of the module");
   c10::IValue v;
   if (std::string p = ToIValue(type.getAttribute(*slot), value, &v); !p.empty()) {
     fail("'" + search::ToString(value) + "' does not fit: the attribute " + p);
