@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/worker/model_state.h"
 #include "tests/worker/test_util.h"
 #include "tests/worker/torchscript_test.h"
 #include "worker/trainer/trainer.h"
@@ -45,21 +46,7 @@ class TorchScriptTest : public ::testing::Test {
 
 testing::TempDir* TorchScriptTest::dir_ = nullptr;
 
-std::vector<std::pair<std::string, torch::Tensor>> State(Trainer& t) {
-  std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const auto& p : t.model().named_parameters()) out.emplace_back(p.key(), p.value());
-  for (const auto& b : t.model().named_buffers()) out.emplace_back(b.key(), b.value());
-  return out;
-}
-
-void ExpectBitwiseEqual(Trainer& a, Trainer& b) {
-  auto sa = State(a), sb = State(b);
-  ASSERT_EQ(sa.size(), sb.size());
-  for (size_t i = 0; i < sa.size(); ++i) {
-    EXPECT_EQ(sa[i].first, sb[i].first);
-    EXPECT_TRUE(torch::equal(sa[i].second, sb[i].second)) << sa[i].first << " differs";
-  }
-}
+using testing::ExpectBitwiseEqual;
 
 TEST_F(TorchScriptTest, TrainsUnderTheModulesOwnNames) {
   auto data = testing::SmallFashionMnist(/*train=*/1024, /*val=*/256, /*test=*/64);
