@@ -15,6 +15,7 @@
 #include "common/data/validate.h"
 #include "common/data_files.h"
 #include "coordinator/config_trial.h"
+#include "coordinator/config_model_files.h"
 #include "coordinator/config_yaml.h"
 #include "search/factory.h"
 #include "search/space.h"
@@ -69,6 +70,13 @@ std::string NotAnHParam(const std::string& name) {
   const std::string s = yamlcfg::Suggest(name, worker::KnownHParamNames());
   if (!s.empty()) problem += "; did you mean '" + s + "'?";
   return problem + " (known: " + JoinNames(worker::KnownHParamNames()) + ")";
+}
+
+// model: torchscript takes any other name too: an attribute of the module, or a name its path
+// uses (the worker checks it against the module).
+bool IsTorchScript(const Params& fixed) {
+  const auto it = fixed.find("model");
+  return it != fixed.end() && search::ToString(it->second) == "torchscript";
 }
 
 bool IsKnownHParam(const std::string& name) {
@@ -378,11 +386,15 @@ void ParseSearchSpace(MapReader& top, const ConfigLimits& limits, Diagnostics* d
 Params ParseTrainer(MapReader& top, Diagnostics* d, Params* all) {
   Params valid;
   MapReader r(top.Get("trainer"), "trainer", d);
-  for (const auto& [name, value] : r.Entries()) {
+  const auto entries = r.Entries();
+  const bool torchscript = std::any_of(entries.begin(), entries.end(), [](const auto& e) {
+    return e.first == "model" && e.second.IsScalar() && e.second.Scalar() == "torchscript";
+  });
+  for (const auto& [name, value] : entries) {
     const std::string path = "trainer." + name;
     if (!value.IsScalar()) {
       d->Error(path, "must be a single value, got " + yamlcfg::Describe(value));
-    } else if (!IsKnownHParam(name)) {
+    } else if (!IsKnownHParam(name) && !torchscript) {
       d->Error(path, NotAnHParam(name));
     } else {
       valid[name] = yamlcfg::InferParamValue(value);
@@ -441,6 +453,7 @@ void CheckSpaceAgainstTrainer(const search::SearchSpace& space, const std::set<s
                               const Params& fixed, const Params& base, Diagnostics* d) {
   for (const auto& p : space.params()) {
     const std::string path = "search_space." + p.name;
+    if (!IsKnownHParam(p.name) && IsTorchScript(fixed)) continue;
     if (!IsKnownHParam(p.name)) {
       d->Error(path, NotAnHParam(p.name));
       continue;
@@ -668,8 +681,11 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   ParseSearchSpace(top, limits, &d, &cfg.space, &broken);
   if (command) {
     CheckSpaceAgainstFixed(cfg.space, cfg.fixed, &d);
-  } else if (cfg.space.size() > 0) {
-    CheckSpaceAgainstTrainer(cfg.space, broken, cfg.fixed, valid_fixed, &d);
+  } else {
+    if (cfg.space.size() > 0) {
+      CheckSpaceAgainstTrainer(cfg.space, broken, cfg.fixed, valid_fixed, &d);
+    }
+    for (const auto& e : CheckModelPath(cfg.fixed, cfg.space)) d.ErrorUnder("trainer", e);
   }
   // Any error under search_space, the trainer check's included, makes the space unusable.
   const bool space_ok = d.count() == errors_before_space;
@@ -718,6 +734,7 @@ std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::strin
   }
   data::DataSummary data;
   std::vector<std::string> errors = data::ValidateData(config.data, &data);
+  for (auto& e : MissingModelFiles(config.fixed, config.space)) errors.push_back(std::move(e));
   if (!errors.empty()) return errors;
   if (summary != nullptr) *summary = data.text;
   const std::string& metric = config.objective.metric;

@@ -22,7 +22,8 @@ PACKAGES=(
 BENCH_PACKAGES=(python3-torch python3-optuna python3-numpy)
 # A single-node Slurm for tests/deploy (and deploy/slurm on a workstation), only with --slurm.
 SLURM_PACKAGES=(slurmctld slurmd slurm-client munge)
-# The data of examples/sklearn/ and examples/command/'s PyTorch train.py (their setup.sh asks),
+# The data of examples/sklearn/, the models of examples/torchscript/ and examples/command/'s
+# PyTorch train.py (their setup.sh asks),
 # only with --examples.
 EXAMPLE_PACKAGES=(python3-sklearn python3-torch)
 

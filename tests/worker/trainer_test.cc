@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "tests/worker/model_state.h"
 #include "tests/worker/test_util.h"
 
 namespace sift::worker {
@@ -21,22 +22,8 @@ TrainerOptions SmallCnn() {
   return o;
 }
 
-// Parameters and buffers (batch-norm statistics) of the trainer's model, by name.
-std::vector<std::pair<std::string, torch::Tensor>> State(Trainer& t) {
-  std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const auto& p : t.model().named_parameters()) out.emplace_back(p.key(), p.value());
-  for (const auto& b : t.model().named_buffers()) out.emplace_back(b.key(), b.value());
-  return out;
-}
-
-void ExpectBitwiseEqual(Trainer& a, Trainer& b) {
-  auto sa = State(a), sb = State(b);
-  ASSERT_EQ(sa.size(), sb.size());
-  for (size_t i = 0; i < sa.size(); ++i) {
-    EXPECT_EQ(sa[i].first, sb[i].first);
-    EXPECT_TRUE(torch::equal(sa[i].second, sb[i].second)) << sa[i].first << " differs";
-  }
-}
+using testing::ExpectBitwiseEqual;
+using testing::State;
 
 double MaxAbsDifference(Trainer& a, Trainer& b) {
   auto sa = State(a), sb = State(b);

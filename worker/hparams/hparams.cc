@@ -11,6 +11,7 @@ using search::ParamValue;
 
 constexpr int64_t kMinWidth = 8;
 constexpr int64_t kMaxWidth = 8192;
+constexpr const char* kTorchScript = "torchscript";
 
 std::string Join(const std::vector<std::string>& v) {
   std::string out;
@@ -65,6 +66,11 @@ std::string GetBool(const std::string& name, const ParamValue& v, bool* out) {
   return name + ": '" + search::ToString(v) + "' is not true or false";
 }
 
+std::string GetPath(const std::string& name, const ParamValue& v, std::string* out) {
+  *out = search::ToString(v);
+  return out->empty() ? name + ": must not be empty" : "";
+}
+
 using Setter = std::function<std::string(const ParamValue&, HParams*)>;
 
 // widthN: the MLP's hidden layer N on its own, for searches over layer shapes.
@@ -78,8 +84,10 @@ const std::map<std::string, Setter>& Setters() {
   static const auto* setters = new std::map<std::string, Setter>{
       {"model",
        [](auto& v, auto* h) {
-         return GetChoice("model", v, {"mlp", "cnn", "resnet"}, &h->model);
+         return GetChoice("model", v, {"mlp", "cnn", "resnet", kTorchScript}, &h->model);
        }},
+      {"path", [](auto& v, auto* h) { return GetPath("path", v, &h->path); }},
+      {"init_from", [](auto& v, auto* h) { return GetPath("init_from", v, &h->init_from); }},
       {"hidden",
        [](auto& v, auto* h) { return GetInt("hidden", v, kMinWidth, kMaxWidth, &h->hidden); }},
       {"depth", [](auto& v, auto* h) { return GetInt("depth", v, 1, kMaxDepth, &h->depth); }},
@@ -189,13 +197,24 @@ search::Params ModelParams(const HParams& hp) {
 
 std::string ParseHParams(const search::Params& params, HParams* out) {
   *out = HParams{};
+  const auto model = params.find("model");
+  const bool torchscript =
+      model != params.end() && search::ToString(model->second) == kTorchScript;
   for (const auto& [name, value] : params) {
     auto it = Setters().find(name);
     if (it == Setters().end()) {
+      if (torchscript) {  // the worker checks it against the module's attributes
+        out->attributes[name] = value;
+        continue;
+      }
       return name + ": not a trainer hyperparameter (known: " + Join(KnownHParamNames()) + ")";
     }
     if (std::string e = it->second(value, out); !e.empty()) return e;
   }
+  if (torchscript && out->path.empty()) {
+    return "path: model: torchscript needs the module's file (trainer: {path: models/net.pt})";
+  }
+  if (!torchscript && !out->path.empty()) return "path: only model: torchscript takes a file";
   if (out->micro_batch > 0 && out->batch_size % out->micro_batch != 0) {
     return "micro_batch: " + std::to_string(out->micro_batch) + " does not divide batch_size " +
            std::to_string(out->batch_size);

@@ -16,7 +16,14 @@ inline constexpr int64_t kMaxDepth = 8;  // MLP hidden layers and CNN blocks
 
 struct HParams {
   // Model.
-  std::string model = "mlp";  // mlp | cnn | resnet
+  std::string model = "mlp";  // mlp | cnn | resnet | torchscript
+  // model: torchscript: the module's file (torch.jit.save), "{name}" filled from the trial's
+  // parameters (model_path.h); and the values of the names that are not trainer settings, set
+  // as module attributes (or used by the path).
+  std::string path;
+  search::Params attributes;
+  // Starting weights for every trial: a TorchScript file or a Sift checkpoint ("" for none).
+  std::string init_from;
   int64_t hidden = 256;       // MLP: width of the first hidden layer
   int64_t depth = 2;          // MLP: hidden layers; CNN: conv blocks
   int64_t channels = 32;      // CNN: channels of the first block (doubles per block); resnet: stem
@@ -58,7 +65,8 @@ struct HParams {
 // Names accepted as trial parameters (search space entries or fixed trainer settings).
 const std::vector<std::string>& KnownHParamNames();
 
-// Fills `out` from defaults overridden by `params`. Returns "" or the first problem, naming the
+// Fills `out` from defaults overridden by `params`. Under model: torchscript, names that are
+// not trainer settings go to `attributes` instead of being an error. Returns "" or the first problem, naming the
 // parameter ("optimizer: 'rmsprop' is not one of sgd, adam, adamw").
 std::string ParseHParams(const search::Params& params, HParams* out);
 

@@ -7,6 +7,8 @@
 #include "worker/trainer/model_ops.h"
 #include "worker/trainer/norm_pool_relu.h"
 #include "worker/trainer/resnet.h"
+#include "worker/trainer/torchscript_model.h"
+
 
 namespace sift::worker {
 namespace {
@@ -204,6 +206,7 @@ std::shared_ptr<Net> MakeModel(const HParams& hp, const ModelShape& shape) {
     features *= d;
     dims += (dims.empty() ? "" : ", ") + std::to_string(d);
   }
+  if (hp.model == "torchscript") return MakeTorchScriptModel(hp, shape.outputs);
   if (hp.model == "mlp") return std::make_shared<Mlp>(hp, features, shape.outputs);
   if (hp.model == "cnn" || hp.model == "resnet") {
     if (shape.sample.size() != 3) {

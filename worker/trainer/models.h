@@ -38,6 +38,7 @@ class Net : public torch::nn::Module {
 
  protected:
   torch::Tensor Dropout(const torch::Tensor& x, double p);
+  const c10::optional<at::Generator>& generator() const { return generator_; }
 
  private:
   c10::optional<at::Generator> generator_;

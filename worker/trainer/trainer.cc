@@ -11,6 +11,7 @@
 
 #include "worker/trainer/export.h"
 #include "worker/trainer/fused_optimizer.h"
+#include "worker/trainer/init_from.h"
 #include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/lr_schedule.h"
 #include "worker/trainer/models.h"
@@ -150,6 +151,8 @@ std::string Fingerprint(const HParams& hp) {
     if (d == defaults.end() || d->second != value)
       s << " " << name << "=" << search::ToString(value);
   }
+  // A TorchScript model's shape is its file's: the path and the values that pick it.
+  if (!hp.path.empty()) s << " path=" << hp.path << " " << search::ToString(hp.attributes);
   return s.str();
 }
 
@@ -300,6 +303,8 @@ Trainer::Trainer(const TrainerOptions& options, std::shared_ptr<const Datasets> 
   s.accumulation = AccumulationSteps(hp);
   s.micro_batch = hp.micro_batch;
   s.Build();
+  // Once, not in Build: a checkpoint that is loaded next replaces these weights anyway.
+  if (!hp.init_from.empty()) InitFrom(*s.model, hp.init_from);
   spdlog::debug("trainer: {} on {} in {}, {} x {} samples per step, {} threads", hp.model,
                 s.device.str(), PrecisionName(s.precision), s.accumulation,
                 hp.batch_size / s.accumulation, torch::get_num_threads());
