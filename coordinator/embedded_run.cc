@@ -136,7 +136,14 @@ int RunEmbedded(const RunOptions& o) {
   }
   const std::string origin = o.config_path.empty() ? db_path : o.config_path;
   if (plan.resume_id > 0 && o.config_path.empty()) {
-    errors = ParseStudyConfig(plan.config_text, origin, &config);
+    std::string base_dir;
+    try {
+      base_dir = CreatedFromDir(OpenSqliteStoreReadOnly(db_path)->ListStudyEvents(plan.resume_id));
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: {}; relative data paths are taken from the current directory", db_path,
+                   e.what());
+    }
+    errors = ParseStudyConfig(plan.config_text, origin, &config, {}, base_dir);
     if (!errors.empty()) {
       std::cerr << origin << ": study " << plan.resume_id << " cannot be resumed:\n";
       for (const auto& e : errors) std::cerr << "  " << e << "\n";
@@ -215,8 +222,9 @@ int RunEmbedded(const RunOptions& o) {
         std::cerr << s.message << "\n";
         return 1;
       }
-    } else if (Status s = coordinator->CreateStudy(plan.config_text, origin, &study_id, &errors,
-                                                   user);
+    } else if (Status s = coordinator->CreateStudy(plan.config_text,
+                                                   fs::absolute(o.config_path).string(), &study_id,
+                                                   &errors, user);
                !s.ok()) {
       std::cerr << s.message << "\n";
       return s.code == Status::Code::kInvalidArgument ? 2 : 1;

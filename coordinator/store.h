@@ -55,6 +55,10 @@ class Store {
   // (a retried report) counts it once.
   virtual void SetRedoneSeconds(const std::string& lease_id, double seconds) = 0;
 
+  // Test evaluations, one per (study, trial): inserted or replaced whole.
+  virtual void UpsertEvaluation(const EvaluationRecord& evaluation) = 0;
+  virtual std::vector<EvaluationRecord> ListEvaluations(int64_t study_id) = 0;
+
   virtual void InsertIdleSegment(const IdleSegmentRecord& idle) = 0;
   // The idle stretches that followed a trial of `after_study_id` (0: before any trial).
   virtual std::vector<IdleSegmentRecord> ListIdleSegments(int64_t after_study_id) = 0;

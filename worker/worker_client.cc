@@ -17,10 +17,10 @@
 
 #include "common/checkpoint_names.h"
 #include "common/data/data_spec.h"
-#include "common/data_files.h"
 #include "coordinator/proto_convert.h"
 #include "search/rng.h"
 #include "worker/checkpoint_transfer.h"
+#include "worker/test_evaluation.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "worker/hparams/hparams.h"
 #include "worker/trainer/micro_batch.h"
@@ -187,9 +187,35 @@ struct WorkerClient::Impl {
   // dropped from the heartbeat on every exit, so an abandoned one can expire and be requeued.
   void RunTrial(const v1::TrialAssignment& a) {
     SetLease(a.lease_id());
-    MaybeScheduleSimulatedPreemption(a);
-    TrainAssigned(a);
+    if (a.evaluate_test()) {
+      RunTestEvaluation(a, EvaluationLinkFor(a));  // worker/test_evaluation.h
+    } else {
+      MaybeScheduleSimulatedPreemption(a);
+      TrainAssigned(a);
+    }
     SetLease("");
+  }
+
+  EvaluationLink EvaluationLinkFor(const v1::TrialAssignment& a) {
+    EvaluationLink link;
+    link.device = options.device;
+    link.threads = options.threads;
+    link.data = [this](const v1::DataSpec& d) { return Data(d); };
+    link.fetch = [this, &a](const std::string& name, std::string* path) {
+      bool missing = false;
+      *path = LocalCheckpoint(a, name);
+      return FetchCheckpoint(a, name, *path, &missing);
+    };
+    link.complete = [this, &a](const std::map<std::string, double>& metrics) {
+      v1::CompleteTrialRequest req;
+      req.set_worker_id(worker_id);
+      req.set_lease_id(a.lease_id());
+      req.mutable_final_metrics()->insert(metrics.begin(), metrics.end());
+      v1::CompleteTrialResponse resp;
+      Call("CompleteTrial", [&] { return stub->CompleteTrial(Context().get(), req, &resp); });
+    };
+    link.fail = [this, &a](const std::string& error, bool cannot_run) { Fail(a, error, cannot_run); };
+    return link;
   }
 
   // Where checkpoint `name` lives on this machine: the shared directory, or a scratch copy that
@@ -316,10 +342,8 @@ struct WorkerClient::Impl {
     topts.device = options.device;
     topts.num_threads = options.threads;
     // Before anything is trained or charged to the trial: is its data on this machine?
-    // Only the IDX form reads `dir`; a CSV/NPY/NPZ study names its files (the loader checks them).
-    const bool idx = a.data().spec_json().empty() ||
-                     sift::data::DataSpecFromJson(a.data().spec_json()).is_idx();
-    if (std::string p = idx ? common::CheckDataDir(a.data().dir()) : ""; !p.empty()) {
+    // The IDX forms (folder or files); a CSV/NPY/NPZ study's files are checked by the loader.
+    if (std::string p = DataMissingHere(a.data()); !p.empty()) {
       return Fail(a, p, /*cannot_run=*/true);
     }
     try {
@@ -454,10 +478,8 @@ struct WorkerClient::Impl {
       req.set_checkpoint(checkpoint);
       req.set_worker_id(worker_id);
       req.set_lease_id(a.lease_id());
+      // No test score here: the test split is scored once, for the chosen trial (test_evaluation.h).
       auto& final_metrics = *req.mutable_final_metrics();
-      if (!paused) {
-        for (const auto& [name, value] : trainer.TestMetrics()) final_metrics[name] = value;
-      }
       final_metrics["peak_rss_mb"] = PeakRssBytes() / 1048576.0;
       final_metrics["samples_per_second"] = samples_per_second;
       if (micro) final_metrics["micro_batch"] = static_cast<double>(micro->micro_batch);
