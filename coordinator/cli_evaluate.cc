@@ -7,6 +7,8 @@
 #include "common/metric_json.h"
 #include "coordinator/cli_control.h"
 #include "coordinator/client.h"
+#include "coordinator/embedded_run.h"
+#include "coordinator/run_files.h"
 
 namespace sift::coordinator {
 namespace {
@@ -53,6 +55,13 @@ int Evaluate(EvaluateOptions o) {
     std::cerr << "sift evaluate: give --study S\n";
     return 2;
   }
+  if (!o.run_dir.empty()) {
+    RunEndpoint endpoint;
+    // A run that has ended: its database, a coordinator and one worker of this command's own.
+    if (!ReadRunEndpoint(o.run_dir, &endpoint).empty()) {
+      return EvaluateInRunDir(o.run_dir, o.study_id, o.trial, o.timeout_s);
+    }
+  }
   if (int rc = ResolveRunDir(o.run_dir, &o.client); rc != 0) return rc;
   auto stub = v1::Studies::NewStub(common::MakeChannel(o.client));
   v1::EvaluateTrialRequest req;
@@ -97,7 +106,8 @@ void AddEvaluateCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "evaluate", "score a finished trial's checkpoint on the held-out test split, once");
   common::AddClientFlags(cmd, &o.client);
-  cmd->add_option("--run", o.run_dir, "the run directory of a running `sift run`");
+  cmd->add_option("--run", o.run_dir,
+                  "a `sift run` directory (running, or ended: then scored here by one local worker)");
   cmd->add_option("--study", o.study_id, "the study")->required();
   cmd->add_option("--trial", o.trial, "the trial to score")->required();
   cmd->add_option("--timeout", o.timeout_s, "seconds to wait for the score (default 600)");

@@ -68,6 +68,33 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   const std::string best_model = "best trial's model: " + out + "/checkpoints/study-1/trial-" +
                                  std::to_string(j["study"]["best_trial"].get<int>()) + "-e3.ckpt";
   EXPECT_NE(output.find(best_model), std::string::npos) << output;
+
+  // After the run: another trial scored on request (the run's database, one local worker), and
+  // the best one shown as it was scored, not scored again.
+  const int best = j["study"]["best_trial"].get<int>();
+  const std::string other = std::to_string(best == 0 ? 1 : 0);
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "evaluate", "--run", out, "--study", "1", "--trial",
+                        other},
+                       &output, /*timeout_s=*/120),
+            0)
+      << output;
+  EXPECT_NE(output.find("trial " + other + " held-out test score (scored once): test_accuracy 0."),
+            std::string::npos)
+      << output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "report", "--db", out + "/sift.db", "--out",
+                        out + "/again"},
+                       &output),
+            0)
+      << output;
+  j = nlohmann::json::parse(Read(out + "/again/results.json"));
+  int evaluated = 0;
+  for (const auto& t : j["trials"]) evaluated += t.contains("test");
+  EXPECT_EQ(evaluated, 2);
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "evaluate", "--run", out, "--study", "1", "--trial",
+                        "99"},
+                       &output),
+            2)
+      << output;
 }
 
 TEST(EmbeddedRun, PromotionAshaPausesAndResumesTrialsFromCheckpoints) {
