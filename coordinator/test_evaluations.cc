@@ -183,11 +183,22 @@ std::optional<Status> Coordinator::EndEvaluationLease(
   const EvaluationLease lease = it->second;
   EvaluationRecord e = evaluations_.at({lease.study_id, lease.number});
   e.state = cannot_run ? EvaluationState::kPending : state;
+  if (cannot_run && options_.fail_unrunnable_studies) {
+    // Embedded run: when no other live worker can run it, nobody else will come.
+    bool someone = false;
+    for (const auto& [id, other] : workers_) {
+      someone |= id != worker_id && now - other.last_seen <= options_.lease_timeout_s &&
+                 !other.cannot_run.count(lease.study_id);
+    }
+    if (!someone) e.state = EvaluationState::kFailed;
+  }
   if (e.state == EvaluationState::kDone) {
     e.metrics = metrics;
     e.error.clear();
   }
-  if (e.state == EvaluationState::kFailed) e.error = error;
+  if (e.state == EvaluationState::kFailed) {
+    e.error = cannot_run ? "no worker can run it: " + error : error;
+  }
   if (e.state == EvaluationState::kDone || e.state == EvaluationState::kFailed) e.ended_at = now;
   try {
     store_->UpsertEvaluation(e);
@@ -197,7 +208,8 @@ std::optional<Status> Coordinator::EndEvaluationLease(
   evaluations_[{lease.study_id, lease.number}] = e;
   evaluation_leases_.erase(it);
   if (cannot_run) w->cannot_run.insert(lease.study_id);
-  const std::string what = cannot_run ? "requeued: the worker cannot run it: " + error
+  const std::string what = e.state == EvaluationState::kPending && cannot_run
+                               ? "requeued: the worker cannot run it: " + error
                            : e.state == EvaluationState::kDone    ? "done"
                            : e.state == EvaluationState::kFailed  ? "failed: " + error
                                                                   : "requeued: " + error;
