@@ -474,11 +474,12 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
                  worker_id, search::ToString(next->params));
     return Status::Ok();
   }
-  bool all_finished = !EvaluationsOpen();
+  bool all_finished = true;
   for (auto& [id, runner] : studies_) {
     MaybeFinishStudy(*runner, now);
     all_finished &= !IsOpen(runner->state());
   }
+  all_finished &= !EvaluationsOpen();  // after the loop: a study it ended may have queued one
   if (!w->idle_since) w->idle_since = now;
   *result = AcquireResult::kNoWork;
   if (options_.shutdown_when_idle && all_finished) {

@@ -81,8 +81,7 @@ std::string FormatEvaluations(const StudyReport& report) {
                                                            : "asked for by " + e.requested_by;
     out += fmt::format("held-out test score of trial {} ({}; scored once): ", t.record.number, who);
     if (e.state != EvaluationState::kDone) {
-      out += std::string(ToString(e.state)) + (e.error.empty() ? "" : " (" + e.error + ")") + "
-";
+      out += std::string(ToString(e.state)) + (e.error.empty() ? "" : " (" + e.error + ")") + "\n";
       continue;
     }
     std::string scores;

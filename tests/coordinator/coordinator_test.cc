@@ -95,6 +95,13 @@ class CoordinatorTest : public ::testing::Test {
     return d;
   }
 
+  // Scores the test evaluation a completed study owes its best trial, as a worker would.
+  void ScoreBestTrial(const std::string& w) {
+    Assignment e = Acquire(w);
+    ASSERT_TRUE(e.evaluate_test);
+    ASSERT_TRUE(c_->CompleteTrial(w, e.lease_id, {{"test_accuracy", 0.5}}).ok());
+  }
+
   // Writes checkpoint `name` of study `id` where a worker (or an upload) would.
   void WriteCheckpoint(int64_t id, const std::string& name) {
     const auto dir = std::filesystem::path(db_.string() + ".checkpoints") /
@@ -162,6 +169,7 @@ TEST_F(CoordinatorTest, TrialRunsToCompletionAndIsChargedForItsLeasedTime) {
   EXPECT_EQ(s.record.state, StudyState::kCompleted);
   EXPECT_EQ(s.record.end_reason, "all 1 trials finished");
   EXPECT_NEAR(s.dollars, 0.025, 1e-9);
+  ScoreBestTrial(w);  // its one test evaluation comes before the workers are let go
   AcquireResult r;
   Assignment none;
   ASSERT_TRUE(c_->AcquireTrial(w, &r, &none).ok());
@@ -383,11 +391,11 @@ TEST_F(CoordinatorTest, NoNewTrialWhoseNextEpochWouldOvershootTheBudget) {
   const int64_t id = Study(Config("{type: fifo}", 5, 1, ", max_dollars: 0.025"));
   Assignment a = Acquire(w);
   clock_.Advance(10);
-  Report(w, a, 1, 1, 0.5);
+  Report(w, a, 1, 1, 0.5, /*checkpointed=*/false);  // no model: no test evaluation after
   ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());  // one epoch cost $0.010
   Assignment b = Acquire(w);  // $0.010 + ~$0.010 fits in $0.025
   clock_.Advance(10);
-  Report(w, b, 1, 1, 0.5);
+  Report(w, b, 1, 1, 0.5, /*checkpointed=*/false);
   ASSERT_TRUE(c_->CompleteTrial(w, b.lease_id, {}).ok());
   AcquireResult r;
   Assignment none;
@@ -405,9 +413,9 @@ TEST_F(CoordinatorTest, DollarBudgetStopsNewWorkAndRunningTrials) {
   const int64_t id = Study(Config("{type: fifo}", 5, 10, ", max_dollars: 0.01"));
   Assignment a = Acquire(w);
   clock_.Advance(6);
-  EXPECT_EQ(Report(w, a, 1, 1, 0.5).action, Action::kContinue);
+  EXPECT_EQ(Report(w, a, 1, 1, 0.5, /*checkpointed=*/false).action, Action::kContinue);
   clock_.Advance(6);  // $0.012 now, over the $0.01 budget
-  auto d = Report(w, a, 2, 2, 0.6);
+  auto d = Report(w, a, 2, 2, 0.6, /*checkpointed=*/false);  // no model, no test evaluation
   EXPECT_EQ(d.action, Action::kStop);
   EXPECT_NE(d.reason.find("budget"), std::string::npos);
   ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
@@ -544,6 +552,7 @@ TEST_F(CoordinatorTest, AllKeepsEveryCheckpointAndARestartPrunesUnderTheStudysPo
   }
   ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
   EXPECT_EQ(Checkpoints(keep_all).size(), 3u);
+  ScoreBestTrial(w);
   // Files left by an older sift (which kept everything) go once a restarted coordinator sees
   // them under a study that keeps the latest.
   const int64_t latest = Study(Config("{type: fifo}", 1, 3));
@@ -704,7 +713,7 @@ TEST_F(CoordinatorTest, IdleTimeAfterAStudysTrialsIsBilledToNoTrialAndReportedWi
   Assignment a;
   ASSERT_EQ(AcquireOnly(*c_, w, 30, &a), AcquireResult::kAssigned);
   clock_.Advance(10);
-  Report(w, a, 1, 1, 0.7);
+  Report(w, a, 1, 1, 0.7, /*checkpointed=*/false);  // no model to score: no evaluation after
   ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
   StudySummary s;
   ASSERT_TRUE(c_->GetStudy(id, &s).ok());

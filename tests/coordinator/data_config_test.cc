@@ -166,7 +166,7 @@ TEST(DataConfig, ReadsExplicitIdxFiles) {
   EXPECT_EQ(c.data.train.path, "tr-i.gz");
   EXPECT_EQ(c.data.test.labels, "te-l.gz");
   EXPECT_EQ(Parse("{format: idx, train: {images: a.gz}}", &c),
-            (std::vector<std::string>{"data.train.labels: missing; the labels' IDX file"}));
+            (std::vector<std::string>{"data.train.labels: missing; the labels' IDX file (line 4)"}));
 }
 
 // Relative data paths are the config file's, wherever `sift` runs from.
