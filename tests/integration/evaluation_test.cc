@@ -52,12 +52,13 @@ std::string Evaluation(const v1::ListTrialsResponse& trials, int64_t number) {
   return "no such trial";
 }
 
+// A worker that leaves after `idle_exit_s` without work.
 std::unique_ptr<Process> StartWorker(const std::string& address, const std::string& dir,
-                                     const std::string& name) {
+                                     const std::string& name, int idle_exit_s) {
   return std::make_unique<Process>(
       std::vector<std::string>{BinDir() + "/sift-worker", "--coordinator", address, "--name", name,
                                "--threads", "1", "--cache-dir", dir + "/cache", "--exit-when-idle",
-                               "--idle-exit-seconds", "2"},
+                               "--idle-exit-seconds", std::to_string(idle_exit_s)},
       dir + "/" + name + ".log");
 }
 
@@ -75,7 +76,7 @@ TEST(Evaluation, BestTrialScoredOnceAndALostEvaluationIsRequeued) {
                        &output),
             0)
       << output;
-  auto first = StartWorker(address, dir, "first");
+  auto first = StartWorker(address, dir, "first", 2);
   v1::Study study = WaitForStudyEnd(address, /*timeout_s=*/180);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << coordinator->Log() << first->Log();
   ASSERT_TRUE(study.has_best());
@@ -129,7 +130,8 @@ TEST(Evaluation, BestTrialScoredOnceAndALostEvaluationIsRequeued) {
   EXPECT_EQ(lease.assignment().trial_number(), other);
   EXPECT_FALSE(lease.assignment().resume_checkpoint().empty());
 
-  auto second = StartWorker(address, dir, "second");
+  // It waits out the lost lease (2 s to expire) before it finds the evaluation requeued.
+  auto second = StartWorker(address, dir, "second", 15);
   trials = WaitForTrials(*stub, 60, [&](const auto& t) {
     return Evaluation(t, other) == "done";
   });
@@ -145,7 +147,7 @@ TEST(Evaluation, BestTrialScoredOnceAndALostEvaluationIsRequeued) {
   v1::CompleteTrialResponse ignored;
   EXPECT_EQ(workers->CompleteTrial(coordinator::MakeContext("").get(), late, &ignored).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_EQ(second->Wait(30), 0) << second->Log();
+  EXPECT_EQ(second->Wait(40), 0) << second->Log();
   coordinator->Signal(SIGTERM);
   EXPECT_EQ(coordinator->Wait(30), 0);
 
