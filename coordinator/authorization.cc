@@ -14,6 +14,7 @@ const std::map<std::string, Access, std::less<>>& AccessTable() {
       {"/sift.v1.Studies/PauseStudy", Access::kWrite},
       {"/sift.v1.Studies/ResumeStudy", Access::kWrite},
       {"/sift.v1.Studies/UpdateBudget", Access::kWrite},
+      {"/sift.v1.Studies/EvaluateTrial", Access::kWrite},
       {"/sift.v1.Workers/RegisterWorker", Access::kWorker},
       {"/sift.v1.Workers/AcquireTrial", Access::kWorker},
       {"/sift.v1.Workers/ReportProgress", Access::kWorker},

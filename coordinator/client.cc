@@ -57,6 +57,19 @@ TrialSummary FromProto(const v1::Trial& t) {
   if (t.has_objective()) out.objective = t.objective();
   out.epochs = t.epochs();
   out.checkpoint = t.checkpoint();
+  if (!t.test_evaluation().empty()) {
+    EvaluationRecord e;
+    e.study_id = t.study_id();
+    e.number = t.number();
+    try {
+      e.state = EvaluationStateFromString(t.test_evaluation());
+    } catch (const std::runtime_error&) {
+      e.state = EvaluationState::kFailed;  // a newer coordinator's state: shown, not trusted
+    }
+    e.metrics = {t.test_metrics().begin(), t.test_metrics().end()};
+    e.error = t.test_error();
+    out.evaluation = e;
+  }
   for (const auto& r : t.reports()) {
     ReportRecord rec;
     rec.epoch = r.epoch();

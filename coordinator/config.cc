@@ -545,21 +545,31 @@ void ParseBudget(MapReader& top, Diagnostics* d, BudgetConfig* b) {
   r.RejectUnknown();
 }
 
-// A data file: a path, or for npy {x: features.npy, y: labels.npy}.
+// A data file: a path, or for npy {x: features.npy, y: labels.npy}, or for idx
+// {images: ...-idx3-ubyte.gz, labels: ...-idx1-ubyte.gz}.
 void ParseFileRef(MapReader& r, const std::string& key, Diagnostics* d, data::FileRef* out) {
   const YAML::Node node = r.Get(key);
   if (!node.IsDefined() || node.IsNull()) return;
   const std::string path = r.PathOf(key);
   if (node.IsScalar()) {
     out->path = node.Scalar();
+  } else if (node.IsMap() && (node["images"] || node["labels"])) {
+    MapReader files(node, path, d);
+    if (!files.String("images", &out->path)) {
+      d->Error(path + ".images", "missing; the images' IDX file");
+    }
+    if (!files.String("labels", &out->labels)) {
+      d->Error(path + ".labels", "missing; the labels' IDX file");
+    }
+    files.RejectUnknown();
   } else if (node.IsMap()) {
     MapReader files(node, path, d);
     if (!files.String("x", &out->path)) d->Error(path + ".x", "missing; the features' .npy file");
     if (!files.String("y", &out->labels)) d->Error(path + ".y", "missing; the labels' .npy file");
     files.RejectUnknown();
   } else {
-    d->Error(path, "must be a file path or {x: features.npy, y: labels.npy}, got " +
-                       yamlcfg::Describe(node));
+    d->Error(path, "must be a file path, {x: features.npy, y: labels.npy} or {images: ..., "
+                   "labels: ...} (idx), got " + yamlcfg::Describe(node));
     return;
   }
   if (out->path.empty()) d->Error(path, "must not be empty");
@@ -648,8 +658,16 @@ std::string OverLimit(size_t found, const std::string& what, size_t limit, const
          " (" + name + ")";
 }
 
+std::string ConfigDir(const std::string& config_path) {
+  if (config_path.empty()) return "";
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(config_path, ec);
+  return ec ? "" : absolute.parent_path().lexically_normal().string();
+}
+
 std::vector<std::string> ParseStudyConfig(const std::string& text, const std::string& origin,
-                                          StudyConfig* out, const ConfigLimits& limits) {
+                                          StudyConfig* out, const ConfigLimits& limits,
+                                          const std::string& base_dir) {
   const std::string where = origin.empty() ? "config" : origin;
   if (text.size() > limits.max_bytes) {
     return {where + ": " + OverLimit(text.size(), "bytes", limits.max_bytes, "max_bytes")};
@@ -676,6 +694,15 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   ParseObjective(top, &d, &cfg.objective, command);
   const Params valid_fixed = command ? ParseCommandParams(top, &d, &cfg.fixed)
                                      : ParseTrainer(top, &d, &cfg.fixed);
+  // A model file, like a data file, is named relative to the config's folder.
+  for (const char* key : {"path", "init_from"}) {
+    auto it = cfg.fixed.find(key);
+    if (command || base_dir.empty() || it == cfg.fixed.end()) continue;
+    if (auto* p = std::get_if<std::string>(&it->second);
+        p && !p->empty() && !std::filesystem::path(*p).is_absolute()) {
+      *p = (std::filesystem::path(base_dir) / *p).lexically_normal().string();
+    }
+  }
   std::set<std::string> broken;
   const size_t errors_before_space = d.count();
   ParseSearchSpace(top, limits, &d, &cfg.space, &broken);
@@ -699,6 +726,7 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
     top.Get("data");
   } else if (!command) {
     ParseData(top, &d, &cfg.data);
+    data::ResolveRelativePaths(&cfg.data, base_dir);
     CheckObjectiveForTask(top, &d, cfg.data.task, &cfg.objective);
   }
   ParseWorker(top, &d, &cfg.worker);
@@ -729,8 +757,8 @@ std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::strin
     return {problem};
   }
   // A missing data set is one line naming the folder, not one per file it should hold.
-  if (config.data.is_idx()) {
-    if (std::string p = common::CheckDataDir(config.data.dir); !p.empty()) return {p};
+  if (config.data.uses_dir()) {
+    if (std::string p = data::CheckSourceFilesPresent(config.data); !p.empty()) return {p};
   }
   data::DataSummary data;
   std::vector<std::string> errors = data::ValidateData(config.data, &data);
@@ -746,6 +774,12 @@ std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::strin
   } else if (data.task == "classification" && regression_metric) {
     errors.push_back("objective.metric: " + metric + " is for regression, but the label is a class "
                      "(text or few distinct integers); set data.task: regression");
+  }
+  worker::HParams hp;
+  if (data.task == "classification" && worker::ParseHParams(config.fixed, &hp).empty() &&
+      hp.loss != "mse") {
+    errors.push_back("trainer.loss: " + hp.loss + " is for regression; a classification study "
+                     "trains on cross-entropy (drop trainer.loss, or set data.task: regression)");
   }
   return errors;
 }
@@ -768,7 +802,7 @@ std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* o
     return {path + ": over the limit of " + std::to_string(limits.max_bytes) +
             " bytes (max_bytes)"};
   }
-  std::vector<std::string> errors = ParseStudyConfig(contents, path, out, limits);
+  std::vector<std::string> errors = ParseStudyConfig(contents, path, out, limits, ConfigDir(path));
   if (text != nullptr) *text = std::move(contents);
   return errors;
 }

@@ -77,14 +77,20 @@ struct StudyConfig {
 // "search_space.lr.low: must be > 0 for a log scale"); empty means `out` is valid and complete:
 // the search space, searcher and scheduler options, and the trainer parameters are all checked.
 // Time and memory are bounded by `limits`: an input over one is an error naming it.
+// `base_dir`: the config file's folder; relative data paths (data.dir and every data file) are
+// taken from there, not from the current directory ("" leaves them as written).
 std::vector<std::string> ParseStudyConfig(const std::string& text, const std::string& origin,
-                                          StudyConfig* out, const ConfigLimits& limits = {});
+                                          StudyConfig* out, const ConfigLimits& limits = {},
+                                          const std::string& base_dir = "");
+
+// The folder of a config file, absolute ("" for ""): the base_dir of ParseStudyConfig.
+std::string ConfigDir(const std::string& config_path);
 
 // Reads the study's data files (data::ValidateData) and checks the objective against the task
 // the data states or implies, so bad data fails before any trial. `summary` gets one line.
 std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary = nullptr);
 
-// Reads the file and calls ParseStudyConfig; a missing file is one error naming the path. A file
+// Reads the file and calls ParseStudyConfig (data paths relative to the file's folder); a missing file is one error naming the path. A file
 // over limits.max_bytes is not read past the limit.
 std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* out,
                                          std::string* text = nullptr,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 #include <set>
 
@@ -62,6 +63,15 @@ std::map<std::pair<int64_t, int64_t>, ReportRecord> CurrentReports(
 
 }  // namespace
 
+std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
+  for (const auto& e : events) {
+    if (e.action == "created" && std::filesystem::path(e.detail).is_absolute()) {
+      return ConfigDir(e.detail);
+    }
+  }
+  return "";
+}
+
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
     : store_(std::move(store)), options_(std::move(options)) {
   if (!options_.clock) options_.clock = SystemNow;
@@ -78,8 +88,10 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
 
 void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   StudyConfig config;
+  // Relative data paths resolve from the folder of the config it was created from.
   auto errors = ParseStudyConfig(s.config_text, "study " + std::to_string(s.id), &config,
-                                 ConfigLimits::None());
+                                 ConfigLimits::None(),
+                                 CreatedFromDir(store_->ListStudyEvents(s.id)));
   if (!errors.empty()) {
     spdlog::error("study {} ({}) cannot be restored: {}", s.id, s.name, errors.front());
     return;
@@ -133,6 +145,7 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
                ToString(s.state), trials.size(), leases_.size());
   studies_[s.id] = std::move(runner);
+  RestoreEvaluations(s.id);
   PruneCheckpoints(*studies_[s.id]);
 }
 
@@ -187,7 +200,10 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     if (Status s = RunningStudiesCap(); !s.ok()) return s;
   }
   StudyConfig config;
-  *errors = ParseStudyConfig(config_text, origin, &config, limits);
+  // `origin` is the config file's absolute path when the client knows it (sift submit, sift run):
+  // relative data paths are taken from its folder.
+  const bool from_file = std::filesystem::path(origin).is_absolute();
+  *errors = ParseStudyConfig(config_text, origin, &config, limits, from_file ? ConfigDir(origin) : "");
   if (!errors->empty()) {
     std::string msg = "invalid study config:";
     for (const auto& e : *errors) msg += "\n  " + e;
@@ -306,6 +322,9 @@ TrialSummary Coordinator::Summarize(const StudyRunner& runner, const TrialRecord
   s.objective = view_trial.LastValue();
   s.epochs = view_trial.LastResource();
   s.checkpoint = ResumeCheckpoint(runner.id(), t.number);
+  if (auto it = evaluations_.find({runner.id(), t.number}); it != evaluations_.end()) {
+    s.evaluation = it->second;
+  }
   return s;
 }
 
@@ -395,6 +414,11 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
   const double now = Now();
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+  // Test evaluations first: short, and a finished study's report waits for its best trial's.
+  if (AssignEvaluation(*w, now, out)) {
+    *result = AcquireResult::kAssigned;
+    return Status::Ok();
+  }
   for (auto& [study_id, runner] : studies_) {
     if (w->cannot_run.count(study_id)) continue;
     std::string why_none;
@@ -466,6 +490,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     MaybeFinishStudy(*runner, now);
     all_finished &= !IsOpen(runner->state());
   }
+  all_finished &= !EvaluationsOpen();  // after the loop: a study it ended may have queued one
   if (!w->idle_since) w->idle_since = now;
   *result = AcquireResult::kNoWork;
   if (options_.shutdown_when_idle && all_finished) {
@@ -688,6 +713,10 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
   for (const auto& [id, lease] : leases_) {
     if (lease.study_id == runner.id()) leased.insert(lease.number);
   }
+  for (const auto& [key, e] : evaluations_) {  // a checkpoint waiting to be scored stays
+    const bool open = e.state == EvaluationState::kPending || e.state == EvaluationState::kRunning;
+    if (key.first == runner.id() && open) leased.insert(key.second);
+  }
   std::map<int64_t, TrialCheckpoints> trials;
   const auto& view = runner.view();
   for (const auto& t : view.trials) {
@@ -726,6 +755,9 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
                                   const std::map<std::string, double>& final_metrics,
                                   const std::string& checkpoint) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = EndEvaluationLease(worker_id, lease_id, EvaluationState::kDone, final_metrics, "")) {
+    return *s;
+  }
   Lease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
@@ -778,6 +810,10 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
 Status Coordinator::FailTrial(const std::string& worker_id, const std::string& lease_id,
                               const std::string& error, bool worker_cannot_run) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = EndEvaluationLease(worker_id, lease_id, EvaluationState::kFailed, {}, error,
+                                  worker_cannot_run)) {
+    return *s;
+  }
   Lease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
@@ -830,6 +866,11 @@ Status Coordinator::Heartbeat(const std::string& worker_id,
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
   for (const auto& id : lease_ids) {
+    if (auto e = evaluation_leases_.find(id);
+        e != evaluation_leases_.end() && e->second.worker_id == worker_id) {
+      e->second.last_seen = now;
+      continue;
+    }
     auto it = leases_.find(id);
     if (it == leases_.end() || it->second.worker_id != worker_id) {
       revoked->push_back(id);
@@ -843,6 +884,10 @@ Status Coordinator::Heartbeat(const std::string& worker_id,
 Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string& lease_id,
                                  const std::string& checkpoint, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = EndEvaluationLease(worker_id, lease_id, EvaluationState::kPending, {},
+                                  "preempted (" + reason + ")")) {
+    return *s;
+  }
   Lease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
@@ -879,6 +924,16 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
 Status Coordinator::CheckpointPath(const std::string& worker_id, const std::string& lease_id,
                                    const std::string& name, std::string* path) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto e = evaluation_leases_.find(lease_id);
+      e != evaluation_leases_.end() && e->second.worker_id == worker_id) {
+    // An evaluation reads the one checkpoint it was given, and writes none.
+    if (name != ResumeCheckpoint(e->second.study_id, e->second.number)) {
+      return Status::Error(Status::Code::kInvalidArgument,
+                           "'" + name + "' is not the checkpoint this evaluation scores");
+    }
+    *path = StudyCheckpointDir(e->second.study_id) + "/" + name;
+    return Status::Ok();
+  }
   Lease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (options_.checkpoint_dir.empty()) {
@@ -929,6 +984,7 @@ void Coordinator::Tick() {
                  lease.study_id, lease.number, id, lease.worker_id, now - lease.last_seen,
                  requeue ? "; requeued" : "");
   }
+  ExpireEvaluationLeases(now);
   for (auto& [id, runner] : studies_) MaybeFinishStudy(*runner, now);
   for (auto& [id, w] : workers_) {
     if (w.idle_since && now - w.last_seen > options_.lease_timeout_s) {
@@ -1015,6 +1071,7 @@ void Coordinator::EndStudy(StudyRunner& runner, StudyState state, const std::str
   for (const auto& [n, why] : parked) runner.ApplyState(n, TrialState::kStopped);
   runner.ApplyStudyState(state, reason);
   PruneCheckpoints(runner);
+  if (state == StudyState::kCompleted) QueueBestEvaluation(runner, now);
   auto log = state == StudyState::kFailed ? spdlog::level::err : spdlog::level::info;
   spdlog::log(log, "[study {}] {}: {}; ${:.4f} spent", runner.id(),
               state == StudyState::kFailed ? "FAILED" : "finished", reason,
@@ -1026,7 +1083,7 @@ bool Coordinator::AllStudiesFinished() {
   for (const auto& [id, runner] : studies_) {
     if (IsOpen(runner->state())) return false;  // a paused study can still be resumed
   }
-  return true;
+  return !EvaluationsOpen();  // a finished study's best trial is still being scored
 }
 
 }  // namespace sift::coordinator

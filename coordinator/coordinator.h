@@ -90,6 +90,8 @@ struct TrialSummary {
   std::optional<double> objective;    // last reported objective value
   int64_t epochs = 0;
   std::string checkpoint;  // its newest checkpoint: a resume point, or a finished trial's model
+  // Its held-out test score, when one was asked for (the best trial's at the study's end).
+  std::optional<EvaluationRecord> evaluation;
 };
 
 struct Assignment {
@@ -107,9 +109,15 @@ struct Assignment {
   std::vector<std::string> resume_fallbacks;  // older ones still held, newest first
   int64_t checkpoint_every_epochs = 1;
   TrialConfig trial;  // a command trial's program; empty command: the built-in trainer
+  // A test evaluation, not training: score resume_checkpoint on the test split and complete.
+  bool evaluate_test = false;
 };
 
 enum class AcquireResult { kAssigned, kNoWork, kShutdown };
+
+// The folder of the config file a study was created from (its "created" event names the file
+// when the client gave an absolute path), "" if unknown: where its relative data paths resolve.
+std::string CreatedFromDir(const std::vector<StudyEventRecord>& events);
 
 class Coordinator {
  public:
@@ -163,6 +171,13 @@ class Coordinator {
   Status CheckpointPath(const std::string& worker_id, const std::string& lease_id,
                         const std::string& name, std::string* path);
 
+  // Asks for a finished trial's held-out test score: a worker scores its newest checkpoint once
+  // (coordinator/test_evaluations.cc). NOT_FOUND for an unknown study or trial,
+  // FAILED_PRECONDITION for a trial that is still running or has no checkpoint. One scored or
+  // queued already is left as it is; a failed one is asked again. `out`: the trial now.
+  Status RequestEvaluation(int64_t study_id, int64_t number, const std::string& user,
+                           TrialSummary* out = nullptr);
+
   // Expires silent leases and closes finished studies; called periodically by the server.
   void Tick();
   bool AllStudiesFinished();
@@ -187,6 +202,14 @@ class Coordinator {
     bool study_paused = false;      // told to hand back because its study was paused
   };
 
+  // A worker scoring a trial's checkpoint on the test split. Kept apart from trial leases: it
+  // trains nothing, reports nothing and is charged to no trial.
+  struct EvaluationLease {
+    std::string id, worker_id;
+    int64_t study_id = 0, number = 0;
+    double last_seen = 0;
+  };
+
   double Now() const { return options_.clock(); }
   // Rebuilds one study (its trials, leases, ledger and resume points) from the Store.
   void RestoreStudy(const StudyRecord& s, double now);
@@ -194,6 +217,22 @@ class Coordinator {
   bool ClaimStudyLease(int64_t study_id, double now);
   void RenewStudyLeases(double now);
   void DropStudy(int64_t study_id);
+  // test_evaluations.cc. The caller holds mu_.
+  void RestoreEvaluations(int64_t study_id);
+  // Queues the best trial's test evaluation as a study completes (best with a checkpoint).
+  void QueueBestEvaluation(const StudyRunner& runner, double now);
+  Status QueueEvaluation(const StudyRunner& runner, int64_t number, const std::string& by,
+                         double now);
+  // Leases a pending evaluation to `w`; false when there is none it can run.
+  bool AssignEvaluation(Worker& w, double now, Assignment* out);
+  bool EvaluationsOpen() const;  // some evaluation is pending or running
+  // A worker's completion, failure or hand-back of evaluation lease `lease_id`; nullopt when
+  // lease_id is not an evaluation lease (a trial's, or none).
+  std::optional<Status> EndEvaluationLease(const std::string& worker_id,
+                                           const std::string& lease_id, EvaluationState state,
+                                           const std::map<std::string, double>& metrics,
+                                           const std::string& error, bool cannot_run = false);
+  void ExpireEvaluationLeases(double now);
   StudyRunner* FindStudy(int64_t id);
   // Finds a registered worker and notes that it is alive.
   Status TouchWorker(const std::string& worker_id, double now, Worker** out);
@@ -240,6 +279,8 @@ class Coordinator {
   std::map<std::pair<int64_t, int64_t>, std::string> resume_;
   std::map<int64_t, double> lease_until_;  // study leases held: until when
   double next_lease_check_ = 0;
+  std::map<std::pair<int64_t, int64_t>, EvaluationRecord> evaluations_;
+  std::map<std::string, EvaluationLease> evaluation_leases_;
 };
 
 }  // namespace sift::coordinator

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/data_files.h"
+#include "common/metric_json.h"
 #include "coordinator/client.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/html_report.h"
@@ -138,7 +139,14 @@ int RunEmbedded(const RunOptions& o) {
   }
   const std::string origin = o.config_path.empty() ? db_path : o.config_path;
   if (plan.resume_id > 0 && o.config_path.empty()) {
-    errors = ParseStudyConfig(plan.config_text, origin, &config);
+    std::string base_dir;
+    try {
+      base_dir = CreatedFromDir(OpenSqliteStoreReadOnly(db_path)->ListStudyEvents(plan.resume_id));
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: {}; relative data paths are taken from the current directory", db_path,
+                   e.what());
+    }
+    errors = ParseStudyConfig(plan.config_text, origin, &config, {}, base_dir);
     if (!errors.empty()) {
       std::cerr << origin << ": study " << plan.resume_id << " cannot be resumed:\n";
       for (const auto& e : errors) std::cerr << "  " << e << "\n";
@@ -218,8 +226,9 @@ int RunEmbedded(const RunOptions& o) {
         std::cerr << s.message << "\n";
         return 1;
       }
-    } else if (Status s = coordinator->CreateStudy(plan.config_text, origin, &study_id, &errors,
-                                                   user);
+    } else if (Status s = coordinator->CreateStudy(plan.config_text,
+                                                   fs::absolute(o.config_path).string(), &study_id,
+                                                   &errors, user);
                !s.ok()) {
       std::cerr << s.message << "\n";
       return s.code == Status::Code::kInvalidArgument ? 2 : 1;
@@ -426,6 +435,88 @@ int RunEmbedded(const RunOptions& o) {
   std::cerr << "study " << study_id << " produced no result (" << ToString(report.study.record.state)
             << ": " << report.study.record.end_reason << ")\n";
   return 1;
+}
+
+int EvaluateInRunDir(const std::string& run_dir, int64_t study_id, int64_t trial,
+                     double timeout_s) {
+  const std::string db_path = run_dir + "/sift.db";
+  if (!fs::exists(db_path)) {
+    std::cerr << run_dir << ": no run here (no " << db_path << ")\n";
+    return 2;
+  }
+  CoordinatorOptions copts;
+  copts.heartbeat_interval_s = 1;
+  copts.catalog = PriceCatalog::BuiltIn();
+  copts.checkpoint_dir = fs::absolute(run_dir + "/checkpoints").string();
+  copts.shared_checkpoints = true;
+  std::unique_ptr<Coordinator> coordinator;
+  std::unique_ptr<Server> server;
+  const std::string worker_token = common::RandomToken();
+  TrialSummary summary;
+  try {
+    coordinator = std::make_unique<Coordinator>(OpenSqliteStore(db_path), copts);
+    if (Status s = coordinator->RequestEvaluation(study_id, trial, CurrentUser(), &summary);
+        !s.ok()) {
+      std::cerr << "sift evaluate: " << s.message << "\n";
+      return s.code == Status::Code::kUnavailable ? 1 : 2;
+    }
+    ServerSecurity security;
+    security.credentials.Add(common::Role::kWorker, worker_token, "the evaluation's worker");
+    server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", std::move(security));
+  } catch (const std::exception& e) {
+    std::cerr << "cannot start the coordinator: " << e.what() << "\n";
+    return 1;
+  }
+  LocalWorkers local;
+  auto finished = [&] {
+    std::vector<TrialSummary> trials;
+    coordinator->ListTrials(study_id, &trials);
+    for (const auto& t : trials) {
+      if (t.record.number != trial || !t.evaluation) continue;
+      summary = t;
+      return t.evaluation->state == EvaluationState::kDone ||
+             t.evaluation->state == EvaluationState::kFailed;
+    }
+    return false;
+  };
+  if (!finished()) {
+    std::map<std::string, std::string> env = WorkerEnvironment(1);
+    env["SIFT_TOKEN"] = worker_token;
+    fs::create_directories(run_dir + "/workers");
+    try {
+      local.Spawn({ExeDir() + "/sift-worker", "--coordinator",
+                   "127.0.0.1:" + std::to_string(server->port()), "--name", "evaluate",
+                   "--instance-type", "local-cpu", "--market", "on-demand", "--threads", "1",
+                   "--cache-dir", CacheDir()},
+                  env, run_dir + "/workers/evaluate.log");
+    } catch (const std::exception& e) {
+      std::cerr << e.what() << "\n";
+      return 1;
+    }
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+    while (!finished() && local.Poll() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    local.StopAll(/*grace_s=*/5);
+  }
+  server->Shutdown();
+  const EvaluationRecord& e = *summary.evaluation;
+  if (e.state != EvaluationState::kDone) {
+    std::cerr << "trial " << trial << ": test evaluation "
+              << (e.state == EvaluationState::kFailed ? "failed: " + e.error
+                                                      : std::string("did not finish; see ") +
+                                                            run_dir + "/workers/evaluate.log")
+              << "\n";
+    return 1;
+  }
+  std::cout << "trial " << trial << " held-out test score (scored once):";
+  for (const auto& [k, v] : e.metrics) {
+    if (k.rfind("test_class_", 0) == 0 || k == "test_seconds") continue;
+    std::cout << " " << k << " " << common::FormatMetric(v, 4);
+  }
+  std::cout << "\n";
+  return 0;
 }
 
 }  // namespace sift::coordinator

@@ -3,6 +3,7 @@
 // the report when the study ends.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -29,5 +30,12 @@ struct RunOptions {
 // checkpoint and stop, and a second signal stops them at once.
 // Returns the process exit code: 0 done, 1 failed, 2 invalid config or refused, 130 paused.
 int RunEmbedded(const RunOptions& options);
+
+// `sift evaluate --run DIR` after the run has ended: opens DIR's database with a coordinator of
+// its own on 127.0.0.1 and one local worker, which scores trial `trial` of study `study_id` on
+// the test split (once: a trial already scored is only shown). Prints the score; returns 0, 1
+// (the evaluation failed or timed out) or 2 (no such trial, or it cannot be scored).
+int EvaluateInRunDir(const std::string& run_dir, int64_t study_id, int64_t trial,
+                     double timeout_s);
 
 }  // namespace sift::coordinator

@@ -19,6 +19,7 @@
 #include "coordinator/cli_control.h"
 #include "coordinator/cli_export.h"
 #include "coordinator/cli_migrate.h"
+#include "coordinator/cli_evaluate.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
@@ -69,7 +70,8 @@ int Submit(const std::string& path, const sift::common::ClientOptions& client) {
   text << f.rdbuf();
   sift::v1::CreateStudyRequest req;
   req.set_config(text.str());
-  req.set_config_path(path);
+  // Absolute: the coordinator takes relative data paths from the config's folder.
+  req.set_config_path(std::filesystem::absolute(path).string());
   sift::v1::CreateStudyResponse resp;
   auto stub = sift::v1::Studies::NewStub(sift::common::MakeChannel(client));
   grpc::Status s = stub->CreateStudy(sc::MakeContext(client.token).get(), req, &resp);
@@ -283,6 +285,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0.1, 3600.0));
   sc::AddControlCommands(app);
   sc::AddExportCommand(app);
+  sc::AddEvaluateCommand(app);
 
   std::string listen = "127.0.0.1:7070", checkpoints;
   double lease_timeout = 30;
@@ -340,6 +343,7 @@ int Main(int argc, char** argv) {
   if (int rc = sc::RunControlCommand(app); rc >= 0) return rc;
   if (int rc = sc::RunMigrateCommand(app); rc >= 0) return rc;
   if (int rc = sc::RunExportCommand(app); rc >= 0) return rc;
+  if (int rc = sc::RunEvaluateCommand(app); rc >= 0) return rc;
   if (*serve) {
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
                         lease_timeout, limits, http);

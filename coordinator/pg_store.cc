@@ -85,6 +85,16 @@ CREATE TABLE IF NOT EXISTS study_events(
   "user" TEXT NOT NULL,
   action TEXT NOT NULL,
   detail TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS evaluations(
+  study_id BIGINT NOT NULL REFERENCES studies(id),
+  number BIGINT NOT NULL,
+  state TEXT NOT NULL,
+  requested_by TEXT NOT NULL DEFAULT '',
+  requested_at DOUBLE PRECISION NOT NULL,
+  ended_at DOUBLE PRECISION NOT NULL DEFAULT 0,
+  metrics TEXT NOT NULL DEFAULT '{}',
+  error TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(study_id, number));
 CREATE TABLE IF NOT EXISTS study_leases(
   study_id BIGINT PRIMARY KEY,
   owner TEXT NOT NULL,
@@ -284,6 +294,41 @@ class PgStore : public Store {
                      "threads=excluded.threads, registered_at=excluded.registered_at",
                      r.id, r.name, r.instance_type, r.market, r.price_per_hour, r.device,
                      r.threads, r.registered_at);
+    });
+  }
+
+  void UpsertEvaluation(const EvaluationRecord& e) override {
+    Run([&](pqxx::work& w) {
+      w.exec_params0("INSERT INTO evaluations(study_id, number, state, requested_by, "
+                     "requested_at, ended_at, metrics, error) VALUES($1,$2,$3,$4,$5,$6,$7,$8) "
+                     "ON CONFLICT(study_id, number) DO UPDATE SET state=excluded.state, "
+                     "requested_by=excluded.requested_by, requested_at=excluded.requested_at, "
+                     "ended_at=excluded.ended_at, metrics=excluded.metrics, error=excluded.error",
+                     e.study_id, e.number, std::string(ToString(e.state)), e.requested_by,
+                     e.requested_at, e.ended_at, MetricsToJsonText(e.metrics), e.error);
+    });
+  }
+
+  std::vector<EvaluationRecord> ListEvaluations(int64_t study_id) override {
+    return Run([&](pqxx::work& w) {
+      std::vector<EvaluationRecord> out;
+      for (const pqxx::row& row :
+           w.exec_params("SELECT number, state, requested_by, requested_at, ended_at, metrics, "
+                         "error FROM evaluations WHERE study_id=$1 ORDER BY number",
+                         study_id)) {
+        EvaluationRecord e;
+        e.study_id = study_id;
+        e.number = row[0].as<int64_t>();
+        e.state = EvaluationStateFromString(row[1].as<std::string>());
+        e.requested_by = row[2].as<std::string>();
+        e.requested_at = row[3].as<double>();
+        e.ended_at = row[4].as<double>();
+        e.metrics = MetricsFromJsonText(row[5].as<std::string>(),
+                                        "evaluation of trial " + std::to_string(e.number));
+        e.error = row[6].as<std::string>();
+        out.push_back(std::move(e));
+      }
+      return out;
     });
   }
 

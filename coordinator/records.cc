@@ -34,4 +34,22 @@ search::TrialState TrialStateFromString(const std::string& s) {
   throw std::runtime_error("unknown trial state '" + s + "' in the database");
 }
 
+const char* ToString(EvaluationState s) {
+  switch (s) {
+    case EvaluationState::kPending: return "pending";
+    case EvaluationState::kRunning: return "running";
+    case EvaluationState::kDone: return "done";
+    case EvaluationState::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+EvaluationState EvaluationStateFromString(const std::string& s) {
+  for (EvaluationState e : {EvaluationState::kPending, EvaluationState::kRunning,
+                            EvaluationState::kDone, EvaluationState::kFailed}) {
+    if (s == ToString(e)) return e;
+  }
+  throw std::runtime_error("unknown evaluation state '" + s + "' in the database");
+}
+
 }  // namespace sift::coordinator

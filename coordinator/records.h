@@ -51,6 +51,24 @@ struct TrialRecord {
   std::map<std::string, double> final_metrics;
 };
 
+// The held-out test score of one trial, asked for once: the study's best trial when it finishes,
+// or any finished trial on request. A worker scores the trial's checkpoint under a lease; a lost
+// lease sends it back to pending.
+enum class EvaluationState { kPending, kRunning, kDone, kFailed };
+const char* ToString(EvaluationState s);
+EvaluationState EvaluationStateFromString(const std::string& s);
+
+struct EvaluationRecord {
+  int64_t study_id = 0;
+  int64_t number = 0;
+  EvaluationState state = EvaluationState::kPending;
+  std::string requested_by;  // "best trial" for the automatic one, else the caller
+  double requested_at = 0;
+  double ended_at = 0;
+  std::map<std::string, double> metrics;  // test_*, set when done
+  std::string error;                      // set when failed
+};
+
 struct ReportRecord {
   int64_t study_id = 0;
   int64_t number = 0;

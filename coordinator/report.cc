@@ -45,6 +45,65 @@ bool Ranked(const TrialSummary& t) {
          t.record.state != search::TrialState::kDiverged;
 }
 
+namespace {
+
+// A per-class count key, test_class_<k>_correct or _total: shown as a table, not as a score.
+bool PerClassKey(const std::string& k) { return k.rfind("test_class_", 0) == 0; }
+
+// The scores of an evaluation (test_accuracy, or test_rmse/test_mae/test_r2), in name order.
+std::vector<std::pair<std::string, double>> TestScores(const EvaluationRecord& e) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [k, v] : e.metrics) {
+    if (k.rfind("test_", 0) == 0 && !PerClassKey(k) && k != "test_seconds") out.emplace_back(k, v);
+  }
+  return out;
+}
+
+// Per class k: (correct, total), from test_class_<k>_correct and test_class_<k>_total.
+std::map<int64_t, std::pair<int64_t, int64_t>> PerClass(const EvaluationRecord& e) {
+  std::map<int64_t, std::pair<int64_t, int64_t>> out;
+  for (const auto& [k, v] : e.metrics) {
+    if (!PerClassKey(k)) continue;
+    const std::string rest = k.substr(11);  // "<k>_correct" or "<k>_total"
+    const auto us = rest.find('_');
+    if (us == std::string::npos) continue;
+    const int64_t cls = std::stoll(rest.substr(0, us));
+    (rest.substr(us + 1) == "correct" ? out[cls].first : out[cls].second) =
+        static_cast<int64_t>(v);
+  }
+  return out;
+}
+
+// One line per evaluated trial: the held-out test score of the chosen trial, scored once.
+std::string FormatEvaluations(const StudyReport& report) {
+  std::string out;
+  for (const auto& t : report.trials) {
+    if (!t.evaluation) continue;
+    const EvaluationRecord& e = *t.evaluation;
+    const std::string who = e.requested_by == "best trial" ? "the best trial, chosen by " +
+                                                                 report.study.metric
+                                                           : "asked for by " + e.requested_by;
+    out += fmt::format("held-out test score of trial {} ({}; scored once): ", t.record.number, who);
+    if (e.state != EvaluationState::kDone) {
+      out += std::string(ToString(e.state)) + (e.error.empty() ? "" : " (" + e.error + ")") + "\n";
+      continue;
+    }
+    std::string scores;
+    for (const auto& [k, v] : TestScores(e)) {
+      scores += (scores.empty() ? "" : ", ") + k + " " + common::FormatMetric(v, 4);
+    }
+    out += (scores.empty() ? "-" : scores) + "\n";
+    std::string classes;
+    for (const auto& [cls, ct] : PerClass(e)) {
+      classes += fmt::format("{}{} {}/{}", classes.empty() ? "" : ", ", cls, ct.first, ct.second);
+    }
+    if (!classes.empty()) out += "  per class (correct/total): " + classes + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 const char* Describe(FrontierOver over) {
   return over == FrontierOver::kCompleted
              ? "completed trials only (trained to their last epoch)"
@@ -149,10 +208,7 @@ std::string FormatSummary(const StudyReport& report) {
   const TrialSummary& best = report.trials.at(*s.best_trial);
   out += fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.6f}; {}\n", best.record.number,
                      s.metric, s.best_value, best.epochs, best.dollars, Params(best.record.params));
-  if (auto it = best.record.final_metrics.find("test_accuracy");
-      it != best.record.final_metrics.end()) {
-    out += "best trial's test accuracy: " + common::FormatMetric(it->second, 4) + "\n";
-  }
+  out += FormatEvaluations(report);
   if (!best.checkpoint.empty()) {
     const std::string& dir = report.checkpoint_dir;
     out += fmt::format("best trial's model: {}{}\n", dir.empty() ? "" : dir + "/", best.checkpoint);
@@ -189,8 +245,20 @@ std::string ToCsv(const StudyReport& report) {
     }
   }
   std::sort(names.begin(), names.end());
-  std::string out = "trial,state,epochs," + report.study.metric +
-                    ",test_accuracy,wall_seconds,dollars,objective_per_dollar,pareto_frontier";
+  // The held-out test scores, set only for evaluated trials (the chosen one, scored once).
+  std::vector<std::string> tests;
+  for (const auto& t : report.trials) {
+    if (!t.evaluation) continue;
+    for (const auto& [k, v] : TestScores(*t.evaluation)) {
+      if (std::find(tests.begin(), tests.end(), k) == tests.end()) tests.push_back(k);
+    }
+  }
+  if (tests.empty()) tests.push_back("test_accuracy");
+  std::sort(tests.begin(), tests.end());
+  std::string test_header;
+  for (const auto& k : tests) test_header += "," + k;
+  std::string out = "trial,state,epochs," + report.study.metric + test_header +
+                    ",wall_seconds,dollars,objective_per_dollar,pareto_frontier";
   for (const auto& n : names) out += "," + Csv(n);
   out += ",end_reason\n";
   // Which of the two frontiers (see Describe) each trial is on: "completed;all", "all" or "".
@@ -200,13 +268,16 @@ std::string ToCsv(const StudyReport& report) {
     return std::find(f.begin(), f.end(), n) != f.end();
   };
   for (const auto& t : report.trials) {
-    auto test = t.record.final_metrics.find("test_accuracy");
-    out += fmt::format("{},{},{},{},{},{:.3f},{:.8f},{}", t.record.number,
+    std::string test_cells;
+    for (const auto& k : tests) {
+      const auto& m = t.evaluation ? t.evaluation->metrics : std::map<std::string, double>{};
+      auto it = m.find(k);
+      const bool done = t.evaluation && t.evaluation->state == EvaluationState::kDone;
+      test_cells += "," + (done && it != m.end() ? common::FormatMetric(it->second, 6) : "");
+    }
+    out += fmt::format("{},{},{},{}{},{:.3f},{:.8f},{}", t.record.number,
                        search::ToString(t.record.state), t.epochs,
-                       t.objective ? common::FormatMetric(*t.objective, 6) : "",
-                       test != t.record.final_metrics.end()
-                           ? common::FormatMetric(test->second, 6)
-                           : "",
+                       t.objective ? common::FormatMetric(*t.objective, 6) : "", test_cells,
                        t.seconds, t.dollars,
                        Ranked(t) && t.dollars > 0 ? fmt::format("{:.3f}", PerDollar(t)) : "");
     const int64_t number = t.record.number;
@@ -255,6 +326,22 @@ std::string ToJson(const StudyReport& report) {
                {"final_metrics", common::MetricsToJson(t.record.final_metrics)},
                {"checkpoint", t.checkpoint},
                {"curve", curve}};
+    if (t.evaluation) {
+      const EvaluationRecord& e = *t.evaluation;
+      json test = {{"state", ToString(e.state)},
+                   {"requested_by", e.requested_by},
+                   {"note", "held-out test split, scored once for this trial"}};
+      json scores = json::object();
+      for (const auto& [k, v] : TestScores(e)) scores[k] = common::MetricToJson(v);
+      test["scores"] = scores;
+      json classes = json::array();
+      for (const auto& [cls, ct] : PerClass(e)) {
+        classes.push_back({{"class", cls}, {"correct", ct.first}, {"total", ct.second}});
+      }
+      if (!classes.empty()) test["per_class"] = classes;
+      if (!e.error.empty()) test["error"] = e.error;
+      jt["test"] = test;
+    }
     if (t.objective) {
       jt["objective"] = common::MetricToJson(*t.objective);
       if (Ranked(t) && t.dollars > 0) jt["objective_per_dollar"] = PerDollar(t);

@@ -105,6 +105,11 @@ void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
   out->set_epochs(t.epochs);
   out->set_checkpoint(t.checkpoint);
   for (const auto& [k, v] : t.record.final_metrics) (*out->mutable_final_metrics())[k] = v;
+  if (t.evaluation) {
+    out->set_test_evaluation(ToString(t.evaluation->state));
+    for (const auto& [k, v] : t.evaluation->metrics) (*out->mutable_test_metrics())[k] = v;
+    out->set_test_error(t.evaluation->error);
+  }
   if (!include_reports) return;
   for (const auto& r : t.reports) {
     auto* rep = out->add_reports();
@@ -222,6 +227,22 @@ grpc::Status StudiesService::UpdateBudget(grpc::ServerContext* ctx,
   return HandlerError("UpdateBudget");
 }
 
+grpc::Status StudiesService::EvaluateTrial(grpc::ServerContext* ctx,
+                                           const v1::EvaluateTrialRequest* req,
+                                           v1::Trial* resp) try {
+  if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/EvaluateTrial"); !s.ok()) return s;
+  TrialSummary trial;
+  if (Status s = coordinator_->RequestEvaluation(req->study_id(), req->trial_number(),
+                                                 CallerUser(ctx), &trial);
+      !s.ok()) {
+    return ToGrpc(s);
+  }
+  ToProto(trial, /*include_reports=*/false, resp);
+  return grpc::Status::OK;
+} catch (...) {
+  return HandlerError("EvaluateTrial");
+}
+
 grpc::Status WorkersService::RegisterWorker(grpc::ServerContext* ctx,
                                             const v1::RegisterWorkerRequest* req,
                                             v1::RegisterWorkerResponse* resp) try {
@@ -282,6 +303,7 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   out->set_command_dir(a.trial.dir);
   out->set_report_timeout_seconds(a.trial.report_timeout);
   out->set_command_grace_seconds(a.trial.grace_seconds);
+  out->set_evaluate_test(a.evaluate_test);
   auto* data = out->mutable_data();
   data->set_dir(a.data.dir);
   data->set_train_limit(a.data.train_limit);

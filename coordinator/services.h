@@ -37,6 +37,8 @@ class StudiesService final : public v1::Studies::Service {
                            v1::Study* resp) override;
   grpc::Status UpdateBudget(grpc::ServerContext* ctx, const v1::UpdateBudgetRequest* req,
                             v1::Study* resp) override;
+  grpc::Status EvaluateTrial(grpc::ServerContext* ctx, const v1::EvaluateTrialRequest* req,
+                             v1::Trial* resp) override;
 
  private:
   Coordinator* coordinator_;

@@ -85,6 +85,16 @@ CREATE TABLE IF NOT EXISTS study_leases(
   study_id INTEGER PRIMARY KEY,
   owner TEXT NOT NULL,
   expires_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS evaluations(
+  study_id INTEGER NOT NULL REFERENCES studies(id),
+  number INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  requested_by TEXT NOT NULL DEFAULT '',
+  requested_at REAL NOT NULL,
+  ended_at REAL NOT NULL DEFAULT 0,
+  metrics TEXT NOT NULL DEFAULT '{}',
+  error TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(study_id, number));
 )sql";
 
 class SqliteStore : public Store {
@@ -392,6 +402,44 @@ class SqliteStore : public Store {
     q.bind(1, seconds);
     q.bind(2, lease_id);
     q.exec();
+  }
+
+  void UpsertEvaluation(const EvaluationRecord& e) override {
+    SQLite::Statement q(db_,
+                        "INSERT OR REPLACE INTO evaluations(study_id, number, state, requested_by, "
+                        "requested_at, ended_at, metrics, error) VALUES(?,?,?,?,?,?,?,?)");
+    q.bind(1, e.study_id);
+    q.bind(2, e.number);
+    q.bind(3, ToString(e.state));
+    q.bind(4, e.requested_by);
+    q.bind(5, e.requested_at);
+    q.bind(6, e.ended_at);
+    q.bind(7, MetricsToJson(e.metrics));
+    q.bind(8, e.error);
+    q.exec();
+  }
+
+  std::vector<EvaluationRecord> ListEvaluations(int64_t study_id) override {
+    std::vector<EvaluationRecord> out;
+    if (!db_.tableExists("evaluations")) return out;  // a read-only database made before it
+    SQLite::Statement q(db_,
+                        "SELECT number, state, requested_by, requested_at, ended_at, metrics, "
+                        "error FROM evaluations WHERE study_id=? ORDER BY number");
+    q.bind(1, study_id);
+    while (q.executeStep()) {
+      EvaluationRecord e;
+      e.study_id = study_id;
+      e.number = q.getColumn(0).getInt64();
+      e.state = EvaluationStateFromString(q.getColumn(1).getString());
+      e.requested_by = q.getColumn(2).getString();
+      e.requested_at = q.getColumn(3).getDouble();
+      e.ended_at = q.getColumn(4).getDouble();
+      e.metrics = MetricsFromJson(q.getColumn(5).getString(),
+                                  "evaluation of trial " + std::to_string(e.number));
+      e.error = q.getColumn(6).getString();
+      out.push_back(std::move(e));
+    }
+    return out;
   }
 
   void InsertIdleSegment(const IdleSegmentRecord& s) override {

@@ -63,6 +63,9 @@ class Store {
                           double until) = 0;
   // Gives the lease up (a clean shutdown) so another coordinator can take the study at once.
   virtual void ReleaseStudy(int64_t study_id, const std::string& owner) = 0;
+  // Test evaluations, one per (study, trial): inserted or replaced whole.
+  virtual void UpsertEvaluation(const EvaluationRecord& evaluation) = 0;
+  virtual std::vector<EvaluationRecord> ListEvaluations(int64_t study_id) = 0;
 
   virtual void InsertIdleSegment(const IdleSegmentRecord& idle) = 0;
   // The idle stretches that followed a trial of `after_study_id` (0: before any trial).

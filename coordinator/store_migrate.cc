@@ -17,6 +17,7 @@ void CopyStudy(Store& from, Store& to, const StudyRecord& study) {
     if (s.end) to.CloseSegment(s.lease_id, *s.end, s.end_reason, s.checkpoint, 0);
   }
   for (const auto& idle : from.ListIdleSegments(study.id)) to.InsertIdleSegment(idle);
+  for (const auto& e : from.ListEvaluations(study.id)) to.UpsertEvaluation(e);
 }
 
 }  // namespace

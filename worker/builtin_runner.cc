@@ -11,11 +11,11 @@
 
 #include "common/checkpoint_names.h"
 #include "common/data/data_spec.h"
-#include "common/data_files.h"
 #include "coordinator/proto_convert.h"
 #include "worker/coordinator_link.h"
 #include "worker/hparams/hparams.h"
 #include "worker/spot_simulator.h"
+#include "worker/test_evaluation.h"
 #include "worker/trainer/micro_batch.h"
 #include "worker/trainer/process_stats.h"
 #include "worker/trainer/trainer.h"
@@ -139,10 +139,8 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
   topts.device = link_->options().device;
   topts.num_threads = link_->options().threads;
   // Before anything is trained or charged to the trial: is its data on this machine?
-  // Only the IDX form reads `dir`; a CSV/NPY/NPZ study names its files (the loader checks them).
-  const bool idx = a.data().spec_json().empty() ||
-                   sift::data::DataSpecFromJson(a.data().spec_json()).is_idx();
-  if (std::string p = idx ? common::CheckDataDir(a.data().dir()) : ""; !p.empty()) {
+  // The IDX forms (folder or files); a CSV/NPY/NPZ study's files are checked by the loader.
+  if (std::string p = DataMissingHere(a.data()); !p.empty()) {
     return Fail(a, p, /*cannot_run=*/true);
   }
   try {
@@ -268,10 +266,8 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
       }
     }
     req.set_checkpoint(checkpoint);
+    // No test score here: the test split is scored once, for the chosen trial (Evaluate).
     auto& final_metrics = *req.mutable_final_metrics();
-    if (!paused) {
-      for (const auto& [name, value] : trainer.TestMetrics()) final_metrics[name] = value;
-    }
     final_metrics["peak_rss_mb"] = PeakRssBytes() / 1048576.0;
     final_metrics["samples_per_second"] = samples_per_second;
     if (micro) final_metrics["micro_batch"] = static_cast<double>(micro->micro_batch);
@@ -281,6 +277,27 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
   } catch (const std::exception& e) {
     Fail(a, e.what());
   }
+}
+
+void BuiltinRunner::Evaluate(const v1::TrialAssignment& a) {
+  EvaluationLink eval;
+  eval.device = link_->options().device;
+  eval.threads = link_->options().threads;
+  eval.data = [this](const v1::DataSpec& d) { return Data(d); };
+  eval.fetch = [this, &a](const std::string& name, std::string* path) {
+    bool missing = false;
+    *path = link_->LocalCheckpoint(a, name);
+    return link_->FetchCheckpoint(a, name, *path, &missing);
+  };
+  eval.complete = [this, &a](const std::map<std::string, double>& metrics) {
+    v1::CompleteTrialRequest req;
+    req.mutable_final_metrics()->insert(metrics.begin(), metrics.end());
+    link_->Complete(a, &req);
+  };
+  eval.fail = [this, &a](const std::string& error, bool cannot_run) {
+    Fail(a, error, cannot_run);
+  };
+  RunTestEvaluation(a, eval);
 }
 
 }  // namespace sift::worker

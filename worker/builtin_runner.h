@@ -20,10 +20,14 @@ class BuiltinRunner : public TrialRunner {
  public:
   BuiltinRunner(CoordinatorLink* link, SpotSimulator* spot, std::atomic<bool>* stop)
       : link_(link), spot_(spot), stop_(stop) {}
-  void Run(const v1::TrialAssignment& a) override { TrainAssigned(a); }
+  // A test evaluation (evaluate_test) scores a trained trial's checkpoint; nothing is trained.
+  void Run(const v1::TrialAssignment& a) override {
+    a.evaluate_test() ? Evaluate(a) : TrainAssigned(a);
+  }
 
  private:
   void TrainAssigned(const v1::TrialAssignment& a);
+  void Evaluate(const v1::TrialAssignment& a);
   std::shared_ptr<const Datasets> Data(const v1::DataSpec& d);
   std::string StoreCheckpoint(Trainer& trainer, const v1::TrialAssignment& a,
                               const std::string& name);

@@ -35,7 +35,7 @@ struct WorkerClient::Impl {
   // requeued.
   void RunTrial(const v1::TrialAssignment& a) {
     link.SetLease(a.lease_id());
-    spot.Schedule(a);
+    if (!a.evaluate_test()) spot.Schedule(a);  // an evaluation trains nothing to preempt
     RunnerFor(a).Run(a);
     link.SetLease("");
   }

@@ -4,7 +4,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
+
+#include "common/data_files.h"
 
 namespace sift::data {
 namespace {
@@ -32,7 +35,35 @@ std::string FormatFromExtension(const std::string& path) {
   for (const char* ext : {"csv", "npy", "npz"}) {
     if (EndsWith(p, std::string(".") + ext)) return ext;
   }
+  for (const char* ext : {"idx1-ubyte", "idx3-ubyte", ".idx"}) {
+    if (EndsWith(p, ext)) return "idx";
+  }
   return "";
+}
+
+void ResolveRelativePaths(DataSpec* spec, const std::string& base_dir) {
+  if (base_dir.empty()) return;
+  auto resolve = [&](std::string* path) {
+    if (path->empty() || std::filesystem::path(*path).is_absolute()) return;
+    *path = (std::filesystem::path(base_dir) / *path).lexically_normal().string();
+  };
+  resolve(&spec->dir);
+  for (FileRef* f : {&spec->file, &spec->train, &spec->val, &spec->test}) {
+    resolve(&f->path);
+    resolve(&f->labels);
+  }
+}
+
+std::string CheckSourceFilesPresent(const DataSpec& spec) {
+  if (spec.uses_dir()) return common::CheckDataDir(spec.dir);
+  std::string missing;
+  for (const std::string& file : spec.SourceFiles()) {
+    std::error_code ec;
+    const bool readable = !std::filesystem::is_directory(file, ec) &&
+                          static_cast<bool>(std::ifstream(file, std::ios::binary));
+    if (!readable) missing += (missing.empty() ? "'" : ", '") + file + "'";
+  }
+  return missing.empty() ? "" : "data: cannot read " + missing;
 }
 
 std::string DataSpec::ResolvedFormat() const {
@@ -43,10 +74,9 @@ std::string DataSpec::ResolvedFormat() const {
 }
 
 std::vector<std::string> DataSpec::SourceFiles() const {
-  if (is_idx()) {
+  if (uses_dir()) {
     std::vector<std::string> out;
-    for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-                             "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}) {
+    for (const char* name : common::kDataFiles) {
       out.push_back((std::filesystem::path(dir) / name).string());
     }
     return out;
@@ -78,8 +108,14 @@ std::vector<std::string> CheckDataSpec(const DataSpec& s) {
   }
   const bool has_files = !s.file.empty() || !s.train.empty() || !s.val.empty() || !s.test.empty();
   if (format == "idx") {
-    if (has_files) error("format", "idx data is read from data.dir; file/train/val/test are for csv, npy and npz");
-    if (s.dir.empty()) error("dir", "must not be empty");
+    if (!s.file.empty()) error("file", "idx data is not split from one file; give data.train (and data.test) as {images: ..., labels: ...}, or data.dir");
+    if (!has_files && s.dir.empty()) error("dir", "must not be empty");
+    if (has_files && s.train.empty()) error("train", "missing; give {images: ..., labels: ...} IDX files (or data.dir alone)");
+    for (const auto& [name, ref] : {std::pair<const char*, const FileRef*>{"train", &s.train},
+                                    {"val", &s.val}, {"test", &s.test}}) {
+      if (!ref->empty() && ref->labels.empty()) error(name, "idx data needs two files: {images: images-idx3-ubyte.gz, labels: labels-idx1-ubyte.gz}");
+    }
+    if (!s.task.empty() && s.task != "classification") error("task", "idx data is classification (labels are class indices)");
     return errors;
   }
   if (!s.file.empty() && (!s.train.empty() || !s.val.empty() || !s.test.empty())) {

@@ -9,7 +9,8 @@
 namespace sift::data {
 
 // One data file. For npy, `path` holds the features and `labels` the targets (two .npy files);
-// csv and npz files hold both and leave `labels` empty.
+// for idx, `path` the images and `labels` the labels (two IDX files); csv and npz files hold
+// both and leave `labels` empty.
 struct FileRef {
   std::string path;
   std::string labels;
@@ -28,7 +29,8 @@ struct DataSpec {
   std::string format;
 
   // idx: Fashion-MNIST's four files in a folder, the validation set from the end of the training
-  // file. The original form of `data:`, kept as it was.
+  // file (the original form of `data:`), or explicit `train`, `val`, `test` image/label pairs
+  // (val: from the end of train when not given; test: none when not given).
   std::string dir = "/usr/share/datasets/fashion-mnist";
   int64_t train_limit = 0;   // use only the first N training samples (0: all)
   int64_t val_size = 10000;  // held out from the end of the training file
@@ -47,14 +49,25 @@ struct DataSpec {
   std::string x_key = "x", y_key = "y";  // npz: the arrays' names
 
   bool is_idx() const { return ResolvedFormat() == "idx"; }
+  // The idx folder form: Fashion-MNIST's four file names inside `dir`.
+  bool uses_dir() const { return is_idx() && file.empty() && train.empty(); }
   // The format this spec reads: `format`, or the one the files' extension implies.
   std::string ResolvedFormat() const;
   // Every file the spec reads, in a fixed order (the four IDX files for the idx form).
   std::vector<std::string> SourceFiles() const;
 };
 
-// The format a file name implies: "csv", "npy", "npz" or "" (unknown); ".gz" is looked through.
+// The format a file name implies: "csv", "npy", "npz", "idx" (…-idx3-ubyte, …-idx1-ubyte) or ""
+// (unknown); ".gz" is looked through.
 std::string FormatFromExtension(const std::string& path);
+
+// Makes the spec's relative paths (dir and every file) relative to `base_dir`, the folder of
+// the config that names them; absolute paths and an empty base_dir leave them as they are.
+void ResolveRelativePaths(DataSpec* spec, const std::string& base_dir);
+
+// "" when every file the spec reads is there and readable (for the folder form: the folder
+// and its four files); otherwise the problem, naming what is missing. Contents are not read.
+std::string CheckSourceFilesPresent(const DataSpec& spec);
 
 // Problems with the spec itself, before any file is read, as "data.<field>: what is wrong".
 std::vector<std::string> CheckDataSpec(const DataSpec& spec);

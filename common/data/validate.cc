@@ -11,10 +11,13 @@ std::vector<std::string> ValidateData(const DataSpec& spec, DataSummary* summary
   std::vector<std::string> errors = CheckDataSpec(spec);
   if (!errors.empty()) return errors;
   if (spec.is_idx()) {
+    const std::string field = spec.uses_dir() ? "data.dir: " : "data: ";
     for (const std::string& path : spec.SourceFiles()) {
-      if (!IsReadableFile(path)) errors.push_back("data.dir: " + path + ": no such readable file");
+      if (!IsReadableFile(path)) errors.push_back(field + path + ": no such readable file");
     }
-    if (errors.empty() && summary != nullptr) *summary = {"classification", "idx images in " + spec.dir};
+    const std::string where = spec.uses_dir() ? "idx images in " + spec.dir
+                                              : "idx images from " + spec.train.path;
+    if (errors.empty() && summary != nullptr) *summary = {"classification", where};
     return errors;
   }
   try {

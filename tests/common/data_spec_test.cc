@@ -65,5 +65,58 @@ TEST(DataSpecTest, ChecksTheSpecBeforeReadingFiles) {
                                       "data.task: must be classification or regression, got 'ranking'"}));
 }
 
+TEST(DataSpecTest, IdxFilesAreNamedExplicitlyOrByFolder) {
+  EXPECT_EQ(FormatFromExtension("train-images-idx3-ubyte.gz"), "idx");
+  EXPECT_EQ(FormatFromExtension("labels-idx1-ubyte"), "idx");
+  DataSpec s;
+  EXPECT_TRUE(s.uses_dir());
+  s.train = {"tr-images-idx3-ubyte.gz", "tr-labels-idx1-ubyte.gz"};
+  s.test = {"te-images-idx3-ubyte.gz", "te-labels-idx1-ubyte.gz"};
+  EXPECT_TRUE(s.is_idx());
+  EXPECT_FALSE(s.uses_dir());
+  EXPECT_TRUE(CheckDataSpec(s).empty());
+  EXPECT_EQ(s.SourceFiles(),
+            (std::vector<std::string>{"tr-images-idx3-ubyte.gz", "tr-labels-idx1-ubyte.gz",
+                                      "te-images-idx3-ubyte.gz", "te-labels-idx1-ubyte.gz"}));
+  s.test.labels.clear();
+  EXPECT_EQ(CheckDataSpec(s), (std::vector<std::string>{
+                                  "data.test: idx data needs two files: {images: "
+                                  "images-idx3-ubyte.gz, labels: labels-idx1-ubyte.gz}"}));
+  DataSpec only_test;
+  only_test.format = "idx";
+  only_test.test = {"a", "b"};
+  EXPECT_EQ(CheckDataSpec(only_test),
+            (std::vector<std::string>{"data.train: missing; give {images: ..., labels: ...} IDX "
+                                      "files (or data.dir alone)"}));
+}
+
+TEST(DataSpecTest, RelativePathsResolveFromTheConfigsFolder) {
+  DataSpec s;
+  s.dir = "fmnist";
+  s.train = {"data/../x.npy", "y.npy"};
+  s.test = {"/abs/t.npy", "t-y.npy"};
+  ResolveRelativePaths(&s, "/home/u/study");
+  EXPECT_EQ(s.dir, "/home/u/study/fmnist");
+  EXPECT_EQ(s.train.path, "/home/u/study/x.npy");
+  EXPECT_EQ(s.train.labels, "/home/u/study/y.npy");
+  EXPECT_EQ(s.test.path, "/abs/t.npy");
+  EXPECT_EQ(s.test.labels, "/home/u/study/t-y.npy");
+  EXPECT_TRUE(s.file.path.empty());  // unset stays unset
+  DataSpec unchanged;
+  unchanged.file.path = "d.csv";
+  ResolveRelativePaths(&unchanged, "");
+  EXPECT_EQ(unchanged.file.path, "d.csv");
+}
+
+TEST(DataSpecTest, MissingSourceFilesAreNamed) {
+  DataSpec s;
+  s.dir = "/nonexistent";
+  EXPECT_EQ(CheckSourceFilesPresent(s), "data.dir '/nonexistent': no such directory");
+  s.format = "idx";
+  s.train = {"/nonexistent/a-idx3-ubyte", "/nonexistent/b-idx1-ubyte"};
+  EXPECT_EQ(CheckSourceFilesPresent(s),
+            "data: cannot read '/nonexistent/a-idx3-ubyte', '/nonexistent/b-idx1-ubyte'");
+}
+
 }  // namespace
 }  // namespace sift::data

@@ -2,6 +2,7 @@
 // the checks `sift validate` makes on the files themselves.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,64 @@ TEST(DataConfig, TheSklearnExamplesValidate) {
     EXPECT_TRUE(errors.empty()) << path << ": " << (errors.empty() ? "" : errors[0]);
     EXPECT_EQ(c.data.ResolvedFormat(), "csv") << path;
   }
+}
+
+TEST(DataConfig, ReadsExplicitIdxFiles) {
+  StudyConfig c;
+  const auto errors = Parse(
+      "{format: idx, train: {images: tr-i.gz, labels: tr-l.gz}, test: {images: te-i.gz, labels: "
+      "te-l.gz}}",
+      &c);
+  ASSERT_TRUE(errors.empty()) << errors[0];
+  EXPECT_TRUE(c.data.is_idx());
+  EXPECT_FALSE(c.data.uses_dir());
+  EXPECT_EQ(c.data.train.path, "tr-i.gz");
+  EXPECT_EQ(c.data.test.labels, "te-l.gz");
+  EXPECT_EQ(Parse("{format: idx, train: {images: a.gz}}", &c),
+            (std::vector<std::string>{"data.train.labels: missing; the labels' IDX file (line 4)"}));
+}
+
+// Relative data paths are the config file's, wherever `sift` runs from.
+TEST(DataConfig, RelativePathsAreTakenFromTheConfigsFolder) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "data");
+  WriteFile(dir / "data/train.csv", "a,y\n1,0\n2,1\n");
+  WriteFile(dir / "data/val.csv", "a,y\n1,0\n2,1\n");
+  WriteFile(dir / "study.yaml",
+            "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
+            "data: {train: data/train.csv, val: ./data/val.csv, label: y}\n");
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path("/");
+  StudyConfig c;
+  const auto errors = LoadStudyConfig(dir / "study.yaml", &c);
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(errors.empty()) << errors[0];
+  EXPECT_EQ(c.data.train.path, dir / "data/train.csv");
+  EXPECT_EQ(c.data.val.path, dir / "data/val.csv");
+  EXPECT_TRUE(ValidateStudyData(c).empty());
+  // Text parsed without a file (a restored study with no recorded origin) keeps them as written.
+  ASSERT_TRUE(Parse("{train: data/train.csv, val: data/val.csv, label: y}", &c).empty());
+  EXPECT_EQ(c.data.train.path, "data/train.csv");
+}
+
+TEST(DataValidation, HuberLossIsForRegression) {
+  TempDir dir;
+  WriteFile(dir / "train.csv", "a,y\n1,0\n2,1\n");
+  WriteFile(dir / "val.csv", "a,y\n1,0\n2,1\n");
+  StudyConfig c;
+  const std::string text = "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
+                           "trainer: {loss: huber, huber_delta: 0.5}\n"
+                           "data: {train: " + dir / "train.csv" + ", val: " + dir / "val.csv" +
+                           ", label: y}\n";
+  ASSERT_TRUE(ParseStudyConfig(text, "s.yaml", &c).empty());
+  EXPECT_EQ(ValidateStudyData(c),
+            (std::vector<std::string>{"trainer.loss: huber is for regression; a classification "
+                                      "study trains on cross-entropy (drop trainer.loss, or set "
+                                      "data.task: regression)"}));
+  std::string bad = text;
+  bad.replace(bad.find("huber,"), 6, "l1,");
+  EXPECT_NE(ParseStudyConfig(bad, "s.yaml", &c).at(0).find("loss: 'l1' is not one of mse, huber"),
+            std::string::npos);
 }
 
 }  // namespace

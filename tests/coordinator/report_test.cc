@@ -164,11 +164,53 @@ TEST(Report, DivergedTrialsAndNonFiniteValuesInEveryOutput) {
   EXPECT_EQ(t["curve"][0]["metrics"]["val_accuracy"], 0.1);
 
   const std::string csv = ToCsv(r);
-  EXPECT_NE(csv.find("\n7,DIVERGED,0,NaN,-Infinity,"), std::string::npos) << csv;
+  // No test column value: only an evaluated trial has a test score (final_metrics are not one).
+  EXPECT_NE(csv.find("\n7,DIVERGED,0,NaN,,"), std::string::npos) << csv;
   const std::string table = FormatTable(r) + FormatSummary(r);
   EXPECT_NE(table.find("DIVERGED"), std::string::npos) << table;
   EXPECT_NE(table.find("diverged: #6 (), #7 (val_accuracy NaN at epoch 2)"), std::string::npos)
       << table;
+}
+
+// The test score appears only for the evaluated trial, labelled as the held-out score of the
+// trial chosen by the objective, with its per-class counts; other trials have none anywhere.
+TEST(Report, TestScoreOnlyForTheEvaluatedTrial) {
+  StudyReport r = Report();
+  r.study.best_trial = 2;
+  r.study.best_value = 0.90;
+  r.trials[0].record.final_metrics = {{"test_accuracy", 0.5}};  // an old trial's: not shown
+  EvaluationRecord e;
+  e.number = 2;
+  e.state = EvaluationState::kDone;
+  e.requested_by = "best trial";
+  e.metrics = {{"test_accuracy", 0.875},   {"test_seconds", 1.5},    {"test_class_0_correct", 3},
+               {"test_class_0_total", 4}, {"test_class_1_correct", 4}, {"test_class_1_total", 4}};
+  r.trials[2].evaluation = e;
+  const std::string summary = FormatSummary(r);
+  EXPECT_NE(summary.find("held-out test score of trial 2 (the best trial, chosen by val_accuracy; "
+                         "scored once): test_accuracy 0.8750\n  per class (correct/total): 0 3/4, "
+                         "1 4/4\n"),
+            std::string::npos)
+      << summary;
+  EXPECT_EQ(summary.find("trial 0 ("), std::string::npos);
+  const std::string csv = ToCsv(r);
+  EXPECT_NE(csv.find("\n2,COMPLETED,0,0.900000,0.875000,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n0,COMPLETED,0,0.800000,,"), std::string::npos) << csv;
+  const auto j = nlohmann::json::parse(ToJson(r));
+  EXPECT_FALSE(j["trials"][0].contains("test"));
+  const auto& test = j["trials"][2]["test"];
+  EXPECT_EQ(test["state"], "done");
+  EXPECT_EQ(test["scores"]["test_accuracy"], 0.875);
+  EXPECT_FALSE(test["scores"].contains("test_seconds"));
+  EXPECT_EQ(test["per_class"][0]["correct"], 3);
+  EXPECT_EQ(test["per_class"][1]["total"], 4);
+  // Regression columns follow the evaluation's scores; one still being scored shows its state.
+  e.metrics = {{"test_rmse", 2.0}, {"test_mae", 1.5}, {"test_r2", 0.25}};
+  r.trials[2].evaluation = e;
+  EXPECT_EQ(ToCsv(r).substr(0, ToCsv(r).find('\n')).find(",test_mae,test_r2,test_rmse,wall_seconds"),
+            std::string("trial,state,epochs,val_accuracy").size());
+  r.trials[2].evaluation->state = EvaluationState::kPending;
+  EXPECT_NE(FormatSummary(r).find("scored once): pending\n"), std::string::npos);
 }
 
 }  // namespace

@@ -264,6 +264,31 @@ TEST_P(StoreTest, StudyLeaseGoesToOneOwnerUntilItExpires) {
   EXPECT_TRUE(store_->ClaimStudy(1, "a", 122, 132));
 }
 
+TEST_P(StoreTest, EvaluationsAreReplacedWholeAndListedPerStudy) {
+  StudyRecord study;
+  study.name = "s";
+  study.config_text = "x";
+  const int64_t id = store_->CreateStudy(study);
+  EvaluationRecord e;
+  e.study_id = id;
+  e.number = 3;
+  e.requested_by = "best trial";
+  e.requested_at = 10;
+  store_->UpsertEvaluation(e);
+  e.state = EvaluationState::kDone;
+  e.ended_at = 12;
+  e.metrics = {{"test_accuracy", 0.9}, {"test_class_0_total", 5}};
+  store_->UpsertEvaluation(e);
+  const auto all = store_->ListEvaluations(id);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].number, 3);
+  EXPECT_EQ(all[0].state, EvaluationState::kDone);
+  EXPECT_EQ(all[0].requested_by, "best trial");
+  EXPECT_EQ(all[0].ended_at, 12);
+  EXPECT_EQ(all[0].metrics, e.metrics);
+  EXPECT_TRUE(store_->ListEvaluations(id + 1).empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, StoreTest,
                          ::testing::Values("SqliteMemory", "SqliteFile", "Postgres"),
                          [](const auto& info) { return info.param; });

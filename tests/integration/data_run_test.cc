@@ -67,7 +67,8 @@ TEST(DataRun, CsvClassificationAndRegressionStudiesRunEndToEnd) {
   WriteCsv(dir + "/classes.csv", /*regression=*/false);
   WriteCsv(dir + "/prices.csv", /*regression=*/true);
   std::ofstream(dir + "/classes.yaml") << Config("classes", dir + "/classes.csv", "species");
-  std::ofstream(dir + "/prices.yaml") << Config("prices", dir + "/prices.csv", "price", "val_rmse");
+  // A relative path: read from the config's folder, not from where `sift` runs.
+  std::ofstream(dir + "/prices.yaml") << Config("prices", "prices.csv", "price", "val_rmse");
 
   std::string output;
   ASSERT_EQ(RunCommand({BinDir() + "/sift", "validate", dir + "/classes.yaml"}, &output), 0) << output;
@@ -84,6 +85,23 @@ TEST(DataRun, CsvClassificationAndRegressionStudiesRunEndToEnd) {
     const auto j = nlohmann::json::parse(Read(out + "/results.json"));
     EXPECT_EQ(j["study"]["state"], "COMPLETED");
     ASSERT_EQ(j["trials"].size(), 2u);
+    // The best trial, and only it, was scored on the test split, with the task's metrics.
+    int scored = 0;
+    for (const auto& t : j["trials"]) {
+      if (!t.contains("test")) continue;
+      ++scored;
+      EXPECT_EQ(t["number"], j["study"]["best_trial"]);
+      const auto& scores = t["test"]["scores"];
+      if (name == "classes") {
+        EXPECT_GT(scores["test_accuracy"].get<double>(), 0.8) << t.dump();
+        EXPECT_EQ(t["test"]["per_class"].size(), 3u) << t.dump();
+      } else {
+        EXPECT_GT(scores["test_r2"].get<double>(), 0.5) << t.dump();
+        EXPECT_GT(scores["test_rmse"].get<double>(), 0.0) << t.dump();
+        EXPECT_TRUE(scores.contains("test_mae")) << t.dump();
+      }
+    }
+    EXPECT_EQ(scored, 1) << output;
     for (const auto& t : j["trials"]) {
       EXPECT_EQ(t["state"], "COMPLETED") << t.dump();
       const auto& last = t["curve"].back()["metrics"];

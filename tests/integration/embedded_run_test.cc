@@ -23,7 +23,8 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
                               &output, /*timeout_s=*/300);
   ASSERT_EQ(code, 0) << output;
   EXPECT_NE(output.find("best trial"), std::string::npos) << output;
-  EXPECT_NE(output.find("best trial's test accuracy"), std::string::npos) << output;
+  // `sift run` waited for the best trial's one test evaluation before it printed the report.
+  EXPECT_NE(output.find("held-out test score of trial "), std::string::npos) << output;
   EXPECT_NE(output.find("reached val_accuracy 0.5000 after $"), std::string::npos) << output;
 
   std::istringstream csv(Read(out + "/results.csv"));
@@ -42,6 +43,16 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
     EXPECT_GT(t["dollars"].get<double>(), 0.0);
     EXPECT_EQ(t["curve"].size(), 3u);  // three epochs, each reported once
   }
+  // Only the best trial has a test score, and it was scored.
+  int scored = 0;
+  for (const auto& t : j["trials"]) {
+    if (!t.contains("test")) continue;
+    ++scored;
+    EXPECT_EQ(t["number"], j["study"]["best_trial"]);
+    EXPECT_EQ(t["test"]["state"], "done");
+    EXPECT_GT(t["test"]["scores"]["test_accuracy"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(scored, 1);
   EXPECT_FALSE(j["pareto_frontiers"]["all"]["trials"].empty());
   EXPECT_FALSE(j["pareto_frontiers"]["completed"]["trials"].empty());
   EXPECT_TRUE(std::ifstream(out + "/sift.db").good());
@@ -57,6 +68,33 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   const std::string best_model = "best trial's model: " + out + "/checkpoints/study-1/trial-" +
                                  std::to_string(j["study"]["best_trial"].get<int>()) + "-e3.ckpt";
   EXPECT_NE(output.find(best_model), std::string::npos) << output;
+
+  // After the run: another trial scored on request (the run's database, one local worker), and
+  // the best one shown as it was scored, not scored again.
+  const int best = j["study"]["best_trial"].get<int>();
+  const std::string other = std::to_string(best == 0 ? 1 : 0);
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "evaluate", "--run", out, "--study", "1", "--trial",
+                        other},
+                       &output, /*timeout_s=*/120),
+            0)
+      << output;
+  EXPECT_NE(output.find("trial " + other + " held-out test score (scored once): test_accuracy 0."),
+            std::string::npos)
+      << output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "report", "--db", out + "/sift.db", "--out",
+                        out + "/again"},
+                       &output),
+            0)
+      << output;
+  j = nlohmann::json::parse(Read(out + "/again/results.json"));
+  int evaluated = 0;
+  for (const auto& t : j["trials"]) evaluated += t.contains("test");
+  EXPECT_EQ(evaluated, 2);
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "evaluate", "--run", out, "--study", "1", "--trial",
+                        "99"},
+                       &output),
+            2)
+      << output;
 }
 
 TEST(EmbeddedRun, PromotionAshaPausesAndResumesTrialsFromCheckpoints) {

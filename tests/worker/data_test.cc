@@ -246,5 +246,32 @@ TEST(DataTest, RealFashionMnistSlice) {
   EXPECT_EQ(d->train.labels.max().item<int64_t>(), 9);
 }
 
+// `data: {format: idx, train: {images, labels}, test: {...}}`: any IDX pair, not Fashion-MNIST's
+// four names in one folder; the validation set is the end of train unless a val pair is given.
+TEST(DataTest, ExplicitIdxFilesAreReadAsTheirSplits) {
+  TempDir dir;
+  testing::WriteSyntheticDataset(dir.path(), 100, 30);
+  DataSpec spec;
+  spec.format = "idx";
+  spec.dir = dir / "not-used";
+  spec.train = {dir / "train-images-idx3-ubyte.gz", dir / "train-labels-idx1-ubyte.gz"};
+  spec.test = {dir / "t10k-images-idx3-ubyte.gz", dir / "t10k-labels-idx1-ubyte.gz"};
+  spec.val_size = 20;
+  auto d = LoadDatasets(spec);
+  EXPECT_EQ(d->train.size(), 80);
+  EXPECT_EQ(d->val.size(), 20);
+  EXPECT_EQ(d->test.size(), 30);
+  EXPECT_EQ(d->val.labels[0].item<int64_t>(), 0);  // sample 80
+  // An explicit val pair replaces the held-out end; no test pair: no test split.
+  spec.val = spec.test;
+  spec.test = {};
+  d = LoadDatasets(spec);
+  EXPECT_EQ(d->train.size(), 100);
+  EXPECT_EQ(d->val.size(), 30);
+  EXPECT_EQ(d->test.size(), 0);
+  spec.train.labels = dir / "missing-labels.gz";
+  ExpectError([&] { LoadDatasets(spec); }, {"missing-labels.gz"});
+}
+
 }  // namespace
 }  // namespace sift::worker

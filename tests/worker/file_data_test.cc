@@ -156,5 +156,49 @@ TEST(FileDataTest, CnnOnRowsIsAClearError) {
   }
 }
 
+// Huber loss trains the same model on the same data to a different loss; rmse and r2 are still
+// the squared error's, so the two runs stay comparable by val_rmse.
+TEST(FileDataTest, HuberLossIsTheTrainingLossAndRmseStaysTheSquaredErrors) {
+  TempDir dir;
+  WriteFile(dir / "d.csv", LinearCsv(300));
+  DataSpec spec = CsvSpec(dir / "d.csv", "");
+  spec.standardize = true;
+  auto data = LoadDatasets(spec);
+  TrainerOptions o;
+  o.hp.hidden = 16;
+  o.hp.depth = 1;
+  o.hp.batch_size = 32;
+  o.hp.lr = 1e-2;
+  o.max_epochs = 3;
+  o.seed = 4;
+  Trainer mse(o, data);
+  o.hp.loss = "huber";
+  o.hp.huber_delta = 0.5;
+  Trainer huber(o, data);
+  EpochMetrics a, b, b_first;
+  for (int e = 0; e < 3; ++e) {
+    a = mse.TrainEpoch();
+    b = huber.TrainEpoch();
+    if (e == 0) b_first = b;
+  }
+  EXPECT_NEAR(a.val_rmse * a.val_rmse, a.val_loss, 1e-6 * (1 + a.val_loss));
+  // Huber is below half the squared error wherever errors pass delta: never equal to the MSE.
+  EXPECT_LT(b.val_loss, 0.5 * b.val_rmse * b.val_rmse + 1e-9);
+  EXPECT_NE(a.train_loss, b.train_loss);
+  EXPECT_LT(b.val_rmse, b_first.val_rmse);  // it learns
+  // A classification model cannot train on it.
+  TrainerOptions c;
+  c.hp.loss = "huber";
+  std::string rows = "a,y\n";
+  for (int i = 0; i < 40; ++i) rows += std::to_string(i) + (i % 2 ? ",p\n" : ",q\n");
+  WriteFile(dir / "c.csv", rows);
+  try {
+    Trainer t(c, LoadDatasets(CsvSpec(dir / "c.csv", "")));
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("loss: huber is for regression"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace sift::worker

@@ -232,5 +232,25 @@ TEST(TrainerTest, ResolvesPrecisionAndDevice) {
   EXPECT_THROW(Trainer(o, data), std::invalid_argument);
 }
 
+// The test split's scores carry per-class counts that add up to the split and to its accuracy.
+TEST(TrainerTest, TestMetricsCountEachClass) {
+  auto data = testing::SmallFashionMnist(512, 128, 200);
+  Trainer t(SmallMlp(), data);
+  t.TrainEpoch();
+  const auto m = t.TestMetrics();
+  double correct = 0, total = 0;
+  for (int k = 0; k < 10; ++k) {
+    const std::string prefix = "test_class_" + std::to_string(k);
+    ASSERT_TRUE(m.count(prefix + "_total")) << prefix;
+    EXPECT_LE(m.at(prefix + "_correct"), m.at(prefix + "_total"));
+    correct += m.at(prefix + "_correct");
+    total += m.at(prefix + "_total");
+  }
+  EXPECT_EQ(total, 200);
+  EXPECT_DOUBLE_EQ(correct / total, m.at("test_accuracy"));
+  const auto labels = data->test.labels;
+  EXPECT_EQ(m.at("test_class_3_total"), labels.eq(3).sum().item<int64_t>());
+}
+
 }  // namespace
 }  // namespace sift::worker

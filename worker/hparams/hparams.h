@@ -49,6 +49,10 @@ struct HParams {
   int64_t warmup_epochs = 0;
   int64_t step_epochs = 3;   // step schedule: decay every this many epochs
   double step_gamma = 0.1;   // step schedule: multiply lr by this
+  // Regression loss: mse | huber (quadratic within huber_delta of the target, linear beyond).
+  // Classification always trains on cross-entropy.
+  std::string loss = "mse";
+  double huber_delta = 1.0;
   // Batching and precision.
   int64_t batch_size = 128;         // effective batch per optimizer step
   // 0: the whole batch at once; kAutoMicroBatch: the largest divisor of batch_size that fits the

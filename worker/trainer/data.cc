@@ -190,24 +190,46 @@ std::shared_ptr<Datasets> FromCachePayload(const std::string& path, const std::s
   return d;
 }
 
+// IDX images and labels: the folder form (Fashion-MNIST's four names in `dir`), or explicit
+// train/val/test pairs. Without a val pair the validation set is the end of the training file;
+// without a test pair there is no test split.
 std::shared_ptr<Datasets> DecodeIdx(const DataSpec& spec) {
-  Split train_file =
-      DecodeSplit(JoinPath(spec.dir, kTrainImages), JoinPath(spec.dir, kTrainLabels));
-  Split test_file = DecodeSplit(JoinPath(spec.dir, kTestImages), JoinPath(spec.dir, kTestLabels));
+  const bool folder = spec.uses_dir();
+  Split train_file = folder ? DecodeSplit(JoinPath(spec.dir, kTrainImages),
+                                          JoinPath(spec.dir, kTrainLabels))
+                            : DecodeSplit(spec.train.path, spec.train.labels);
+  Split test_file;
+  if (folder) {
+    test_file = DecodeSplit(JoinPath(spec.dir, kTestImages), JoinPath(spec.dir, kTestLabels));
+  } else if (!spec.test.empty()) {
+    test_file = DecodeSplit(spec.test.path, spec.test.labels);
+  }
   const int64_t n = train_file.size();
-  if (spec.val_size < 0 || spec.val_size >= n) {
-    throw std::runtime_error("val_size " + std::to_string(spec.val_size) +
+  const bool val_given = !folder && !spec.val.empty();
+  const int64_t val_size = val_given ? 0 : spec.val_size;
+  if (val_size < 0 || val_size >= n) {
+    throw std::runtime_error("val_size " + std::to_string(val_size) +
                              " leaves no training samples out of " + std::to_string(n));
   }
-  const int64_t available = n - spec.val_size;
+  const int64_t available = n - val_size;
   const int64_t n_train = spec.train_limit > 0 ? std::min(spec.train_limit, available) : available;
-  const int64_t n_test =
-      spec.test_limit > 0 ? std::min(spec.test_limit, test_file.size()) : test_file.size();
   auto d = std::make_shared<Datasets>();
   d->train = Slice(train_file, 0, n_train);
-  d->val = Slice(train_file, available, spec.val_size);
-  d->test = Slice(test_file, 0, n_test);
+  d->val = val_given ? DecodeSplit(spec.val.path, spec.val.labels)
+                     : Slice(train_file, available, val_size);
+  if (test_file.images.defined()) {
+    const int64_t n_test =
+        spec.test_limit > 0 ? std::min(spec.test_limit, test_file.size()) : test_file.size();
+    d->test = Slice(test_file, 0, n_test);
+  } else {  // no test files: an empty split of the same shape
+    d->test = Slice(train_file, 0, 0);
+  }
   d->sample = train_file.images.sizes().slice(1).vec();
+  for (const Split* other : {&d->val, &d->test}) {
+    if (other->size() > 0 && other->images.sizes().slice(1).vec() != d->sample) {
+      throw std::runtime_error("idx: the val/test images' size differs from the training images'");
+    }
+  }
   return d;
 }
 

@@ -236,10 +236,16 @@ struct Trainer::Impl {
     return stepped;
   }
 
-  // The training loss: cross-entropy over the classes, or the squared error of a regression
-  // model's single output.
+  // The training loss: cross-entropy over the classes, or for a regression model's single
+  // output the squared error (loss: mse) or the Huber loss (loss: huber, quadratic within
+  // huber_delta of the target and linear beyond, so outliers pull less).
   torch::Tensor Loss(const torch::Tensor& out, const torch::Tensor& y, int64_t reduction) const {
-    if (data->regression()) return torch::mse_loss(out.squeeze(1), y, reduction);
+    if (data->regression()) {
+      if (options.hp.loss == "huber") {
+        return torch::huber_loss(out.squeeze(1), y, reduction, options.hp.huber_delta);
+      }
+      return torch::mse_loss(out.squeeze(1), y, reduction);
+    }
     return torch::cross_entropy_loss(out, y, /*weight=*/{}, reduction);
   }
 
@@ -249,8 +255,9 @@ struct Trainer::Impl {
     if (split.size() == 0) return e;
     torch::NoGradGuard no_grad;
     model->eval();
-    double loss = 0.0, abs_error = 0.0, sum_y = 0.0, sum_y2 = 0.0;
+    double loss = 0.0, squared_error = 0.0, abs_error = 0.0, sum_y = 0.0, sum_y2 = 0.0;
     int64_t correct = 0;
+    torch::Tensor class_correct, class_total;  // classification: per class, int64 on the CPU
     const int64_t batch = std::max<int64_t>(1, options.eval_batch);
     for (int64_t start = 0; start < split.size(); start += batch) {
       const int64_t count = std::min(batch, split.size() - start);
@@ -263,12 +270,22 @@ struct Trainer::Impl {
       }
       loss += Loss(out, y, at::Reduction::Sum).item<double>();
       if (data->regression()) {
-        abs_error += (out.squeeze(1) - y).abs().sum().item<double>();
+        const auto error = (out.squeeze(1) - y).to(torch::kFloat64);
+        squared_error += error.square().sum().item<double>();
+        abs_error += error.abs().sum().item<double>();
         const auto y64 = y.to(torch::kFloat64);
         sum_y += y64.sum().item<double>();
         sum_y2 += y64.square().sum().item<double>();
       } else {
-        correct += out.argmax(/*dim=*/1).eq(y).sum().item<int64_t>();
+        const auto predicted = out.argmax(/*dim=*/1);
+        correct += predicted.eq(y).sum().item<int64_t>();
+        const int64_t classes = out.size(1);
+        const auto labels = y.to(torch::kCPU);
+        const auto hits = labels.masked_select(predicted.eq(y).to(torch::kCPU));
+        auto total = torch::bincount(labels, /*weights=*/{}, classes);
+        auto right = torch::bincount(hits, /*weights=*/{}, classes);
+        class_total = class_total.defined() ? class_total + total : total;
+        class_correct = class_correct.defined() ? class_correct + right : right;
       }
     }
     model->train();
@@ -276,10 +293,15 @@ struct Trainer::Impl {
     e.loss = loss / n;
     e.accuracy = static_cast<double>(correct) / n;
     if (data->regression()) {
-      e.rmse = std::sqrt(e.loss);
+      e.rmse = std::sqrt(squared_error / n);
       e.mae = abs_error / n;
       const double total = sum_y2 - sum_y * sum_y / n;  // n x the targets' variance
-      e.r2 = total > 0 ? 1.0 - loss / total : 0.0;
+      e.r2 = total > 0 ? 1.0 - squared_error / total : 0.0;
+    } else if (class_total.defined()) {
+      for (int64_t k = 0; k < class_total.size(0); ++k) {
+        e.class_correct.push_back(class_correct[k].item<int64_t>());
+        e.class_total.push_back(class_total[k].item<int64_t>());
+      }
     }
     return e;
   }
@@ -294,6 +316,10 @@ Trainer::Trainer(const TrainerOptions& options, std::shared_ptr<const Datasets> 
     throw std::invalid_argument("trainer: no training data");
   const HParams& hp = options.hp;
   if (hp.batch_size <= 0) throw std::invalid_argument("batch_size: must be positive");
+  if (hp.loss != "mse" && !s.data->regression()) {
+    throw std::invalid_argument("loss: " + hp.loss +
+                                " is for regression; classification trains on cross-entropy");
+  }
   if (hp.micro_batch > 0 && hp.batch_size % hp.micro_batch != 0) {
     throw std::invalid_argument("micro_batch: does not divide batch_size");
   }
@@ -378,7 +404,13 @@ std::map<std::string, double> Trainer::TestMetrics() {
   if (impl_->data->regression()) {
     return {{"test_rmse", e.rmse}, {"test_mae", e.mae}, {"test_r2", e.r2}};
   }
-  return {{"test_accuracy", e.accuracy}};
+  std::map<std::string, double> out = {{"test_accuracy", e.accuracy}};
+  for (size_t k = 0; k < e.class_total.size(); ++k) {
+    const std::string prefix = "test_class_" + std::to_string(k);
+    out[prefix + "_correct"] = static_cast<double>(e.class_correct[k]);
+    out[prefix + "_total"] = static_cast<double>(e.class_total[k]);
+  }
+  return out;
 }
 
 std::string Trainer::device() const { return impl_->device.is_cuda() ? "cuda" : "cpu"; }

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "worker/hparams/hparams.h"
 #include "worker/trainer/checkpoint.h"
@@ -32,6 +33,8 @@ struct TrainerOptions {
 // coefficient of determination r2 (regression).
 struct EvalMetrics {
   double loss = 0.0, accuracy = 0.0, rmse = 0.0, mae = 0.0, r2 = 0.0;
+  // Classification, per class index: samples predicted right, and samples of that class.
+  std::vector<int64_t> class_correct, class_total;
 };
 
 struct EpochMetrics {
@@ -40,7 +43,7 @@ struct EpochMetrics {
   double train_loss = 0.0;
   double val_loss = 0.0;
   double val_accuracy = 0.0;  // classification
-  bool regression = false;    // regression: val_loss is the mean squared error, and these
+  bool regression = false;    // regression: val_loss is the training loss (mse or huber), and these
   double val_rmse = 0.0;
   double val_mae = 0.0;
   double val_r2 = 0.0;
@@ -70,8 +73,9 @@ class Trainer {
 
   int64_t epoch() const;  // epochs completed
   double TestAccuracy();
-  // The test split's scores under their report names: test_accuracy, or test_rmse, test_mae
-  // and test_r2 for regression.
+  // The test split's scores under their report names: test_accuracy with per-class counts
+  // (test_class_<k>_correct, test_class_<k>_total), or test_rmse, test_mae and test_r2 for
+  // regression.
   std::map<std::string, double> TestMetrics();
 
   // Writes atomically (temp file, fsync, rename) with a checksum; throws on I/O failure.

@@ -1,0 +1,248 @@
+// The test split, scored once: when a study completes, its best trial (by the objective, among
+// those with a checkpoint) gets one evaluation, and any other finished trial gets one on request.
+// A worker holds an evaluation under a lease like a trial's: a lost lease (expired, preempted,
+// or the coordinator restarted) sends it back to pending, and the Store holds every state.
+#include <spdlog/spdlog.h>
+
+#include <random>
+
+#include "coordinator/coordinator.h"
+#include "search/rng.h"
+
+namespace sift::coordinator {
+
+using search::TrialState;
+
+namespace {
+
+std::string EvaluationLeaseId() {
+  static std::mt19937_64 gen{std::random_device{}()};
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "E-%016llx", static_cast<unsigned long long>(gen()));
+  return buf;
+}
+
+bool HasModel(TrialState s) {
+  return search::IsTerminal(s) && s != TrialState::kFailed && s != TrialState::kDiverged;
+}
+
+}  // namespace
+
+void Coordinator::RestoreEvaluations(int64_t study_id) {
+  for (auto& e : store_->ListEvaluations(study_id)) {
+    // Its lease ended with the old process: score it again (the worker's late answer is refused).
+    if (e.state == EvaluationState::kRunning) e.state = EvaluationState::kPending;
+    evaluations_[{study_id, e.number}] = e;
+  }
+}
+
+bool Coordinator::EvaluationsOpen() const {
+  for (const auto& [key, e] : evaluations_) {
+    if (e.state == EvaluationState::kPending || e.state == EvaluationState::kRunning) return true;
+  }
+  return false;
+}
+
+Status Coordinator::QueueEvaluation(const StudyRunner& runner, int64_t number,
+                                    const std::string& by, double now) {
+  const auto& trials = runner.view().trials;
+  const std::string name = "trial " + std::to_string(number) + " of study " +
+                           std::to_string(runner.id());
+  if (number < 0 || number >= static_cast<int64_t>(trials.size())) {
+    return Status::Error(Status::Code::kNotFound, "no " + name);
+  }
+  if (runner.config().trial.is_command()) {  // the program owns its data, and any test split
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         name + " is a command trial: Sift has no test split to score it on");
+  }
+  if (!HasModel(trials[number].state)) {
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         name + " is " + search::ToString(trials[number].state) +
+                             ": only a finished trial that did not fail or diverge has a model "
+                             "to score on the test split");
+  }
+  if (ResumeCheckpoint(runner.id(), number).empty() || options_.checkpoint_dir.empty()) {
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         name + " has no checkpoint to score (checkpoints are kept in the "
+                                "coordinator's --checkpoint-dir)");
+  }
+  const std::pair<int64_t, int64_t> key{runner.id(), number};
+  if (auto it = evaluations_.find(key);
+      it != evaluations_.end() && it->second.state != EvaluationState::kFailed) {
+    return Status::Ok();  // scored or on its way: the test split is scored once
+  }
+  EvaluationRecord e;
+  e.study_id = runner.id();
+  e.number = number;
+  e.requested_by = by;
+  e.requested_at = now;
+  try {
+    store_->UpsertEvaluation(e);
+  } catch (const std::exception& ex) {
+    return StorageError(ex, "the test evaluation");
+  }
+  evaluations_[key] = e;
+  spdlog::info("[study {}] trial {}: test evaluation queued ({})", runner.id(), number, by);
+  return Status::Ok();
+}
+
+void Coordinator::QueueBestEvaluation(const StudyRunner& runner, double now) {
+  if (runner.config().trial.is_command()) return;  // see QueueEvaluation
+  const auto& view = runner.view();
+  std::optional<int64_t> best;
+  double best_score = 0;
+  for (const auto& t : view.trials) {
+    const auto v = t.LastValue();
+    if (!v || !HasModel(t.state) || ResumeCheckpoint(runner.id(), t.number).empty()) continue;
+    if (!best || view.Score(*v) > best_score) {
+      best = t.number;
+      best_score = view.Score(*v);
+    }
+  }
+  if (!best || options_.checkpoint_dir.empty()) {
+    spdlog::info("[study {}] no trial has a checkpoint: the test split is not scored",
+                 runner.id());
+    return;
+  }
+  QueueEvaluation(runner, *best, "best trial", now);
+}
+
+Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const std::string& user,
+                                      TrialSummary* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  StudyRunner* runner = FindStudy(study_id);
+  if (!runner) {
+    return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(study_id));
+  }
+  const double now = Now();
+  if (Status s = QueueEvaluation(*runner, number, user.empty() ? "unknown" : user, now); !s.ok()) {
+    return s;
+  }
+  if (out) {
+    std::vector<ReportRecord> reports;
+    for (auto& r : store_->ListReports(study_id)) {
+      if (r.number == number) reports.push_back(std::move(r));
+    }
+    for (const auto& t : store_->ListTrials(study_id)) {
+      if (t.number == number) {
+        *out = Summarize(*runner, t, reports, store_->ListSegments(study_id), now);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+bool Coordinator::AssignEvaluation(Worker& w, double now, Assignment* out) {
+  for (auto& [key, e] : evaluations_) {
+    if (e.state != EvaluationState::kPending || w.cannot_run.count(key.first)) continue;
+    StudyRunner* runner = FindStudy(key.first);
+    if (!runner) continue;
+    EvaluationLease lease{EvaluationLeaseId(), w.record.id, key.first, key.second, now};
+    EvaluationRecord running = e;
+    running.state = EvaluationState::kRunning;
+    try {
+      store_->UpsertEvaluation(running);
+    } catch (const std::exception& ex) {
+      StorageError(ex, "the test evaluation's lease");
+      return false;
+    }
+    e = running;
+    evaluation_leases_[lease.id] = lease;
+    const StudyConfig& config = runner->config();
+    const auto& trial = runner->view().trials.at(key.second);
+    out->study_id = key.first;
+    out->number = key.second;
+    out->lease_id = lease.id;
+    out->params = config.fixed;
+    for (const auto& [k, v] : trial.params) out->params[k] = v;
+    out->max_epochs = config.budget.max_epochs;
+    out->start_epoch = trial.LastResource();
+    out->seed = search::DeriveSeed(config.seed, {static_cast<uint64_t>(key.second)});
+    out->data = config.data;
+    out->metric = config.objective.metric;
+    if (options_.shared_checkpoints) out->checkpoint_dir = StudyCheckpointDir(key.first);
+    // Exactly the trial's model: no fallback to an older checkpoint of it.
+    out->resume_checkpoint = ResumeCheckpoint(key.first, key.second);
+    out->resume_fallbacks.clear();
+    out->checkpoint_every_epochs = config.checkpoint.every_epochs;
+    out->evaluate_test = true;
+    spdlog::info("[study {}] trial {}: test evaluation of {} on {}", key.first, key.second,
+                 out->resume_checkpoint, w.record.id);
+    return true;
+  }
+  return false;
+}
+
+std::optional<Status> Coordinator::EndEvaluationLease(
+    const std::string& worker_id, const std::string& lease_id, EvaluationState state,
+    const std::map<std::string, double>& metrics, const std::string& error, bool cannot_run) {
+  auto it = evaluation_leases_.find(lease_id);
+  if (it == evaluation_leases_.end()) return std::nullopt;
+  const double now = Now();
+  Worker* w = nullptr;
+  if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+  if (it->second.worker_id != worker_id) {
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         "lease '" + lease_id + "' belongs to another worker");
+  }
+  const EvaluationLease lease = it->second;
+  EvaluationRecord e = evaluations_.at({lease.study_id, lease.number});
+  e.state = cannot_run ? EvaluationState::kPending : state;
+  if (cannot_run && options_.fail_unrunnable_studies) {
+    // Embedded run: when no other live worker can run it, nobody else will come.
+    bool someone = false;
+    for (const auto& [id, other] : workers_) {
+      someone |= id != worker_id && now - other.last_seen <= options_.lease_timeout_s &&
+                 !other.cannot_run.count(lease.study_id);
+    }
+    if (!someone) e.state = EvaluationState::kFailed;
+  }
+  if (e.state == EvaluationState::kDone) {
+    e.metrics = metrics;
+    e.error.clear();
+  }
+  if (e.state == EvaluationState::kFailed) {
+    e.error = cannot_run ? "no worker can run it: " + error : error;
+  }
+  if (e.state == EvaluationState::kDone || e.state == EvaluationState::kFailed) e.ended_at = now;
+  try {
+    store_->UpsertEvaluation(e);
+  } catch (const std::exception& ex) {
+    return StorageError(ex, "the test evaluation");
+  }
+  evaluations_[{lease.study_id, lease.number}] = e;
+  evaluation_leases_.erase(it);
+  if (cannot_run) w->cannot_run.insert(lease.study_id);
+  const std::string what = e.state == EvaluationState::kPending && cannot_run
+                               ? "requeued: the worker cannot run it: " + error
+                           : e.state == EvaluationState::kDone    ? "done"
+                           : e.state == EvaluationState::kFailed  ? "failed: " + error
+                                                                  : "requeued: " + error;
+  auto level = e.state == EvaluationState::kDone ? spdlog::level::info : spdlog::level::warn;
+  spdlog::log(level, "[study {}] trial {}: test evaluation {}", lease.study_id, lease.number, what);
+  return Status::Ok();
+}
+
+void Coordinator::ExpireEvaluationLeases(double now) {
+  std::vector<std::string> expired;
+  for (const auto& [id, lease] : evaluation_leases_) {
+    if (now - lease.last_seen > options_.lease_timeout_s) expired.push_back(id);
+  }
+  for (const auto& id : expired) {
+    const EvaluationLease lease = evaluation_leases_.at(id);
+    EvaluationRecord e = evaluations_.at({lease.study_id, lease.number});
+    e.state = EvaluationState::kPending;
+    try {
+      store_->UpsertEvaluation(e);
+    } catch (const std::exception& ex) {
+      StorageError(ex, "a test evaluation's lost lease");
+      continue;
+    }
+    evaluations_[{lease.study_id, lease.number}] = e;
+    evaluation_leases_.erase(id);
+    spdlog::warn("[study {}] trial {}: test evaluation lease {} of worker {} expired; requeued",
+                 lease.study_id, lease.number, id, lease.worker_id);
+  }
+}
+
+}  // namespace sift::coordinator
