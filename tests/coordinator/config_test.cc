@@ -404,7 +404,7 @@ TEST(StudyConfigErrors, ZooSettingsOutOfRange) {
                                       "  blocks: 0\n"
                                       "  stages: 5\n"));
   EXPECT_EQ(errors, (std::vector<std::string>{
-                        "trainer.model: 'resnet18' is not one of mlp, cnn, resnet (line 5)",
+                        "trainer.model: 'resnet18' is not one of mlp, cnn, resnet, torchscript (line 5)",
                         "trainer.activation: 'swish' is not one of relu, gelu, silu, tanh (line 6)",
                         "trainer.norm: 'group' is not one of none, batch, layer (line 7)",
                         "trainer.pooling: 'min' is not one of max, avg (line 8)",
