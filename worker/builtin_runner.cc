@@ -147,7 +147,9 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
     auto data = Data(a.data());
     std::optional<MicroBatchChoice> micro;
     try {
-      micro = ResolveMicroBatch(&topts, link_->options().memory_limit_mb << 20);
+      // The probe feeds samples of this data's shape (a CSV row, a 32x32 colour image).
+      micro = ResolveMicroBatch(&topts, link_->options().memory_limit_mb << 20,
+                                ModelShape{data->sample, data->outputs});
     } catch (const std::runtime_error& e) {
       return Fail(a, e.what());
     }

@@ -54,6 +54,18 @@ TEST(MicroBatch, MeasuredFiguresMatchTheModels) {
   std::printf("mlp: %s\ncnn: %s\n", mlp.Describe().c_str(), cnn.Describe().c_str());
 }
 
+// The probe used to feed every model a 28x28 grey image whatever the data: a CSV row's MLP was
+// measured on 784 inputs, a colour image's CNN on one channel. It now feeds the data's shape.
+TEST(MicroBatch, ProbesWithTheDatasShape) {
+  const MicroBatchChoice rows = ChooseMicroBatch(Mlp(), "cpu", 8 * kGiB, ModelShape{{30}, 2});
+  EXPECT_EQ(rows.fixed_bytes, int64_t{30 * 512 + 512 + 512 * 256 + 256 + 256 * 2 + 2} * 4 * 4);
+  const MicroBatchChoice grey = ChooseMicroBatch(Cnn(), "cpu", 8 * kGiB);
+  const MicroBatchChoice colour =
+      ChooseMicroBatch(Cnn(), "cpu", 8 * kGiB, ModelShape{{3, 56, 56}, 10});
+  // Four times the pixels: the first block's kept activations grow with them.
+  EXPECT_GT(colour.sample_bytes, 3 * grey.sample_bytes);
+}
+
 TEST(MicroBatch, SplitsTheBatchWhenOnlyPartOfItFits) {
   const MicroBatchChoice full = ChooseMicroBatch(Cnn(), "cpu", 8 * kGiB);
   // Room for 70 samples: the largest divisor of 256 that fits is 64 (accumulated 4 times).

@@ -17,7 +17,6 @@
 namespace sift::worker {
 namespace {
 
-constexpr int64_t kImageSize = 28;
 constexpr int64_t kProbeBatch = 16;
 constexpr size_t kHeader = 64;  // keeps c10's 64-byte alignment; holds the block's size
 
@@ -91,7 +90,7 @@ std::string MicroBatchChoice::Describe() const {
 }
 
 MicroBatchChoice ChooseMicroBatch(const HParams& hp, const std::string& device,
-                                  int64_t limit_bytes) {
+                                  int64_t limit_bytes, const ModelShape& shape) {
   MicroBatchChoice c;
   c.limit_bytes = limit_bytes > 0 ? limit_bytes : AvailableMemoryBytes();
   if (device == "cuda" || (device == "auto" && torch::cuda::is_available())) {
@@ -101,14 +100,16 @@ MicroBatchChoice ChooseMicroBatch(const HParams& hp, const std::string& device,
   }
   HParams probe_hp = hp;
   probe_hp.dropout = 0.0;  // keeps the probe off the global random generator
-  auto model = MakeModel(probe_hp);
+  auto model = MakeModel(probe_hp, shape);
   model->train();
   const bool bf16 = hp.precision == "bf16" || hp.precision == "auto" || hp.precision == "fp16";
   const bool autocast = bf16 && (hp.precision != "auto" || __builtin_cpu_supports("avx512bf16"));
   int64_t forward_live = 0;  // bytes live after the last training forward pass
   auto step = [&](int64_t n, bool train) {
     const int64_t base = g_current.load();
-    auto x = torch::randn({n, 1, kImageSize, kImageSize});
+    std::vector<int64_t> dims = {n};
+    dims.insert(dims.end(), shape.sample.begin(), shape.sample.end());
+    auto x = torch::randn(dims);
     torch::Tensor logits;
     {
       std::optional<torch::NoGradGuard> no_grad;
@@ -165,9 +166,10 @@ MicroBatchChoice ChooseMicroBatch(const HParams& hp, const std::string& device,
   return c;
 }
 
-std::optional<MicroBatchChoice> ResolveMicroBatch(TrainerOptions* o, int64_t limit_bytes) {
+std::optional<MicroBatchChoice> ResolveMicroBatch(TrainerOptions* o, int64_t limit_bytes,
+                                                  const ModelShape& shape) {
   if (!MicroBatchIsAuto(o->hp)) return std::nullopt;
-  MicroBatchChoice c = ChooseMicroBatch(o->hp, o->device, limit_bytes);
+  MicroBatchChoice c = ChooseMicroBatch(o->hp, o->device, limit_bytes, shape);
   o->hp.micro_batch = c.micro_batch == o->hp.batch_size ? 0 : c.micro_batch;
   o->eval_batch = c.eval_batch;
   return c;

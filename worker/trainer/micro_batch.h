@@ -8,6 +8,7 @@
 #include <string>
 
 #include "worker/hparams/hparams.h"
+#include "worker/trainer/models.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
@@ -28,12 +29,14 @@ struct MicroBatchChoice {
 // and the largest evaluation batch that fits the same way. limit_bytes 0 means
 // AvailableMemoryBytes(). Throws std::runtime_error naming the figures when not even one sample
 // fits. On CUDA nothing is measured (yet): the whole batch and the default evaluation batch.
+// `shape`: the data's sample shape and outputs (a 28x28 image by default), which the probe feeds.
 MicroBatchChoice ChooseMicroBatch(const HParams& hp, const std::string& device,
-                                  int64_t limit_bytes);
+                                  int64_t limit_bytes, const ModelShape& shape = {});
 
 // For `micro_batch: auto`, chooses and writes the micro-batch and evaluation batch into `o`;
 // returns what was chosen (nullopt when the config fixed the micro-batch).
-std::optional<MicroBatchChoice> ResolveMicroBatch(TrainerOptions* o, int64_t limit_bytes);
+std::optional<MicroBatchChoice> ResolveMicroBatch(TrainerOptions* o, int64_t limit_bytes,
+                                                  const ModelShape& shape = {});
 
 // Headroom for what the count cannot see: oneDNN scratch buffers, allocator fragmentation.
 inline constexpr double kMemoryMargin = 1.5;
