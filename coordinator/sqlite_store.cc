@@ -414,7 +414,7 @@ class SqliteStore : public Store {
     q.bind(4, e.requested_by);
     q.bind(5, e.requested_at);
     q.bind(6, e.ended_at);
-    q.bind(7, MetricsToJson(e.metrics));
+    q.bind(7, MetricsToJsonText(e.metrics));
     q.bind(8, e.error);
     q.exec();
   }
@@ -434,7 +434,7 @@ class SqliteStore : public Store {
       e.requested_by = q.getColumn(2).getString();
       e.requested_at = q.getColumn(3).getDouble();
       e.ended_at = q.getColumn(4).getDouble();
-      e.metrics = MetricsFromJson(q.getColumn(5).getString(),
+      e.metrics = MetricsFromJsonText(q.getColumn(5).getString(),
                                   "evaluation of trial " + std::to_string(e.number));
       e.error = q.getColumn(6).getString();
       out.push_back(std::move(e));
