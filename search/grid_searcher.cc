@@ -27,39 +27,65 @@ std::vector<ParamValue> Values(const SearchSpace& space, const ParamSpec& spec,
   return out;
 }
 
+constexpr uint32_t kInactive = UINT32_MAX;
+
 }  // namespace
 
 GridSearcher::GridSearcher(const SearchSpace& space, GridOptions options) : options_(options) {
-  std::vector<std::vector<ParamValue>> values;
-  for (const auto& spec : space.params()) values.push_back(Values(space, spec, options_));
-  // Depth-first over parameters in declaration order; inactive ones do not branch.
-  std::vector<Params> partial{Params{}};
-  for (size_t i = 0; i < space.size() && error_.empty(); ++i) {
+  const size_t k = space.size();
+  for (const auto& spec : space.params()) {
+    names_.push_back(spec.name);
+    values_.push_back(Values(space, spec, options_));
+  }
+  // Depth-first over parameters in declaration order; inactive ones do not branch. Each step
+  // counts its rows before making them, so a grid over the cap is refused without being built.
+  std::vector<uint32_t> rows(k, kInactive);
+  size_t n = 1;
+  for (size_t i = 0; i < k; ++i) {
     const ParamSpec& spec = space.params()[i];
-    std::vector<Params> next;
-    for (const Params& p : partial) {
-      if (!space.IsActive(spec, p)) {
-        next.push_back(p);
+    std::vector<char> active(n, 1);
+    size_t m = 0;
+    for (size_t p = 0; p < n; ++p) {
+      if (spec.condition) {
+        active[p] = space.IsActive(spec, PointAt(rows.data() + p * k, i)) ? 1 : 0;
+      }
+      m += active[p] ? values_[i].size() : 1;
+    }
+    if (m > kMaxGridSize) {
+      error_ = "grid has more than " + std::to_string(kMaxGridSize) +
+               " points; use fewer points per parameter, or sobol/random search";
+      return;
+    }
+    std::vector<uint32_t> next;
+    next.reserve(m * k);
+    for (size_t p = 0; p < n; ++p) {
+      const auto row = rows.begin() + static_cast<std::ptrdiff_t>(p * k);
+      if (!active[p]) {
+        next.insert(next.end(), row, row + static_cast<std::ptrdiff_t>(k));
         continue;
       }
-      for (const auto& v : values[i]) {
-        Params q = p;
-        q[spec.name] = v;
-        next.push_back(std::move(q));
-      }
-      if (next.size() > kMaxGridSize) {
-        error_ = "grid has more than " + std::to_string(kMaxGridSize) +
-                 " points; use fewer points per parameter, or sobol/random search";
-        break;
+      for (uint32_t v = 0; v < values_[i].size(); ++v) {
+        next.insert(next.end(), row, row + static_cast<std::ptrdiff_t>(k));
+        next[next.size() - k + i] = v;
       }
     }
-    partial = std::move(next);
+    rows = std::move(next);
+    n = m;
   }
-  if (error_.empty()) grid_ = std::move(partial);
+  cells_ = std::move(rows);
+  count_ = n;
+}
+
+Params GridSearcher::PointAt(const uint32_t* row, size_t upto) const {
+  Params p;
+  for (size_t j = 0; j < upto; ++j) {
+    if (row[j] != kInactive) p[names_[j]] = values_[j][row[j]];
+  }
+  return p;
 }
 
 std::vector<Params> GridSearcher::Suggest(const StudyView& study, int count) {
-  std::vector<size_t> order(grid_.size());
+  std::vector<size_t> order(count_);
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   if (options_.shuffle) {  // Fisher-Yates with the portable generator
     Rng rng(DeriveSeed(study.seed, {0x47524944ULL}));
@@ -70,7 +96,8 @@ std::vector<Params> GridSearcher::Suggest(const StudyView& study, int count) {
   std::vector<Params> out;
   for (size_t i : order) {
     if (static_cast<int>(out.size()) >= count) break;
-    if (!taken.count(grid_[i])) out.push_back(grid_[i]);
+    Params p = PointAt(cells_.data() + i * names_.size(), names_.size());
+    if (!taken.count(p)) out.push_back(std::move(p));
   }
   return out;
 }

@@ -45,5 +45,35 @@ TEST(GridSearcher, TooLargeIsAnError) {
   EXPECT_EQ(errors[0].rfind("type: grid has more than 100000 points", 0), 0u);
 }
 
+// 16 yes/no parameters: 65,536 points, under the cap. The grid once held them as maps (about
+// 200 MB for `sift validate`); the points must still all be there, each once.
+TEST(GridSearcher, SixteenBinaryParametersMakeEveryPointOnce) {
+  std::vector<ParamSpec> params;
+  for (int i = 0; i < 16; ++i) {
+    params.push_back(
+        testing::CatParam("b" + std::to_string(i), {std::string("no"), std::string("yes")}));
+  }
+  const SearchSpace space(params);
+  GridSearcher grid(space, {});
+  ASSERT_EQ(grid.error(), "");
+  ASSERT_EQ(grid.size(), 65536u);
+  StudyView study;
+  study.space = &space;
+  const std::vector<Params> all = grid.Suggest(study, 70000);
+  ASSERT_EQ(all.size(), 65536u);
+  std::vector<bool> seen(65536);  // each point as a 16-bit mask of its "yes" answers
+  for (const Params& p : all) {
+    size_t mask = 0;
+    for (int i = 0; i < 16; ++i) {
+      if (std::get<std::string>(p.at("b" + std::to_string(i))) == "yes") mask |= size_t{1} << i;
+    }
+    EXPECT_FALSE(seen[mask]) << "repeated " << ToString(p);
+    seen[mask] = true;
+  }
+  // One more parameter doubles it past the cap: refused.
+  params.push_back(testing::CatParam("b16", {std::string("no"), std::string("yes")}));
+  EXPECT_NE(GridSearcher(SearchSpace(params), {}).error(), "");
+}
+
 }  // namespace
 }  // namespace sift::search
