@@ -287,6 +287,12 @@ TEST_F(CoordinatorTest, PreemptedTrialIsRequeuedAtOnceAndResumesFromItsCheckpoin
   std::string path;
   EXPECT_EQ(c_->CheckpointPath(w2, b.lease_id, "trial-1-e1.ckpt", &path).code,
             Status::Code::kInvalidArgument);
+  // An upload named outside the one grammar (a negative epoch was once accepted) is refused.
+  for (const char* bad : {"trial-0-e-1.ckpt", "trial-0-e01.ckpt", "trial-0-e1.ckpt.part"}) {
+    EXPECT_EQ(c_->CheckpointPath(w2, b.lease_id, bad, &path).code,
+              Status::Code::kInvalidArgument)
+        << bad;
+  }
   EXPECT_EQ(c_->CheckpointPath(w1, b.lease_id, "trial-0-e1.ckpt", &path).code,
             Status::Code::kFailedPrecondition);
   clock_.Advance(1);
