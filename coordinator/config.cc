@@ -1,5 +1,6 @@
 #include "coordinator/config.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -675,6 +676,11 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own guard, far past max_depth, says only "bad file".
+    return {where + ":" + std::to_string(e.mark.line + 1) +
+            ": maps and lists nested too deep for the YAML parser, over the limit of " +
+            std::to_string(limits.max_depth) + " levels (max_depth)"};
   } catch (const YAML::Exception& e) {
     return {SyntaxError(origin, e.mark, e.msg)};
   }

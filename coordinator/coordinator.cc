@@ -72,6 +72,38 @@ std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
   return "";
 }
 
+namespace {
+
+// A worker silent past the lease timeout is lost: its leases have expired and its idle stretch
+// is closed. Past kMaxLostWorkers of them the longest silent are forgotten, so that memory is
+// bounded by the workers alive, not by every registration ever (a crash-looping or hostile
+// client registers again and again; they were all reloaded at each start too). A forgotten
+// worker stays in the database; if it comes back, AcquireTrial answers NOT_FOUND and it
+// registers anew, as sift-worker does. (A template: the maps' element types are private.)
+constexpr size_t kMaxLostWorkers = 1000;
+
+template <typename Workers, typename Leases, typename EvaluationLeases>
+void ForgetLostWorkers(Workers& workers, const Leases& leases,
+                       const EvaluationLeases& evaluation_leases, double now, double timeout_s) {
+  std::set<std::string> holding;
+  for (const auto& [id, lease] : leases) holding.insert(lease.worker_id);
+  for (const auto& [id, lease] : evaluation_leases) holding.insert(lease.worker_id);
+  std::vector<std::pair<double, std::string>> lost;  // (last seen, id)
+  for (const auto& [id, w] : workers) {
+    if (now - w.last_seen > timeout_s && !w.idle_since && !holding.count(id)) {
+      lost.emplace_back(w.last_seen, id);
+    }
+  }
+  if (lost.size() <= kMaxLostWorkers) return;
+  const size_t forget = lost.size() - kMaxLostWorkers;
+  std::partial_sort(lost.begin(), lost.begin() + static_cast<std::ptrdiff_t>(forget), lost.end());
+  for (size_t i = 0; i < forget; ++i) workers.erase(lost[i].second);
+  spdlog::info("forgot {} workers silent for more than {:.0f} s (kept the {} heard from last)",
+               forget, timeout_s, kMaxLostWorkers);
+}
+
+}  // namespace
+
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
     : store_(std::move(store)), options_(std::move(options)) {
   if (!options_.clock) options_.clock = SystemNow;
@@ -991,7 +1023,9 @@ void Coordinator::Tick() {
       CloseIdle(w, std::max(*w.idle_since, w.last_seen), "lost");
     }
   }
+  ForgetLostWorkers(workers_, leases_, evaluation_leases_, now, options_.lease_timeout_s);
 }
+
 
 void Coordinator::CloseIdle(Worker& w, double end, const char* reason) {
   if (!w.idle_since) return;

@@ -3,7 +3,9 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -165,13 +167,18 @@ std::string RenderHtmlReport(const HtmlReport& page) {
 std::string WriteHtmlReport(const HtmlReport& report, const std::string& path) {
   const std::string text = RenderHtmlReport(report);
   const std::string tmp = path + ".tmp";
+  std::error_code ec;
+  // As --out does: a folder that is not there yet is made, not guessed at in the error.
+  if (const auto parent = std::filesystem::path(path).parent_path(); !parent.empty()) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) return parent.string() + ": cannot create the folder: " + ec.message();
+  }
   {
     std::ofstream f(tmp, std::ios::trunc | std::ios::binary);
     f << text;
     f.flush();
-    if (!f) return path + ": cannot write (no such folder, disk full or no permission?)";
+    if (!f) return path + ": cannot write: " + std::strerror(errno);
   }
-  std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) return path + ": cannot write: " + ec.message();
   return "";

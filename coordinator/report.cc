@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -376,7 +378,7 @@ std::string WriteReportFiles(const StudyReport& report, const std::string& dir) 
     std::ofstream f(path, std::ios::trunc);
     f << text;
     f.flush();
-    if (!f) return path + ": cannot write (disk full or no permission?)";
+    if (!f) return path + ": cannot write: " + std::strerror(errno);
   }
   return "";
 }

@@ -80,6 +80,17 @@ TEST(ConfigLimits, DeepNestingNamesTheLineWhereItGoesTooDeep) {
                        "(max_depth)");
 }
 
+// Past a few hundred levels yaml-cpp's own recursion guard stops first; its message was only
+// "bad file".
+TEST(ConfigLimits, NestingTooDeepForTheParserNamesTheLimitToo) {
+  const auto errors = Parse("name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
+                            "x: " + std::string(5000, '[') + std::string(5000, ']') + "\n");
+  EXPECT_EQ(errors, (std::vector<std::string>{
+                        "bomb.yaml:4: maps and lists nested too deep for the YAML parser, over "
+                        "the limit of 16 levels (max_depth)"}))
+      << Lines(errors);
+}
+
 // Each anchor names a map of ten aliases of the one before: 10^5 options once flattened.
 TEST(ConfigLimits, AnAliasBombStopsAtTheNodeLimit) {
   std::string text = "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"

@@ -287,6 +287,12 @@ TEST_F(CoordinatorTest, PreemptedTrialIsRequeuedAtOnceAndResumesFromItsCheckpoin
   std::string path;
   EXPECT_EQ(c_->CheckpointPath(w2, b.lease_id, "trial-1-e1.ckpt", &path).code,
             Status::Code::kInvalidArgument);
+  // An upload named outside the one grammar (a negative epoch was once accepted) is refused.
+  for (const char* bad : {"trial-0-e-1.ckpt", "trial-0-e01.ckpt", "trial-0-e1.ckpt.part"}) {
+    EXPECT_EQ(c_->CheckpointPath(w2, b.lease_id, bad, &path).code,
+              Status::Code::kInvalidArgument)
+        << bad;
+  }
   EXPECT_EQ(c_->CheckpointPath(w1, b.lease_id, "trial-0-e1.ckpt", &path).code,
             Status::Code::kFailedPrecondition);
   clock_.Advance(1);
@@ -703,6 +709,42 @@ TEST_F(CoordinatorTest, StandaloneTellsAnIdleWorkerToLeaveAfterItsGraceEvenWithN
   EXPECT_EQ(AcquireOnly(*c_, patient, 0), AcquireResult::kNoWork);
   clock_.Advance(100);
   EXPECT_EQ(AcquireOnly(*c_, patient, 0), AcquireResult::kNoWork);
+}
+
+// Issue 11: memory must stay bounded under hostile calls. Registrations were not (each stayed in
+// memory for good): of the workers silent past the lease timeout, only the 1,000 heard from last
+// (kMaxLostWorkers) are remembered. A live worker, or one holding a lease, never is forgotten; a
+// forgotten one is told to register again.
+TEST_F(CoordinatorTest, OnlyTheLostWorkersHeardFromLastAreRemembered) {
+  c_.reset();
+  Open(/*embedded=*/false);
+  const int64_t id = Study(Config("{type: fifo}", 1, 3));
+  const std::string holder = Worker();
+  Assignment a = Acquire(holder);
+  EXPECT_EQ(a.study_id, id);
+  std::vector<std::string> silent;
+  for (int i = 0; i < 1003; ++i) {
+    silent.push_back(Worker());
+    clock_.Advance(0.001);
+  }
+  const std::string live = Worker();
+  std::vector<std::string> revoked;
+  for (int i = 0; i < 10; ++i) {  // beats keep the holder's lease, the live one asks for work
+    clock_.Advance(1.5);
+    ASSERT_TRUE(c_->Heartbeat(holder, {a.lease_id}, &revoked).ok());
+    EXPECT_EQ(AcquireOnly(*c_, live, 0), AcquireResult::kNoWork);
+    c_->Tick();
+  }
+  // The three silent longest are forgotten, the next ones kept.
+  for (int i = 0; i < 6; ++i) {
+    Assignment ignored;
+    AcquireResult r;
+    const Status s = c_->AcquireTrial(silent[i], &r, &ignored, 0);
+    EXPECT_EQ(s.code, i < 3 ? Status::Code::kNotFound : Status::Code::kOk) << i << s.message;
+    if (i < 3) EXPECT_NE(s.message.find("register first"), std::string::npos) << s.message;
+  }
+  EXPECT_EQ(AcquireOnly(*c_, live, 0), AcquireResult::kNoWork);
+  Report(holder, a, 1, 1, 0.5);
 }
 
 TEST_F(CoordinatorTest, IdleTimeAfterAStudysTrialsIsBilledToNoTrialAndReportedWithTheStudy) {

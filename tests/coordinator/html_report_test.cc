@@ -1,7 +1,10 @@
 // The HTML report's chart data on hand-made inputs, and the page's structure.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 
@@ -273,6 +276,24 @@ TEST(HtmlReport, AnEmptyDatabaseGivesAPageThatSaysSo) {
   HtmlReport page;
   page.source = "empty.db";
   EXPECT_NE(RenderHtmlReport(page).find("No study in this database."), std::string::npos);
+}
+
+// Issue 17: `--html` into a folder that is not there yet makes it (as --out does); a path that
+// cannot be a folder is named with why, not guessed at ("disk full or no permission?").
+TEST(HtmlReportPage, WriteCreatesAMissingFolderOrNamesIt) {
+  const auto base = std::filesystem::temp_directory_path() /
+                    ("sift-html-write-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(base);
+  const std::string path = (base / "not" / "yet" / "report.html").string();
+  EXPECT_EQ(WriteHtmlReport(Page(), path), "");
+  EXPECT_TRUE(std::filesystem::exists(path));
+  std::ofstream(base / "file") << "x";  // a file where a folder should be
+  const std::string problem = WriteHtmlReport(Page(), (base / "file" / "report.html").string());
+  EXPECT_NE(problem.find((base / "file").string() + ": cannot create the folder"),
+            std::string::npos)
+      << problem;
+  EXPECT_EQ(problem.find("disk full"), std::string::npos) << problem;
+  std::filesystem::remove_all(base);
 }
 
 }  // namespace

@@ -329,6 +329,42 @@ TEST(Cluster, TokensNeverComeFromArgvAndALegacySiftTokenDoesNotOpenTheCoordinato
   EXPECT_NE(output.find("one token per role"), std::string::npos) << output;
 }
 
+// Issue 11: credentials come from a file or the environment, never argv. The coordinator takes
+// its per-role tokens from SIFT_WORKER_TOKEN / SIFT_USER_TOKEN / SIFT_VIEWER_TOKEN, the CLI its
+// own from SIFT_TOKEN, and each role keeps to what it may do.
+TEST(Cluster, RoleTokensFromTheEnvironment) {
+  const std::string dir = TempDir("env-token");
+  setenv("SIFT_USER_TOKEN", kUserToken, 1);
+  setenv("SIFT_VIEWER_TOKEN", kViewerToken, 1);
+  std::unique_ptr<Process> coordinator;
+  const int port = StartCoordinator(&coordinator, dir);
+  unsetenv("SIFT_USER_TOKEN");
+  unsetenv("SIFT_VIEWER_TOKEN");
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  const std::string config =
+      WriteFile(dir + "/study.yaml",
+                "name: from-env\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n");
+  std::string output;
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "status", "--coordinator", address}, &output), 1)
+      << output;  // no token: closed
+  setenv("SIFT_TOKEN", kViewerToken, 1);
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "status", "--coordinator", address}, &output), 0)
+      << output;
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "submit", config, "--coordinator", address}, &output),
+            1);
+  EXPECT_NE(output.find("a viewer token may not call /sift.v1.Studies/CreateStudy"),
+            std::string::npos)
+      << output;
+  setenv("SIFT_TOKEN", kUserToken, 1);
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "submit", config, "--coordinator", address}, &output),
+            0)
+      << output;
+  unsetenv("SIFT_TOKEN");
+  coordinator->Signal(SIGTERM);
+  EXPECT_EQ(coordinator->Wait(30), 0) << coordinator->Log();
+}
+
 // The whole deployment of docs/security.md: a throwaway CA, a coordinator serving TLS and asking
 // workers for client certificates, role tokens in files, a real worker process and the CLI.
 TEST(Cluster, StudyCompletesOverMutualTlsWithRoleCredentials) {

@@ -110,9 +110,11 @@ TEST(Interrupt, CtrlCPausesAndTheSameCommandResumesWithoutRetrainingOrASecondStu
       << log;
   EXPECT_NE(log.find("spot: 0 preemptions, 0 lost leases"), std::string::npos) << log;
   ExpectPausedCleanly(out + "/sift.db", "SIGINT");
-  // The workers checkpointed mid-epoch and handed their trials back.
+  // The workers checkpointed and handed their trials back: mid-epoch (trial-N-eE-sS.ckpt), or
+  // at the epoch's end when the signal lands in its last steps (the epoch is then reported and
+  // the answer is PAUSE), so either name.
   EXPECT_GT(Count(out + "/sift.db", "SELECT COUNT(*) FROM segments WHERE end_reason = "
-                                    "'study paused' AND checkpoint LIKE 'trial-%-s%.ckpt'"),
+                                    "'study paused' AND checkpoint LIKE 'trial-%.ckpt'"),
             0)
       << log;
   std::map<int, int> recorded;  // trial -> epochs recorded before the pause

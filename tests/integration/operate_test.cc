@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "coordinator/store.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"
 
@@ -190,6 +191,42 @@ TEST(ExitCodes, ReportOnAMistypedDatabaseFailsAndCreatesNothing) {
   EXPECT_EQ(RunCommand({BinDir() + "/sift", "report", "--db", typo}, &output), 1) << output;
   EXPECT_NE(output.find("no such database: " + typo), std::string::npos) << output;
   EXPECT_FALSE(std::filesystem::exists(typo));
+}
+
+// Issue 11: no exception reaches std::terminate (exit 134, "terminate called after throwing"). A
+// database holding something that is no metric at all is refused by `sift report` and by a
+// coordinator started on it, each naming what it could not read, with exit 1.
+TEST(ExitCodes, AnUnreadableRecordIsNamedWithExit1NotAnAbort) {
+  const std::string dir = TempDir("unreadable");
+  const std::string db = dir + "/sift.db";
+  std::filesystem::remove(db);
+  {
+    auto store = coordinator::OpenSqliteStore(db);
+    coordinator::StudyRecord s;
+    s.name = "broken";
+    s.config_text = Config("broken", kData, 1);
+    const int64_t id = store->CreateStudy(s);
+    coordinator::TrialRecord t;
+    t.study_id = id;
+    store->InsertTrial(t);
+    coordinator::ReportRecord r;
+    r.study_id = id;
+    r.epoch = 1;
+    r.lease_id = "L-1";
+    r.seq = 1;
+    store->InsertReport(r);
+  }
+  SQLite::Database(db, SQLite::OPEN_READWRITE)
+      .exec("UPDATE reports SET metrics = '{\"val_loss\":[1]}'");
+  std::string output;
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "report", "--db", db}, &output), 1) << output;
+  EXPECT_NE(output.find("val_loss"), std::string::npos) << output;
+  EXPECT_EQ(output.find("terminate called"), std::string::npos) << output;
+  Process c({BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0", "--db", db},
+            dir + "/coordinator.log");
+  EXPECT_EQ(c.Wait(30), 1) << c.Log();
+  EXPECT_NE(c.Log().find("val_loss"), std::string::npos) << c.Log();
+  EXPECT_EQ(c.Log().find("terminate called"), std::string::npos) << c.Log();
 }
 
 }  // namespace
