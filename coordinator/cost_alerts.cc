@@ -70,24 +70,31 @@ std::optional<CostEvent> DueForecastAlert(const AlertConfig& alerts, const Forec
   return e;
 }
 
-std::vector<CostEvent> DueForecastRecords(double progress, const Forecast& f,
-                                          const std::set<std::string>& recorded) {
-  std::vector<CostEvent> out;
-  if (!f.possible) return out;
+std::optional<int> DueForecastPoint(double progress, const std::set<std::string>& recorded) {
+  std::optional<int> due;
   for (int pct : kRecordedForecastPercents) {
-    const std::string key = "forecast:" + std::to_string(pct);
-    if (recorded.count(key) || progress * 100 < pct) continue;
-    CostEvent e;
-    e.action = "forecast";
-    e.key = key;
-    e.kind = "recorded-forecast";
-    e.percent = pct;
-    e.forecast = f;
-    e.message = fmt::format("at {}% of the budget: ${:.4f} expected in total, {} trials left",
-                            pct, f.dollars, f.trials_left);
-    out.push_back(std::move(e));
+    if (progress * 100 >= pct) due = pct;
   }
-  return out;
+  if (!due) return std::nullopt;
+  for (int pct : kRecordedForecastPercents) {
+    if (pct >= *due && recorded.count("forecast:" + std::to_string(pct))) return std::nullopt;
+  }
+  return due;
+}
+
+std::optional<CostEvent> DueForecastRecord(double progress, const Forecast& f,
+                                           const std::set<std::string>& recorded) {
+  const auto point = DueForecastPoint(progress, recorded);
+  if (!point || !f.possible) return std::nullopt;
+  CostEvent e;
+  e.action = "forecast";
+  e.key = "forecast:" + std::to_string(*point);
+  e.kind = "recorded-forecast";
+  e.percent = 100 * progress;
+  e.forecast = f;
+  e.message = fmt::format("at {:.0f}% of the budget: ${:.4f} expected in total, {} trials left",
+                          e.percent, f.dollars, f.trials_left);
+  return e;
 }
 
 double StudyProgress(const BudgetConfig& budget, double spent, int64_t ended) {

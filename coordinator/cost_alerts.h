@@ -53,9 +53,13 @@ std::optional<CostEvent> DueForecastAlert(const AlertConfig& alerts, const Forec
                                           const BudgetConfig& budget,
                                           const std::set<std::string>& recorded);
 
-// Recorded forecasts due at `progress` (in [0, 1]) and not yet recorded; `f` must be possible.
-std::vector<CostEvent> DueForecastRecords(double progress, const Forecast& f,
-                                          const std::set<std::string>& recorded);
+// The point (25 or 50) whose forecast is due at `progress` (in [0, 1]): the highest passed, when
+// neither it nor a later one is recorded. A study that jumps past both (a lowered budget, a
+// restart) records one forecast, at the progress it has, not two made at the same moment.
+std::optional<int> DueForecastPoint(double progress, const std::set<std::string>& recorded);
+// That forecast as an event (its percent: the actual progress); `f` must be possible.
+std::optional<CostEvent> DueForecastRecord(double progress, const Forecast& f,
+                                           const std::set<std::string>& recorded);
 
 // How far along the study is, for the recorded forecasts: its dollars of max_dollars, else its
 // ended trials of max_trials.

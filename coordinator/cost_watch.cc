@@ -64,11 +64,8 @@ void Coordinator::WatchCosts(StudyRunner& runner, double now) {
   for (const auto& t : runner.view().trials) ended += search::IsTerminal(t.state);
   const bool alert_pending = config.alerts.forecast && !recorded.count("forecast:over-budget") &&
                              (config.budget.max_dollars > 0 || config.budget.max_hours > 0);
-  bool record_pending = false;
   const double progress = StudyProgress(config.budget, spent, ended);
-  for (int pct : kRecordedForecastPercents) {
-    record_pending |= progress * 100 >= pct && !recorded.count("forecast:" + std::to_string(pct));
-  }
+  const bool record_pending = DueForecastPoint(progress, recorded).has_value();
   ForecastCheck& check = forecast_checks_[id];
   if (ended == 0 || (!alert_pending && !record_pending) ||
       (ended == check.ended && now - check.at < options_.forecast_interval_s)) {
@@ -82,7 +79,7 @@ void Coordinator::WatchCosts(StudyRunner& runner, double now) {
     spdlog::warn("[study {}] cannot make its forecast: {}", id, e.what());
     return;
   }
-  for (const auto& e : DueForecastRecords(progress, f, recorded)) FireCostEvent(runner, e, now);
+  if (auto record = DueForecastRecord(progress, f, recorded)) FireCostEvent(runner, *record, now);
   if (auto alert = DueForecastAlert(config.alerts, f, config.budget, cost_events_[id])) {
     FireCostEvent(runner, *alert, now);
   }

@@ -36,7 +36,7 @@ std::vector<std::string> ForecastVersusActual(const StudySummary& s) {
   for (const auto& r : RecordedForecasts(s.events)) {
     const Forecast& f = r.forecast;
     std::string line = fmt::format(
-        "forecast at {:g}% ({} trials ended, ${:.4f} spent): ${:.4f} in total, done after {}",
+        "forecast at {:.0f}% ({} trials ended, ${:.4f} spent): ${:.4f} in total, done after {}",
         r.percent, f.trials_ended, f.spent, f.dollars, Elapsed(f.finish_at - start));
     if (!IsOpen(s.record.state) && end > start) {
       line += fmt::format("; actual ${:.4f} ({}), after {} ({})", s.dollars,

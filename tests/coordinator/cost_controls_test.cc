@@ -204,16 +204,23 @@ TEST(CostAlerts, EventsRecordTheirKeysAndForecastsForTheNextCoordinator) {
   f.possible = true;
   f.dollars = 12;
   f.trials_ended = 2;
-  const auto records = DueForecastRecords(0.52, f, {});
-  ASSERT_EQ(records.size(), 2u);  // 25% and 50%, both passed
+  // Past 25% and 50% at once: one forecast, the 50% point's, made at 52%.
+  const auto record = DueForecastRecord(0.52, f, {});
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->key, "forecast:50");
+  EXPECT_FALSE(DueForecastRecord(0.60, f, {"forecast:50"}).has_value());
+  EXPECT_FALSE(DueForecastPoint(0.60, {"forecast:50"}).has_value());
+  EXPECT_EQ(DueForecastPoint(0.30, {}), 25);
+  EXPECT_EQ(DueForecastPoint(0.55, {"forecast:25"}), 50);
+  EXPECT_FALSE(DueForecastPoint(0.20, {}).has_value());
   std::vector<StudyEventRecord> events = {
       {7, 50, "coordinator", "alert", CostEventJson(due[0], facts)},
-      {7, 50, "coordinator", "forecast", CostEventJson(records[1], facts)},
+      {7, 50, "coordinator", "forecast", CostEventJson(*record, facts)},
       {7, 51, "ana", "budget", R"({"max_dollars":20})"}};
   EXPECT_EQ(RecordedCostKeys(events), (std::set<std::string>{"budget:50", "forecast:50"}));
   const auto recorded = RecordedForecasts(events);
   ASSERT_EQ(recorded.size(), 1u);
-  EXPECT_DOUBLE_EQ(recorded[0].percent, 50);
+  EXPECT_DOUBLE_EQ(recorded[0].percent, 52);
   EXPECT_DOUBLE_EQ(recorded[0].forecast.dollars, 12);
   EXPECT_EQ(CostEventMessage(events[0]), "50% of the budget spent: $5.2000 of $10.0000");
   EXPECT_EQ(CostEventMessage(events[2]), "");

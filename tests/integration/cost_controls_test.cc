@@ -103,6 +103,13 @@ TEST(CostControls, BudgetAlertsFireOnceAtEachThresholdAcrossCoordinatorRestarts)
 
   // 50% ($2) after 5 s; then a clean restart, which waits for the alert's command.
   ASSERT_TRUE(WaitForAlert(address, worker, lease_id, "budget:50", 20)) << coordinator->Log();
+  // `sift status` shows the tags and the alert's message in the study's history.
+  std::string status;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "status", "--coordinator", address}, &status, 30), 0)
+      << status;
+  EXPECT_NE(status.find("tags: team=vision"), std::string::npos) << status;
+  EXPECT_NE(status.find("coordinator  alert 50% of the budget spent: $"), std::string::npos)
+      << status;
   coordinator->Signal(SIGTERM);
   ASSERT_EQ(coordinator->Wait(30), 0) << coordinator->Log();
   const std::string first_log = coordinator->Log();
