@@ -230,6 +230,31 @@ TEST(CostAlerts, EventsRecordTheirKeysAndForecastsForTheNextCoordinator) {
   EXPECT_DOUBLE_EQ(j["percent_spent"].get<double>(), 52);
 }
 
+TEST(CostAlerts, AnEndedStudysRecordedForecastsAreSetAgainstWhatHappened) {
+  Forecast f;
+  f.possible = true;
+  f.at = 1100;
+  f.spent = 2.5;
+  f.dollars = 11;
+  f.finish_at = 5000;
+  f.trials_ended = 4;
+  CostEvent e{"forecast", "forecast:25", "recorded-forecast", 25, "m", f};
+  StudySummary s;
+  s.record.created_at = 1000;
+  s.record.ended_at = 4000;  // 3000 s; the forecast said 4000 s
+  s.record.state = StudyState::kCompleted;
+  s.dollars = 10;  // the forecast said $11
+  s.events = {{1, 1100, "coordinator", "forecast", CostEventJson(e, CostFacts{})}};
+  const auto lines = ForecastVersusActual(s);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "forecast at 25% (4 trials ended, $2.5000 spent): $11.0000 in total, done "
+                      "after 66.7 min; actual $10.0000 (+10%), after 50.0 min (+33%)");
+  StudyReport r;
+  r.study = s;
+  r.study.tags = {{"team", "vision"}};
+  EXPECT_EQ(FormatCostSummary(r), "tags: team=vision\n" + lines[0] + "\n");
+}
+
 // ---- the command runner -----------------------------------------------------------------------
 
 TEST(AlertCommand, GetsTheFactsOnStdinAndReportsFailuresAndTimeouts) {
