@@ -52,8 +52,8 @@ struct CoordinatorOptions {
   // Dollar limits per tag across studies (`sift coordinator --quota team=vision:100`), enforced
   // as a study's own max_dollars is (coordinator/quota.h).
   std::vector<Quota> quotas;
-  // How often at most an open study's forecast is recomputed for its alerts (a trial's end
-  // recomputes it at the next tick anyway).
+  // An open study's forecast is remade for its alerts when a trial has ended since the last,
+  // at most this often (it reads every trial and lease).
   double forecast_interval_s = 5;
 };
 

@@ -58,7 +58,8 @@ void Coordinator::WatchCosts(StudyRunner& runner, double now) {
   for (const auto& e : DueBudgetAlerts(config.alerts, spent, config.budget.max_dollars, recorded)) {
     FireCostEvent(runner, e, now);
   }
-  // The forecast reads the Store: made when a trial has ended since the last, or every
+  // The forecast reads the Store (every trial and lease, under the lock): it is made only when a
+  // trial has ended since the last one (nothing else changes it much), at most every
   // forecast_interval_s, and only while something it decides is still to come.
   int64_t ended = 0;
   for (const auto& t : runner.view().trials) ended += search::IsTerminal(t.state);
@@ -68,7 +69,7 @@ void Coordinator::WatchCosts(StudyRunner& runner, double now) {
   const bool record_pending = DueForecastPoint(progress, recorded).has_value();
   ForecastCheck& check = forecast_checks_[id];
   if (ended == 0 || (!alert_pending && !record_pending) ||
-      (ended == check.ended && now - check.at < options_.forecast_interval_s)) {
+      ended == check.ended || now - check.at < options_.forecast_interval_s) {
     return;
   }
   check = {now, ended};
