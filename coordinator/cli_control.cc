@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "coordinator/client.h"
+#include "coordinator/cost_alerts.h"
 #include "coordinator/run_files.h"
 
 namespace sift::coordinator {
@@ -178,8 +179,11 @@ int ResolveRunDir(const std::string& run_dir, common::ClientOptions* client) {
 std::string FormatStudyEvents(const StudySummary& study) {
   std::string out;
   for (const auto& e : study.events) {
+    // An alert's or a recorded forecast's detail is JSON for machines; people get its message.
+    const std::string message = CostEventMessage(e);
+    const std::string& detail = message.empty() ? e.detail : message;
     out += "  " + When(e.at) + "  " + e.user + "  " + e.action +
-           (e.detail.empty() ? "" : " " + e.detail) + "\n";
+           (detail.empty() ? "" : " " + detail) + "\n";
   }
   return out.empty() ? "" : "history:\n" + out;
 }

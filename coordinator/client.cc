@@ -1,5 +1,6 @@
 #include "coordinator/client.h"
 
+#include "coordinator/cost_proto.h"
 #include "coordinator/proto_convert.h"
 
 namespace sift::coordinator {
@@ -37,6 +38,7 @@ StudySummary FromProto(const v1::Study& s) {
   for (const auto& e : s.events()) {
     out.events.push_back({s.id(), e.at(), e.user(), e.action(), e.detail()});
   }
+  CostFromProto(s, &out);
   return out;
 }
 

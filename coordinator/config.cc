@@ -15,6 +15,7 @@
 #include "common/data/data_spec.h"
 #include "common/data/validate.h"
 #include "common/data_files.h"
+#include "coordinator/config_cost.h"
 #include "coordinator/config_trial.h"
 #include "coordinator/config_model_files.h"
 #include "coordinator/config_yaml.h"
@@ -104,8 +105,11 @@ void ParseName(MapReader& top, Diagnostics* d, std::string* out) {
 
 // `any_metric`: a command trial, whose program may report metrics of its own; the direction of
 // one Sift does not know must be given.
-void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out, bool any_metric) {
+void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out, bool any_metric,
+                    std::optional<double>* target) {
   MapReader r(top.Get("objective"), "objective", d);
+  // The value the forecast reports the dollars and time to reach (and `sift report --target`).
+  if (double t = 0; r.Double("target", &t)) *target = t;
   const bool metric_given = r.Has("metric");
   bool metric_ok = false;
   if (any_metric && metric_given) {
@@ -697,7 +701,7 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   ParseTrial(top, origin, &d, &cfg.trial);
   // A command trial's parameters and metrics are its program's: any names, no trainer checks.
   const bool command = top.Has("trial");
-  ParseObjective(top, &d, &cfg.objective, command);
+  ParseObjective(top, &d, &cfg.objective, command, &cfg.target);
   const Params valid_fixed = command ? ParseCommandParams(top, &d, &cfg.fixed)
                                      : ParseTrainer(top, &d, &cfg.fixed);
   // A model file, like a data file, is named relative to the config's folder.
@@ -737,6 +741,8 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   }
   ParseWorker(top, &d, &cfg.worker);
   ParseCheckpoint(top, &d, &cfg.checkpoint);
+  ParseTags(top, &d, &cfg.tags);
+  ParseAlerts(top, &d, &cfg.alerts);
   top.RejectUnknown();
 
   // The factories are the judges of algorithm options, so `sift validate` and a running study

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,20 @@ struct TrialConfig {
   bool is_command() const { return !command.empty(); }
 };
 
+// tags: cost allocation labels (team: vision, project: ranking); `sift report --by tag` rolls
+// studies up by them and a coordinator's --quota limits the dollars of all studies with one.
+using Tags = std::map<std::string, std::string>;
+
+// alerts: warnings before the budget is gone (docs/config.md). Each fires once per study.
+struct AlertConfig {
+  std::vector<double> thresholds{50, 80, 100};  // percent of budget.max_dollars, ascending
+  bool forecast = true;  // once, when the forecast says the dollar budget runs out first
+  // Run with the alert as JSON on stdin (a webhook, a chat message); empty: none. A command
+  // given as one string runs under /bin/sh -c.
+  std::vector<std::string> command;
+  double timeout_seconds = 10;  // then it is killed (and logged)
+};
+
 struct StudyConfig {
   std::string name;
   search::Objective objective;  // objective: {metric, direction: maximize|minimize}
@@ -70,6 +86,9 @@ struct StudyConfig {
   WorkerConfig worker;
   CheckpointConfig checkpoint;
   TrialConfig trial;
+  Tags tags;
+  AlertConfig alerts;
+  std::optional<double> target;  // objective.target: the value the forecast says when it reaches
 };
 
 // Parses and validates `text` (YAML, or JSON, which YAML reads too). `origin` (a path) prefixes

@@ -134,7 +134,9 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   auto reports = store_->ListReports(s.id);
   runner->Restore(trials, reports, segments, now);
   if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
-  ReplayStudyEvents(store_->ListStudyEvents(s.id), runner.get());
+  const auto events = store_->ListStudyEvents(s.id);
+  ReplayStudyEvents(events, runner.get());
+  cost_events_[s.id] = RecordedCostKeys(events);
   // Each trial resumes from its newest checkpoint: a checkpointed report's, or the one a
   // preempted or paused lease handed back (newer on a tie: it came after the report).
   std::map<std::string, double> last_checkpoint_by_lease;
@@ -244,6 +246,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   std::lock_guard<std::mutex> lock(mu_);
   if (Status s = RunningStudiesCap(); !s.ok()) return s;
   const double now = Now();
+  if (Status s = CheckQuotas(config.tags, now); !s.ok()) return s;
   StudyRecord record;
   record.name = config.name;
   record.config_text = config_text;
@@ -295,10 +298,17 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
   out->dollars = StudyDollars(id, now);
   out->budget = runner->config().budget;
   out->events = store_->ListStudyEvents(id);
+  out->tags = runner->config().tags;
+  out->target = runner->config().target;
   out->wasted_dollars = 0;
   out->dollars_by_market.clear();
   out->preemptions = out->expirations = 0;
-  for (const auto& seg : store_->ListSegments(id)) {
+  const auto segments = store_->ListSegments(id);
+  out->forecast.reset();
+  if (IsOpen(runner->state())) {
+    if (Forecast f = ForecastNow(*runner, segments, now); f.possible) out->forecast = f;
+  }
+  for (const auto& seg : segments) {
     out->wasted_dollars += seg.WastedDollars();
     out->dollars_by_market[seg.market] += seg.Dollars(now);
     out->preemptions += seg.end_reason == "preempted";
@@ -454,6 +464,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
   for (auto& [study_id, runner] : studies_) {
     if (w->cannot_run.count(study_id)) continue;
     std::string why_none;
+    UpdateQuotaUse(*runner, now);
     auto next = runner->PickNext(now, StudyDollars(study_id, now), &why_none);
     if (!next) continue;
     Lease lease{RandomId("L-"), worker_id, study_id, next->number, now, now,
@@ -611,6 +622,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   // A non-finite objective (or training loss, under stop_on_divergence) ends the trial as
   // DIVERGED: the scheduler never sees the value, and the trial is not retried.
   const std::string diverged = DivergenceReason(runner->config(), epoch, metrics);
+  UpdateQuotaUse(*runner, now);
   *decision = !diverged.empty() ? search::Decision::Stop(diverged)
                                 : runner->Decide(lease->number, epoch, m->second, now,
                                                  StudyDollars(lease->study_id, now));
@@ -1017,7 +1029,10 @@ void Coordinator::Tick() {
                  requeue ? "; requeued" : "");
   }
   ExpireEvaluationLeases(now);
-  for (auto& [id, runner] : studies_) MaybeFinishStudy(*runner, now);
+  for (auto& [id, runner] : studies_) {
+    if (IsOpen(runner->state())) WatchCosts(*runner, now);
+    MaybeFinishStudy(*runner, now);
+  }
   for (auto& [id, w] : workers_) {
     if (w.idle_since && now - w.last_seen > options_.lease_timeout_s) {
       CloseIdle(w, std::max(*w.idle_since, w.last_seen), "lost");
@@ -1064,6 +1079,7 @@ void Coordinator::MaybeFinishStudy(StudyRunner& runner, double now) {
     if (lease.study_id == runner.id()) return;  // a worker still owes a completion
   }
   std::string reason;
+  UpdateQuotaUse(runner, now);
   if (!runner.Finished(now, StudyDollars(runner.id(), now), &reason)) return;
   const auto& trials = runner.view().trials;
   const bool all_failed =

@@ -12,8 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/alert_command.h"
 #include "coordinator/config.h"
+#include "coordinator/cost_alerts.h"
+#include "coordinator/forecast.h"
 #include "coordinator/price_catalog.h"
+#include "coordinator/quota.h"
 #include "coordinator/records.h"
 #include "coordinator/status.h"
 #include "coordinator/store.h"
@@ -45,6 +49,12 @@ struct CoordinatorOptions {
   // whose lease expired (its coordinator died). 0: no leases, it serves every study (SQLite).
   double study_lease_s = 0;
   std::string owner;  // this coordinator in the lease table; unique among those sharing it
+  // Dollar limits per tag across studies (`sift coordinator --quota team=vision:100`), enforced
+  // as a study's own max_dollars is (coordinator/quota.h).
+  std::vector<Quota> quotas;
+  // An open study's forecast is remade for its alerts when a trial has ended since the last,
+  // at most this often (it reads every trial and lease).
+  double forecast_interval_s = 5;
 };
 
 // `sift coordinator --db`: a postgresql:// database may be shared, so the coordinator takes
@@ -69,6 +79,9 @@ struct StudySummary {
   double idle_dollars = 0, idle_seconds = 0;  // workers waiting after its trials, on no trial
   BudgetConfig budget;                        // in force now (the config's, or as changed)
   std::vector<StudyEventRecord> events;       // the audit trail, oldest first
+  Tags tags;                                  // the config's cost allocation tags
+  std::optional<double> target;               // the config's objective.target
+  std::optional<Forecast> forecast;           // an open study's, once a trial has ended
 };
 
 // A budget change; only the fields that are set change.
@@ -264,6 +277,19 @@ class Coordinator {
   // A lease's trial goes back to PENDING (segment `reason`, `wasted` seconds); Store first.
   Status EndLeaseAndRequeue(const std::string& lease_id, double end, const std::string& reason,
                             const std::string& checkpoint, double wasted);
+  // Cost controls (coordinator/cost_watch.cc, quota.cc). The caller holds mu_.
+  // Alerts and recorded forecasts due for an open study: each recorded once, logged, and its
+  // command (if any) run off this thread.
+  void WatchCosts(StudyRunner& runner, double now);
+  Forecast ForecastNow(const StudyRunner& runner, const std::vector<SegmentRecord>& segments,
+                       double now);
+  void FireCostEvent(StudyRunner& runner, const CostEvent& event, double now);
+  // Sets what the runner's quotas have spent across their studies, before it decides.
+  void UpdateQuotaUse(StudyRunner& runner, double now);
+  // Dollars of every study tagged key=value (open leases to `now`).
+  double TagDollars(const std::string& key, const std::string& value, double now) const;
+  // RESOURCE_EXHAUSTED when a quota on `tags` is spent already.
+  Status CheckQuotas(const Tags& tags, double now) const;
   TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,
                          const std::vector<ReportRecord>& reports,
                          const std::vector<SegmentRecord>& segments, double now) const;
@@ -281,6 +307,16 @@ class Coordinator {
   double next_lease_check_ = 0;
   std::map<std::pair<int64_t, int64_t>, EvaluationRecord> evaluations_;
   std::map<std::string, EvaluationLease> evaluation_leases_;
+  // Per study: the alerts and forecasts recorded (their keys, from its events), and when its
+  // forecast was last made for them, with how many trials had ended then.
+  std::map<int64_t, std::set<std::string>> cost_events_;
+  struct ForecastCheck {
+    double at = -1e300;
+    int64_t ended = -1;
+  };
+  std::map<int64_t, ForecastCheck> forecast_checks_;
+  // Last: destroyed first, so it waits for commands still running while the rest is intact.
+  AlertCommands alert_commands_;
 };
 
 }  // namespace sift::coordinator

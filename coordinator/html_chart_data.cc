@@ -124,15 +124,6 @@ std::vector<Importance> ParamImportance(const StudyReport& report, int64_t epoch
   return out;
 }
 
-double SpentAt(const std::vector<SegmentRecord>& segments, double at) {
-  double dollars = 0;
-  for (const auto& s : segments) {
-    const double end = std::min(s.end ? *s.end : at, at);
-    if (end > s.start) dollars += (end - s.start) * s.price_per_hour / 3600.0;
-  }
-  return dollars;
-}
-
 std::vector<SpendPoint> SpendOverTime(const std::vector<SegmentRecord>& segments, double now,
                                       int samples) {
   if (segments.empty() || samples < 2) return {};
@@ -147,56 +138,6 @@ std::vector<SpendPoint> SpendOverTime(const std::vector<SegmentRecord>& segments
     out.push_back({at, SpentAt(segments, at)});
   }
   return out;
-}
-
-Forecast ForecastFinish(const StudyReport& report, const std::vector<SegmentRecord>& segments,
-                        double at) {
-  Forecast f;
-  f.at = at;
-  double ended_dollars = 0;
-  int64_t created = 0;
-  std::vector<double> running_spent;
-  std::map<int64_t, double> spent_by_trial;
-  for (const auto& s : segments) {
-    const double end = std::min(s.end ? *s.end : at, at);
-    if (end > s.start) spent_by_trial[s.number] += (end - s.start) * s.price_per_hour / 3600.0;
-  }
-  for (const auto& t : report.trials) {
-    if (t.record.created_at > at) continue;
-    ++created;
-    if (search::IsTerminal(t.record.state) && t.record.ended_at <= at) {
-      ++f.trials_ended;
-      ended_dollars += t.dollars;
-    } else {
-      running_spent.push_back(spent_by_trial[t.record.number]);
-    }
-  }
-  if (f.trials_ended == 0) return f;
-  f.possible = true;
-  const double per_trial = ended_dollars / static_cast<double>(f.trials_ended);
-  const int64_t max_trials = std::max<int64_t>(report.study.budget.max_trials, created);
-  f.trials_left = max_trials - f.trials_ended;
-  f.dollars = SpentAt(segments, at) + per_trial * static_cast<double>(max_trials - created);
-  for (double spent : running_spent) f.dollars += std::max(per_trial - spent, 0.0);
-  const double start = report.study.record.created_at;
-  const double rate = static_cast<double>(f.trials_ended) / std::max(at - start, 1e-9);
-  f.finish_at = at + static_cast<double>(f.trials_left) / rate;
-  const auto& budget = report.study.budget;
-  if (budget.max_dollars > 0 && f.dollars > budget.max_dollars) {
-    // Spending runs at the pace it has so far: the budget ends the study when it is spent.
-    const double spent = SpentAt(segments, at);
-    const double pace = spent / std::max(at - start, 1e-9);
-    f.finish_at = pace > 0 ? at + (budget.max_dollars - spent) / pace : f.finish_at;
-    f.dollars = budget.max_dollars;
-    f.limited_by = "max_dollars";
-  }
-  if (budget.max_hours > 0 && f.finish_at > start + budget.max_hours * 3600) {
-    const double fraction = (start + budget.max_hours * 3600 - at) / (f.finish_at - at);
-    f.dollars = SpentAt(segments, at) + (f.dollars - SpentAt(segments, at)) * fraction;
-    f.finish_at = start + budget.max_hours * 3600;
-    f.limited_by = "max_hours";
-  }
-  return f;
 }
 
 std::vector<LevelCost> DollarsToLevels(const StudyReport& report, int levels) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/forecast.h"  // Forecast, ForecastFinish, SpentAt
 #include "coordinator/report.h"
 
 namespace sift::coordinator {
@@ -31,8 +32,6 @@ std::vector<Importance> ParamImportance(const StudyReport& report, int64_t epoch
 // least 8, or all where fewer) reported a finite objective at.
 int64_t ImportanceEpoch(const StudyReport& report);
 
-// Dollars spent by `at` (unix seconds): every lease's time until then at its price.
-double SpentAt(const std::vector<SegmentRecord>& segments, double at);
 struct SpendPoint {
   double at;
   double dollars;
@@ -41,20 +40,6 @@ struct SpendPoint {
 // (open leases run to `now`).
 std::vector<SpendPoint> SpendOverTime(const std::vector<SegmentRecord>& segments, double now,
                                       int samples = 120);
-
-// The expected dollars and time to finish the study, from what had happened by `at`: the mean
-// dollars and throughput of the trials that had ended, applied to the trials still to run (the
-// budget's max_trials), capped by the budget's dollars and hours.
-struct Forecast {
-  bool possible = false;  // false: no trial had ended by `at`
-  double at = 0;
-  double dollars = 0;     // expected total at the finish
-  double finish_at = 0;   // expected unix time of the finish
-  int64_t trials_ended = 0, trials_left = 0;
-  std::string limited_by;  // "" | "max_dollars" | "max_hours": the budget ends it first
-};
-Forecast ForecastFinish(const StudyReport& report, const std::vector<SegmentRecord>& segments,
-                        double at);
 
 // The cumulative dollars at which the best-so-far first reached each of `levels` objective
 // values evenly spaced from the first result to the best (and the report's target, if any).

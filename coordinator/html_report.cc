@@ -15,6 +15,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/html_chart_data.h"
 #include "coordinator/html_svg.h"
+#include "coordinator/report_cost.h"
 #include "coordinator/store.h"
 
 namespace sift::coordinator {
@@ -34,15 +35,22 @@ std::string ForecastLine(const HtmlStudy& s, double now) {
   if (IsOpen(r.study.record.state)) {
     const Forecast f = ForecastFinish(r, s.segments, now);
     if (!f.possible) return "Forecast: none until a trial ends.";
-    return fmt::format("Forecast to finish ({} trials left): {} in total, about {} from now{}.",
-                       f.trials_left, html::Dollars(f.dollars), html::Duration(f.finish_at - now),
-                       f.limited_by.empty() ? "" : "; the budget's " + f.limited_by + " ends it");
+    std::string out = fmt::format(
+        "Forecast to finish ({} trials left): {} in total, about {} from now{}.", f.trials_left,
+        html::Dollars(f.dollars), html::Duration(f.finish_at - now),
+        f.limited_by.empty() ? "" : "; the budget's " + f.limited_by + " ends it");
+    if (f.target) out += " Target " + FormatTargetForecast(*f.target, r.study.metric, now) + ".";
+    return out;
   }
-  // Ended: what a forecast made halfway through would have said, against what happened.
+  // Ended: the forecasts recorded on the way (at 25% and 50% of the budget) against what
+  // happened; a study without them gets what a forecast made halfway through would have said.
   const double end = r.study.record.ended_at > start ? r.study.record.ended_at : now;
-  const Forecast half = ForecastFinish(r, s.segments, start + (end - start) / 2);
   std::string out = fmt::format("Ended after {} at {}.", html::Duration(end - start),
                                 html::Dollars(r.study.dollars));
+  const auto recorded = ForecastVersusActual(r.study);
+  for (const auto& line : recorded) out += " Recorded " + line + ".";
+  if (!recorded.empty()) return out;
+  const Forecast half = ForecastFinish(r, s.segments, start + (end - start) / 2);
   if (half.possible) {
     out += fmt::format(" Forecast made halfway ({} trials ended then): {} and {}.",
                        half.trials_ended, html::Dollars(half.dollars),
@@ -60,6 +68,9 @@ std::string StudySection(const HtmlReport& page, const HtmlStudy& s) {
                                 Escape(std::string(ToString(st.record.state)) +
                                        (st.record.end_reason.empty() ? "" : ": " +
                                                                                 st.record.end_reason)));
+  if (std::string tags = FormatTags(st.tags); !tags.empty()) {
+    out += "<p class=\"tags\">" + Escape(tags) + "</p>";
+  }
   out += "<pre class=\"summary\">" + Escape(FormatSummary(r)) + "</pre>";
   out += "<p class=\"forecast\">" + Escape(ForecastLine(s, page.now)) + "</p>";
   const std::string best = st.best_trial ? fmt::format("{}-{}", st.record.id, *st.best_trial) : "";

@@ -19,6 +19,7 @@
 #include "coordinator/cli_control.h"
 #include "coordinator/cli_export.h"
 #include "coordinator/cli_migrate.h"
+#include "coordinator/cli_report_tags.h"
 #include "coordinator/cli_evaluate.h"
 #include "coordinator/client.h"
 #include "coordinator/config.h"
@@ -146,6 +147,10 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
                  const std::string& http) {
   sc::CoordinatorOptions options = sc::SharedDatabaseOptions(db, listen, limits.study_lease_s);
   options.max_running_studies = limits.max_running_studies;
+  options.quotas = limits.quotas;
+  for (const auto& q : options.quotas) {
+    spdlog::info("quota {}: ${:.4f} across the studies tagged so", q.Name(), q.dollars);
+  }
   options.config_limits = limits.config_limits;
   // A file-size limit (RLIMIT_FSIZE) must fail the write, not kill the coordinator.
   signal(SIGXFSZ, SIG_IGN);
@@ -314,6 +319,10 @@ int Main(int argc, char** argv) {
                     "postgresql:// --db: seconds a study's lease lasts unrenewed before another "
                     "coordinator on the database takes it over (default 15)")
       ->check(CLI::PositiveNumber);
+  std::vector<std::string> quotas;
+  serve->add_option("--quota", quotas,
+                    "KEY=VALUE:DOLLARS: a dollar limit on all studies tagged KEY=VALUE together, "
+                    "enforced as a study's own max_dollars (repeatable)");
   sc::AddMigrateCommand(app);
 
   auto* report = app.add_subcommand("report", "print a study's report from its database");
@@ -325,6 +334,9 @@ int Main(int argc, char** argv) {
   report->add_option("--study", study_id, "only this study");
   report->add_option("--out", out, "also write results.csv and results.json here");
   report->add_option("--target", target, "report the dollars it took to reach this objective");
+  std::string by;
+  report->add_option("--by", by,
+                     "roll studies up: 'tag' (every tag) or 'tag:KEY' (dollars, trials, best)");
 
   CLI11_PARSE(app, argc, argv);
   sift::common::GuardedProgram() = "sift " + app.get_subcommands().front()->get_name();
@@ -345,6 +357,14 @@ int Main(int argc, char** argv) {
   if (int rc = sc::RunExportCommand(app); rc >= 0) return rc;
   if (int rc = sc::RunEvaluateCommand(app); rc >= 0) return rc;
   if (*serve) {
+    for (const auto& text : quotas) {
+      sc::Quota q;
+      if (std::string problem = sc::ParseQuota(text, &q); !problem.empty()) {
+        std::cerr << "sift coordinator: " << problem << "\n";
+        return 2;
+      }
+      limits.quotas.push_back(q);
+    }
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
                         lease_timeout, limits, http);
   }
@@ -354,6 +374,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
     if (!report_run.empty()) db = report_run + "/sift.db";
+    if (!by.empty()) return sc::TagReportCommand(db, by, out);
     return ReportCommand(db, study_id, out, target_opt, html);
   }
   return 1;

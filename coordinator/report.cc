@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/metric_json.h"
+#include "coordinator/cost_alerts.h"
+#include "coordinator/report_cost.h"
 
 namespace sift::coordinator {
 namespace {
@@ -185,6 +187,7 @@ std::string FormatSummary(const StudyReport& report) {
   out += fmt::format("study {} '{}': {} ({}); {} trials, ${:.4f} over {:.0f} worker-seconds\n",
                      s.record.id, s.record.name, ToString(s.record.state), s.record.end_reason,
                      s.total, s.dollars, total_seconds);
+  out += FormatCostSummary(report);
   std::string diverged;
   for (const auto& t : report.trials) {
     if (t.record.state != search::TrialState::kDiverged) continue;
@@ -224,17 +227,18 @@ std::string FormatSummary(const StudyReport& report) {
     out += "cost/" + s.metric + " Pareto frontier, " + Describe(over) + ": " +
            (f.empty() ? "none" : f) + "\n";
   }
-  if (report.target) {
+  // --target, else the config's objective.target.
+  if (const auto target = report.target ? report.target : s.target) {
     std::optional<BestSoFar> hit;
     for (const auto& b : BestSoFarCurve(report)) {
-      if (!Better(report, *report.target, b.value)) {
+      if (!Better(report, *target, b.value)) {
         hit = b;
         break;
       }
     }
     out += hit ? fmt::format("reached {} {:.4f} after ${:.5f} (trial {})\n", s.metric,
-                             *report.target, hit->dollars, hit->trial)
-               : fmt::format("never reached {} {:.4f}\n", s.metric, *report.target);
+                             *target, hit->dollars, hit->trial)
+               : fmt::format("never reached {} {:.4f}\n", s.metric, *target);
   }
   return out;
 }
@@ -307,6 +311,14 @@ std::string ToJson(const StudyReport& report) {
                 {"idle_dollars", s.idle_dollars},
                 {"idle_seconds", s.idle_seconds}};
   if (s.best_trial) j["study"]["best_trial"] = *s.best_trial;
+  j["study"]["tags"] = s.tags;
+  if (s.forecast) j["study"]["forecast"] = json::parse(ForecastToJson(*s.forecast));
+  json recorded = json::array();
+  for (const auto& r : RecordedForecasts(s.events)) {
+    recorded.push_back({{"progress_percent", r.percent},
+                        {"forecast", json::parse(ForecastToJson(r.forecast))}});
+  }
+  if (!recorded.empty()) j["study"]["recorded_forecasts"] = recorded;
   json trials = json::array();
   for (const auto& t : report.trials) {
     json params = json::object();

@@ -7,6 +7,7 @@
 #include "common/data/data_spec.h"
 #include "common/main_guard.h"
 #include "coordinator/checkpoint_store.h"
+#include "coordinator/cost_proto.h"
 #include "coordinator/proto_convert.h"
 
 namespace sift::coordinator {
@@ -84,6 +85,7 @@ void ToProto(const StudySummary& s, v1::Study* out) {
     event->set_action(e.action);
     event->set_detail(e.detail);
   }
+  CostToProto(s, out);
 }
 
 std::string CallerUser(const grpc::ServerContext* ctx) {

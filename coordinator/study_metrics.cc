@@ -89,6 +89,15 @@ std::string StudyMetricsText(const std::vector<StudySummary>& studies) {
     out += fmt::format("sift_study_best_objective{{study=\"{}\",name=\"{}\"}} {}\n", s.record.id,
                        PrometheusLabel(s.record.name), s.best_value);
   }
+  out +=
+      "# HELP sift_study_forecast_dollars Expected dollars at the study's finish (open studies, "
+      "once a trial has ended).\n"
+      "# TYPE sift_study_forecast_dollars gauge\n";
+  for (const auto& s : studies) {
+    if (!s.forecast) continue;
+    out += fmt::format("sift_study_forecast_dollars{{study=\"{}\",name=\"{}\"}} {}\n", s.record.id,
+                       PrometheusLabel(s.record.name), s.forecast->dollars);
+  }
   return out;
 }
 

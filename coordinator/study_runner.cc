@@ -75,6 +75,13 @@ bool StudyRunner::BudgetExhausted(double now, double spent, std::string* why) co
     *why = "budget: " + Dollars(spent) + " spent of " + Dollars(b.max_dollars);
     return true;
   }
+  for (const auto& q : quotas_) {
+    if (q.spent >= q.limit) {
+      *why = "quota " + q.name + ": " + Dollars(q.spent) + " spent of " + Dollars(q.limit) +
+             " by the studies tagged so";
+      return true;
+    }
+  }
   const double elapsed = now - created_at_ - paused_seconds_;
   if (b.max_hours > 0 && elapsed >= b.max_hours * 3600.0) {
     char buf[96];
@@ -88,7 +95,7 @@ bool StudyRunner::BudgetExhausted(double now, double spent, std::string* why) co
 
 bool StudyRunner::CanAffordNewTrial(double spent, std::string* why) const {
   const double budget = config_.budget.max_dollars;
-  if (budget <= 0) return true;
+  if (budget <= 0 && quotas_.empty()) return true;
   double dollars = 0, epochs = 0;
   for (const auto& t : view_.trials) {
     if (t.cost_dollars > 0 && t.LastResource() > 0) {
@@ -99,13 +106,21 @@ bool StudyRunner::CanAffordNewTrial(double spent, std::string* why) const {
   if (epochs == 0) return true;  // nothing measured yet
   const double per_epoch = dollars / epochs;
   const double committed = per_epoch * static_cast<double>(CountInState(TrialState::kRunning) + 1);
-  if (spent + committed <= budget) return true;
-  char buf[160];
-  std::snprintf(buf, sizeof(buf),
-                "budget: %s spent of %s; another trial's next epoch (~%s each) would overshoot",
-                Dollars(spent).c_str(), Dollars(budget).c_str(), Dollars(per_epoch).c_str());
-  *why = buf;
-  return false;
+  // A quota is spent by other studies too; this one's next epochs are what it can foresee.
+  const auto overshoots = [&](const std::string& what, double used, double limit) {
+    char buf[200];
+    std::snprintf(buf, sizeof(buf),
+                  "%s: %s spent of %s; another trial's next epoch (~%s each) would overshoot",
+                  what.c_str(), Dollars(used).c_str(), Dollars(limit).c_str(),
+                  Dollars(per_epoch).c_str());
+    *why = buf;
+    return false;
+  };
+  if (budget > 0 && spent + committed > budget) return overshoots("budget", spent, budget);
+  for (const auto& q : quotas_) {
+    if (q.spent + committed > q.limit) return overshoots("quota " + q.name, q.spent, q.limit);
+  }
+  return true;
 }
 
 double StudyRunner::DollarsLeft(double spent) const {
@@ -181,14 +196,19 @@ bool StudyRunner::Finished(double now, double spent, std::string* reason) {
     *reason = end_reason_;
     return true;
   }
+  bool pending = false;
   for (const auto& t : view_.trials) {
-    if (t.state == TrialState::kRunning || t.state == TrialState::kPending) return false;
+    if (t.state == TrialState::kRunning) return false;
+    pending |= t.state == TrialState::kPending;
   }
+  // A spent budget (or quota) ends the study even with trials requeued (a preemption): PickNext
+  // never leases them again, so waiting for them would keep the study open for ever.
   std::string why;
   if (BudgetExhausted(now, spent, &why)) {
     *reason = why;
     return true;
   }
+  if (pending) return false;
   if (scheduler_->NextPromotion(view_)) return false;
   if (static_cast<int64_t>(view_.trials.size()) >= config_.budget.max_trials) {
     *reason = "all " + std::to_string(config_.budget.max_trials) + " trials finished";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coordinator/config.h"
+#include "coordinator/quota.h"
 #include "coordinator/records.h"
 #include "search/decision.h"
 #include "search/scheduler.h"
@@ -58,6 +59,9 @@ class StudyRunner {
   void ApplyCost(int64_t number, double dollars, double seconds);
   void ApplyStudyState(StudyState state, const std::string& reason);
   void ApplyBudget(const BudgetConfig& budget) { config_.budget = budget; }
+  // The quotas on its tags and what their studies have spent: they limit it as max_dollars
+  // does. Set by the Coordinator before each decision (other studies spend meanwhile).
+  void SetQuotaUse(std::vector<QuotaUse> quotas) { quotas_ = std::move(quotas); }
   // Paused time does not count against max_hours: a study paused overnight resumes.
   void NotePaused(double at) { paused_since_ = at; }
   void NoteResumed(double at);
@@ -81,6 +85,7 @@ class StudyRunner {
   std::unique_ptr<search::Scheduler> scheduler_;
   search::StudyView view_;
   bool exhausted_ = false;  // the searcher has nothing more to suggest
+  std::vector<QuotaUse> quotas_;
   double paused_seconds_ = 0;           // over pauses that ended
   std::optional<double> paused_since_;  // while paused
 };
