@@ -5,6 +5,8 @@
 // shuffled order, skipping configurations some trial already has; none are left when it is done.
 #pragma once
 
+#include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,15 @@ class GridSearcher : public Searcher {
   std::vector<Params> grid_;  // declaration order; shuffled per seed at Suggest time
   GridOptions options_;
   std::string error_;
+  // Caches that only save work (each ask used to shuffle the grid and collect every trial's
+  // parameters): the seed's order, the parameters of the first folded_ trials, and the first
+  // position in order_ not taken by them.
+  std::vector<size_t> order_;
+  bool order_ready_ = false;
+  uint64_t order_seed_ = 0;
+  std::set<Params> taken_;
+  size_t folded_ = 0;
+  size_t next_ = 0;
 };
 
 }  // namespace sift::search
