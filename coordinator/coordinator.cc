@@ -61,6 +61,16 @@ std::map<std::pair<int64_t, int64_t>, ReportRecord> CurrentReports(
   return out;
 }
 
+// The decision a stored report answered with.
+search::Decision DecisionOf(const ReportRecord& r) {
+  search::Decision d;
+  d.action = r.decision == "STOP"    ? search::Action::kStop
+             : r.decision == "PAUSE" ? search::Action::kPause
+                                     : search::Action::kContinue;
+  d.reason = r.reason;
+  return d;
+}
+
 }  // namespace
 
 std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
@@ -105,7 +115,9 @@ void ForgetLostWorkers(Workers& workers, const Leases& leases,
 }  // namespace
 
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
-    : store_(std::move(store)), options_(std::move(options)) {
+    : store_(std::move(store)),
+      commit_(std::make_unique<GroupCommit>(*store_)),
+      options_(std::move(options)) {
   if (!options_.clock) options_.clock = SystemNow;
   const double now = Now();
   for (const auto& w : store_->ListWorkers()) {
@@ -142,8 +154,11 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   std::map<std::string, double> last_checkpoint_by_lease;
   std::map<int64_t, double> newest_checkpoint_at;
   std::map<std::string, std::string> last_decision_by_lease;
+  std::map<std::string, const ReportRecord*> newest_by_lease;
   for (const auto& r : reports) {
     last_decision_by_lease[r.lease_id] = r.decision;
+    const ReportRecord*& newest = newest_by_lease[r.lease_id];
+    if (newest == nullptr || r.seq > newest->seq) newest = &r;
     if (r.checkpoint.empty()) continue;
     double& lease_at = last_checkpoint_by_lease[r.lease_id];
     lease_at = std::max(lease_at, r.created_at);
@@ -174,6 +189,11 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     lease.study_paused = last_decision_by_lease[seg.lease_id] == "PAUSE" &&
                          seg.number < static_cast<int64_t>(runner->view().trials.size()) &&
                          runner->view().trials[seg.number].state == TrialState::kRunning;
+    if (const ReportRecord* newest = newest_by_lease[seg.lease_id]) {
+      lease.has_report = true;
+      lease.last_seq = newest->seq;
+      lease.last_decision = DecisionOf(*newest);
+    }
     leases_[seg.lease_id] = lease;
   }
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
@@ -252,7 +272,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   record.config_text = config_text;
   record.created_at = now;
   try {
-    store_->Atomically([&] {
+    commit_->Run([&] {
       *id = store_->CreateStudy(record);
       store_->InsertStudyEvent({*id, now, user.empty() ? "unknown" : user, "created", origin});
       if (!ClaimStudyLease(*id, now)) throw std::runtime_error("its lease is taken");
@@ -395,7 +415,7 @@ Status Coordinator::CancelStudy(int64_t id, const std::string& user, const std::
   if (!IsOpen(runner->state())) return Status::Ok();
   const double now = Now();
   try {
-    store_->Atomically([&] {
+    commit_->Run([&] {
       store_->UpdateStudy(id, StudyState::kCancelled, "cancelled by user", now);
       store_->InsertStudyEvent({id, now, user.empty() ? "unknown" : user, "cancelled", detail});
       for (const auto& t : runner->view().trials) {
@@ -471,7 +491,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
                 w->record.price_per_hour, w->record.market};
     lease.last_checkpoint_at = now;
     try {
-      store_->Atomically([&] {
+      commit_->Run([&] {
         if (next->is_new) {
           TrialRecord t;
           t.study_id = study_id;
@@ -580,19 +600,34 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
                                    int64_t seq, int64_t epoch,
                                    const std::map<std::string, double>& metrics,
                                    const std::string& checkpoint, search::Decision* decision) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   // A retried report (same lease and seq) gets the answer it got the first time, even when
-  // that answer ended the lease.
-  try {
-    if (auto prior = store_->FindReport(lease_id, seq)) {
-      decision->action = prior->decision == "STOP"    ? search::Action::kStop
-                         : prior->decision == "PAUSE" ? search::Action::kPause
-                                                      : search::Action::kContinue;
-      decision->reason = prior->reason;
-      return Status::Ok();
+  // that answer ended the lease: from memory when the lease knows its newest report (waiting
+  // for that report's commit, which may still be running), else from the Store.
+  auto held = leases_.find(lease_id);
+  const bool known = held != leases_.end() && held->second.worker_id == worker_id &&
+                     held->second.reports_known &&
+                     (!held->second.has_report || seq >= held->second.last_seq);
+  if (known && held->second.has_report && seq == held->second.last_seq) {
+    *decision = held->second.last_decision;
+    const std::shared_future<void> done = held->second.last_commit;
+    lock.unlock();
+    try {
+      if (done.valid()) done.get();
+    } catch (const std::exception& e) {
+      return StorageError(e, "the report");
     }
-  } catch (const std::exception& e) {
-    return StorageError(e, "the report lookup");
+    return Status::Ok();
+  }
+  if (!known) {
+    try {
+      if (auto prior = store_->FindReport(lease_id, seq)) {
+        *decision = DecisionOf(*prior);
+        return Status::Ok();
+      }
+    } catch (const std::exception& e) {
+      return StorageError(e, "the report lookup");
+    }
   }
   Lease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
@@ -628,9 +663,11 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
                                                  StudyDollars(lease->study_id, now));
   // A paused study's trial hands back at this epoch: PAUSE makes its worker checkpoint and
   // release the lease; the trial stays RUNNING until then and is requeued by CompleteTrial.
+  bool paused_by_it = false;
   if (runner->state() == StudyState::kPaused && decision->action == search::Action::kContinue &&
       epoch < runner->config().budget.max_epochs) {
     *decision = search::Decision::Pause("study paused");
+    paused_by_it = !lease->study_paused;
     lease->study_paused = true;
   }
   ReportRecord r;
@@ -649,39 +686,90 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
       : decision->action == search::Action::kStop                          ? TrialState::kStopped
       : decision->action == search::Action::kPause && !lease->study_paused ? TrialState::kPaused
                                                                            : trial.state;
-  try {
-    store_->Atomically([&] {
-      store_->InsertReport(r);
-      if (next_state != trial.state) {
-        store_->UpdateTrialState(r.study_id, r.number, next_state, decision->reason,
-                                 search::IsTerminal(next_state) ? now : 0);
-      }
-    });
-  } catch (const std::exception& e) {
-    return StorageError(e, "the report");
-  }
+  // Group commit: the write joins the batch the writer commits next. Memory takes the report
+  // now, in mu_'s order (the order of the writes), so the next report decides on it; the worker
+  // hears the decision only once it committed, and UndoReport takes it back if it did not.
+  const bool state_changes = next_state != trial.state;
+  const double ended_at = search::IsTerminal(next_state) ? now : 0;
+  std::shared_future<void> done = commit_->Submit([this, r, state_changes, next_state, ended_at] {
+    store_->InsertReport(r);
+    if (state_changes) {
+      store_->UpdateTrialState(r.study_id, r.number, next_state, r.reason, ended_at);
+    }
+  });
+  lease->has_report = true;
+  lease->last_seq = seq;
+  lease->last_decision = *decision;
+  lease->last_commit = done;
   // The view holds finite values only; a restart replays the same (StudyRunner::Restore).
   if (std::isfinite(m->second)) runner->ApplyReport(r.number, epoch, m->second);
   runner->ApplyState(r.number, next_state);
   // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
+  std::string previous;
   if (!checkpoint.empty()) {
-    const std::string previous = ResumeCheckpoint(r.study_id, r.number);
+    previous = ResumeCheckpoint(r.study_id, r.number);
     lease->last_checkpoint_at = now;
     resume_[{r.study_id, r.number}] = checkpoint;
-    // Only the one it supersedes can go now; the directory is swept when the lease ends.
-    if (!previous.empty() && previous != checkpoint) PruneCheckpoints(*runner, {previous});
+  }
+  const int64_t max_epochs = runner->config().budget.max_epochs;
+  lock.unlock();
+  try {
+    done.get();
+  } catch (const std::exception& e) {
+    lock.lock();
+    UndoReport(lease_id, r.study_id, r.number, seq, checkpoint, previous, paused_by_it);
+    return StorageError(e, "the report");
+  }
+  // Only the checkpoint it supersedes can go now, and only once the new one is on record; the
+  // directory is swept when the lease ends.
+  if (!previous.empty() && previous != checkpoint) {
+    lock.lock();
+    if (StudyRunner* still = FindStudy(r.study_id)) PruneCheckpoints(*still, {previous});
+    lock.unlock();
   }
   std::string shown;
   for (const auto& [k, v] : metrics) {
     if (k == metric || k == "train_loss") shown += fmt::format(" {}={:.4f}", k, v);
   }
   spdlog::info("[study {}] trial {} epoch {}/{}:{} -> {}{}", r.study_id, r.number, epoch,
-               runner->config().budget.max_epochs, shown, r.decision,
-               decision->reason.empty() ? "" : " (" + decision->reason + ")");
+               max_epochs, shown, r.decision, r.reason.empty() ? "" : " (" + r.reason + ")");
   if (!diverged.empty()) {
     spdlog::warn("[study {}] trial {} DIVERGED: {}", r.study_id, r.number, diverged);
   }
   return Status::Ok();
+}
+
+void Coordinator::UndoReport(const std::string& lease_id, int64_t study_id, int64_t number,
+                             int64_t seq,
+                             const std::string& checkpoint, const std::string& previous_checkpoint,
+                             bool paused_by_it) {
+  // Writes queued after this one were decided on a view that held it; let them land (or fail)
+  // first, so that the Store read below is final for everything memory applied.
+  try {
+    commit_->Run([] {});
+  } catch (const std::exception&) {
+  }
+  if (StudyRunner* runner = FindStudy(study_id)) {
+    try {
+      runner->Rebuild(store_->ListTrials(study_id), store_->ListReports(study_id));
+    } catch (const std::exception& e) {
+      spdlog::error("[study {}] could not reread its history after a failed report write: {}",
+                    study_id, e.what());
+    }
+  }
+  if (auto it = leases_.find(lease_id); it != leases_.end() && it->second.last_seq == seq) {
+    // Its previous report's answer is in the Store; a retry of this one is a new report.
+    it->second.reports_known = false;
+    if (paused_by_it) it->second.study_paused = false;
+  }
+  auto resume = resume_.find({study_id, number});
+  if (!checkpoint.empty() && resume != resume_.end() && resume->second == checkpoint) {
+    if (previous_checkpoint.empty()) {
+      resume_.erase(resume);
+    } else {
+      resume->second = previous_checkpoint;
+    }
+  }
 }
 
 std::string Coordinator::ResumeCheckpoint(int64_t study_id, int64_t number) const {
@@ -826,7 +914,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   // A paused trial's promotion resumes from this checkpoint; a finished trial's is its model.
   const std::string& kept = checkpoint;
   try {
-    store_->Atomically([&] {
+    commit_->Run([&] {
       if (completes) {
         store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kCompleted, reason,
                                  now);
@@ -867,7 +955,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
     Worker& w = workers_.at(worker_id);
     const std::string why = "requeued: worker " + w.record.name + " cannot run it: " + error;
     try {
-      store_->Atomically([&] {
+      commit_->Run([&] {
         store_->CloseSegment(lease_id, now, "refused");
         store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kPending, why, 0);
       });
@@ -885,7 +973,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
   }
   const std::string reason = "failed: " + error;
   try {
-    store_->Atomically([&] {
+    commit_->Run([&] {
       store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kFailed, reason, now);
       store_->CloseSegment(lease_id, now, "failed");
     });
@@ -945,7 +1033,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   const bool requeue = runner->view().trials.at(lease->number).state == TrialState::kRunning;
   const std::string why = "requeued: preempted (" + reason + ")";
   try {
-    store_->Atomically([&] {
+    commit_->Run([&] {
       store_->CloseSegment(lease_id, now, "preempted", checkpoint, wasted);
       if (requeue) {
         store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kPending, why, 0);
@@ -1010,7 +1098,7 @@ void Coordinator::Tick() {
     const double end = std::max(lease.start, lease.last_seen);
     const double wasted = std::max(0.0, end - lease.last_checkpoint_at);
     try {
-      store_->Atomically([&] {
+      commit_->Run([&] {
         store_->CloseSegment(id, end, "expired", "", wasted);
         if (requeue) {
           store_->UpdateTrialState(lease.study_id, lease.number, TrialState::kPending,
@@ -1108,7 +1196,7 @@ void Coordinator::EndStudy(StudyRunner& runner, StudyState state, const std::str
     if (t.state == TrialState::kPending) parked[t.number] = "never run: " + reason;
   }
   try {
-    store_->Atomically([&] {
+    commit_->Run([&] {
       for (const auto& [n, why] : parked) {
         store_->UpdateTrialState(runner.id(), n, TrialState::kStopped, why, now);
       }

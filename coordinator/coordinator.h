@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "coordinator/config.h"
 #include "coordinator/cost_alerts.h"
 #include "coordinator/forecast.h"
+#include "coordinator/group_commit.h"
 #include "coordinator/price_catalog.h"
 #include "coordinator/quota.h"
 #include "coordinator/records.h"
@@ -213,6 +215,14 @@ class Coordinator {
     std::string market;
     double last_checkpoint_at = 0;  // when its newest checkpoint was written (or it started)
     bool study_paused = false;      // told to hand back because its study was paused
+    // Its newest report, so that a retry is answered from memory (the report path reads
+    // nothing from the Store): its seq, decision and commit. Not known for a lease restored
+    // from the Store, or one whose newest report failed to commit; then the Store is asked.
+    bool has_report = false;
+    int64_t last_seq = 0;
+    search::Decision last_decision{};
+    std::shared_future<void> last_commit{};
+    bool reports_known = true;
   };
 
   // A worker scoring a trial's checkpoint on the test split. Kept apart from trial leases: it
@@ -269,6 +279,11 @@ class Coordinator {
   void MaybeFailUnrunnable(StudyRunner& runner, const std::string& why, double now);
   void EndStudy(StudyRunner& runner, StudyState state, const std::string& reason, double now);
   Status StorageError(const std::exception& e, const std::string& what);
+  // A report whose write failed to commit: takes back what ReportProgress applied to memory
+  // (the study is rebuilt from the Store once every write queued before it has landed).
+  void UndoReport(const std::string& lease_id, int64_t study_id, int64_t number, int64_t seq,
+                  const std::string& checkpoint, const std::string& previous_checkpoint,
+                  bool paused_by_it);
   // RESOURCE_EXHAUSTED when options_.max_running_studies are running.
   Status RunningStudiesCap() const;
   // Sets an open study's state and records who did it; the caller holds mu_.
@@ -296,6 +311,9 @@ class Coordinator {
 
   std::mutex mu_;
   std::unique_ptr<Store> store_;
+  // Every transaction goes through it, in mu_'s order. A report applies to memory, queues its
+  // write and waits for the commit outside mu_; the other writers wait under mu_.
+  std::unique_ptr<GroupCommit> commit_;
   CoordinatorOptions options_;
   std::map<int64_t, std::unique_ptr<StudyRunner>> studies_;
   std::map<std::string, Worker> workers_;

@@ -1,6 +1,9 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "coordinator/store.h"
 #include "coordinator/store_json.h"
@@ -157,12 +160,14 @@ class SqliteStore : public Store {
   }
 
   void Atomically(const std::function<void()>& fn) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Transaction tx(db_);
     fn();
     tx.commit();
   }
 
   int64_t CreateStudy(const StudyRecord& s) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "INSERT INTO studies(id, name, config, state, end_reason, created_at, "
                         "ended_at) VALUES(?,?,?,?,?,?,?)");
@@ -179,6 +184,7 @@ class SqliteStore : public Store {
 
   bool ClaimStudy(int64_t study_id, const std::string& owner, double now,
                   double until) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "INSERT INTO study_leases(study_id, owner, expires_at) VALUES(?,?,?) "
                         "ON CONFLICT(study_id) DO UPDATE SET owner=excluded.owner, "
@@ -192,6 +198,7 @@ class SqliteStore : public Store {
   }
 
   void ReleaseStudy(int64_t study_id, const std::string& owner) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_, "DELETE FROM study_leases WHERE study_id=? AND owner=?");
     q.bind(1, study_id);
     q.bind(2, owner);
@@ -200,6 +207,7 @@ class SqliteStore : public Store {
 
   void UpdateStudy(int64_t id, StudyState state, const std::string& end_reason,
                    double ended_at) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_, "UPDATE studies SET state=?, end_reason=?, ended_at=? WHERE id=?");
     q.bind(1, ToString(state));
     q.bind(2, end_reason);
@@ -209,14 +217,19 @@ class SqliteStore : public Store {
   }
 
   std::optional<StudyRecord> GetStudy(int64_t id) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     auto all = QueryStudies("WHERE id=" + std::to_string(id));
     if (all.empty()) return std::nullopt;
     return all.front();
   }
 
-  std::vector<StudyRecord> ListStudies() override { return QueryStudies(""); }
+  std::vector<StudyRecord> ListStudies() override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    return QueryStudies("");
+  }
 
   void InsertStudyEvent(const StudyEventRecord& e) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "INSERT INTO study_events(study_id, at, user, action, detail) "
                         "VALUES(?,?,?,?,?)");
@@ -229,6 +242,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<StudyEventRecord> ListStudyEvents(int64_t study_id) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "SELECT study_id, at, user, action, detail FROM study_events "
                         "WHERE study_id=? ORDER BY id");
@@ -243,6 +257,7 @@ class SqliteStore : public Store {
   }
 
   void InsertTrial(const TrialRecord& t) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "INSERT INTO trials(study_id, number, params, state, end_reason, "
                         "created_at, ended_at, final_metrics) VALUES(?,?,?,?,?,?,?,?)");
@@ -259,19 +274,20 @@ class SqliteStore : public Store {
 
   void UpdateTrialState(int64_t study_id, int64_t number, search::TrialState state,
                         const std::string& end_reason, double ended_at) override {
-    SQLite::Statement q(db_,
-                        "UPDATE trials SET state=?, end_reason=?, ended_at=? "
-                        "WHERE study_id=? AND number=?");
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    SQLite::Statement& q = Cached(
+        "UPDATE trials SET state=?, end_reason=?, ended_at=? WHERE study_id=? AND number=?");
     q.bind(1, search::ToString(state));
     q.bind(2, end_reason);
     q.bind(3, ended_at);
     q.bind(4, study_id);
     q.bind(5, number);
-    q.exec();
+    Exec(q);
   }
 
   void SetFinalMetrics(int64_t study_id, int64_t number,
                        const std::map<std::string, double>& metrics) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_, "UPDATE trials SET final_metrics=? WHERE study_id=? AND number=?");
     q.bind(1, MetricsToJsonText(metrics));
     q.bind(2, study_id);
@@ -280,6 +296,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<TrialRecord> ListTrials(int64_t study_id) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "SELECT number, params, state, end_reason, created_at, ended_at, "
                         "final_metrics FROM trials WHERE study_id=? ORDER BY number");
@@ -302,9 +319,10 @@ class SqliteStore : public Store {
   }
 
   void InsertReport(const ReportRecord& r) override {
-    SQLite::Statement q(db_,
-                        "INSERT INTO reports(study_id, number, epoch, metrics, lease_id, seq, "
-                        "decision, reason, created_at, checkpoint) VALUES(?,?,?,?,?,?,?,?,?,?)");
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    SQLite::Statement& q = Cached(
+        "INSERT INTO reports(study_id, number, epoch, metrics, lease_id, seq, decision, reason, "
+        "created_at, checkpoint) VALUES(?,?,?,?,?,?,?,?,?,?)");
     q.bind(1, r.study_id);
     q.bind(2, r.number);
     q.bind(3, r.epoch);
@@ -315,10 +333,11 @@ class SqliteStore : public Store {
     q.bind(8, r.reason);
     q.bind(9, r.created_at);
     q.bind(10, r.checkpoint);
-    q.exec();
+    Exec(q);
   }
 
   std::optional<ReportRecord> FindReport(const std::string& lease_id, int64_t seq) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     auto all = QueryReports("WHERE lease_id=? AND seq=?", [&](SQLite::Statement& q) {
       q.bind(1, lease_id);
       q.bind(2, seq);
@@ -328,11 +347,13 @@ class SqliteStore : public Store {
   }
 
   std::vector<ReportRecord> ListReports(int64_t study_id) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     return QueryReports("WHERE study_id=? ORDER BY number, epoch, created_at",
                         [&](SQLite::Statement& q) { q.bind(1, study_id); });
   }
 
   void UpsertWorker(const WorkerRecord& w) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "INSERT OR REPLACE INTO workers(id, name, instance_type, market, "
                         "price_per_hour, device, threads, registered_at) VALUES(?,?,?,?,?,?,?,?)");
@@ -348,6 +369,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<WorkerRecord> ListWorkers() override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "SELECT id, name, instance_type, market, price_per_hour, device, threads, "
                         "registered_at FROM workers ORDER BY registered_at");
@@ -368,6 +390,7 @@ class SqliteStore : public Store {
   }
 
   void OpenSegment(const SegmentRecord& s) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "INSERT INTO segments(lease_id, worker_id, study_id, number, start, end, "
                         "price_per_hour, market, end_reason, start_epoch) "
@@ -385,6 +408,7 @@ class SqliteStore : public Store {
 
   void CloseSegment(const std::string& lease_id, double end, const std::string& reason,
                     const std::string& checkpoint, double wasted_seconds) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "UPDATE segments SET end=?, end_reason=?, checkpoint=?, "
                         "wasted_seconds=wasted_seconds+? WHERE lease_id=? AND end IS NULL");
@@ -397,6 +421,7 @@ class SqliteStore : public Store {
   }
 
   void SetRedoneSeconds(const std::string& lease_id, double seconds) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "UPDATE segments SET wasted_seconds=? WHERE lease_id=? AND end IS NULL");
     q.bind(1, seconds);
@@ -405,6 +430,7 @@ class SqliteStore : public Store {
   }
 
   void UpsertEvaluation(const EvaluationRecord& e) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "INSERT OR REPLACE INTO evaluations(study_id, number, state, requested_by, "
                         "requested_at, ended_at, metrics, error) VALUES(?,?,?,?,?,?,?,?)");
@@ -420,6 +446,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<EvaluationRecord> ListEvaluations(int64_t study_id) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     std::vector<EvaluationRecord> out;
     if (!db_.tableExists("evaluations")) return out;  // a read-only database made before it
     SQLite::Statement q(db_,
@@ -443,6 +470,7 @@ class SqliteStore : public Store {
   }
 
   void InsertIdleSegment(const IdleSegmentRecord& s) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "INSERT INTO idle_segments(worker_id, after_study_id, start, end, "
                         "price_per_hour, market, end_reason) VALUES(?,?,?,?,?,?,?)");
@@ -457,6 +485,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<IdleSegmentRecord> ListIdleSegments(int64_t after_study_id) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     std::vector<IdleSegmentRecord> out;
     if (!db_.tableExists("idle_segments")) return out;  // a read-only database made before it
     SQLite::Statement q(db_,
@@ -478,6 +507,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<SegmentRecord> ListSegments(int64_t study_id) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "SELECT lease_id, worker_id, number, start, end, price_per_hour, market, "
                         "end_reason, start_epoch, checkpoint, wasted_seconds FROM segments "
@@ -504,6 +534,27 @@ class SqliteStore : public Store {
   }
 
  private:
+  // A statement compiled once for this connection, reset for reuse: the report path runs these
+  // thousands of times a second. `sql` is a literal (the key is its address).
+  SQLite::Statement& Cached(const char* sql) {
+    std::unique_ptr<SQLite::Statement>& q = cached_[sql];
+    if (!q) q = std::make_unique<SQLite::Statement>(db_, sql);
+    q->tryReset();
+    q->clearBindings();
+    return *q;
+  }
+  // Runs a cached statement and leaves it reset even when it fails: a statement left pending
+  // would make the enclosing transaction's ROLLBACK fail, leaving the transaction open.
+  static void Exec(SQLite::Statement& q) {
+    try {
+      q.exec();
+    } catch (...) {
+      q.tryReset();
+      throw;
+    }
+    q.tryReset();
+  }
+
   std::vector<StudyRecord> QueryStudies(const std::string& where) {
     SQLite::Statement q(db_,
                         "SELECT id, name, config, state, end_reason, created_at, ended_at "
@@ -549,7 +600,12 @@ class SqliteStore : public Store {
     return out;
   }
 
+  // One connection: a transaction (Atomically, a group commit's batch on its writer thread) and
+  // every other call take this, so no statement from another thread lands inside a transaction
+  // it does not belong to, or reads what that transaction has not committed.
+  std::recursive_mutex mu_;
   SQLite::Database db_;
+  std::map<const char*, std::unique_ptr<SQLite::Statement>> cached_;  // before db_ goes
 };
 
 }  // namespace

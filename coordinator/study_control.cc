@@ -98,7 +98,7 @@ Status Coordinator::SetOpenState(int64_t id, StudyState state, const std::string
           ? "paused by " + Who(user) + (detail.empty() ? "" : " (" + detail + ")")
           : "";
   try {
-    store_->Atomically([&] {
+    commit_->Run([&] {
       store_->UpdateStudy(id, state, reason, 0);
       store_->InsertStudyEvent({id, now, Who(user), action, detail});
     });
@@ -163,7 +163,7 @@ Status Coordinator::EndLeaseAndRequeue(const std::string& lease_id, double end,
   StudyRunner* runner = FindStudy(lease.study_id);
   const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
   try {
-    store_->Atomically([&] {
+    commit_->Run([&] {
       store_->CloseSegment(lease_id, end, reason, checkpoint, wasted);
       if (requeue) {
         store_->UpdateTrialState(lease.study_id, lease.number, TrialState::kPending,

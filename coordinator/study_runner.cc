@@ -24,6 +24,14 @@ std::string Dollars(double d) {
 
 StudyRunner::StudyRunner(int64_t id, StudyConfig config, double created_at)
     : id_(id), config_(std::move(config)), created_at_(created_at) {
+  MakeAlgorithms();
+  view_.space = &config_.space;
+  view_.objective = config_.objective;
+  view_.seed = config_.seed;
+  view_.max_resource = config_.budget.max_epochs;
+}
+
+void StudyRunner::MakeAlgorithms() {
   std::vector<std::string> errors;
   searcher_ = search::MakeSearcher(config_.searcher.type, config_.searcher.options, config_.space,
                                    &errors);
@@ -31,13 +39,21 @@ StudyRunner::StudyRunner(int64_t id, StudyConfig config, double created_at)
   scheduler_ = search::MakeScheduler(config_.scheduler.type, config_.scheduler.options, context,
                                      &errors);
   if (!searcher_ || !scheduler_) {
-    throw std::invalid_argument("study " + std::to_string(id) + ": " +
+    throw std::invalid_argument("study " + std::to_string(id_) + ": " +
                                 (errors.empty() ? "invalid algorithms" : errors.front()));
   }
-  view_.space = &config_.space;
-  view_.objective = config_.objective;
-  view_.seed = config_.seed;
-  view_.max_resource = config_.budget.max_epochs;
+}
+
+void StudyRunner::Rebuild(const std::vector<TrialRecord>& trials,
+                          const std::vector<ReportRecord>& reports) {
+  std::vector<std::pair<double, double>> costs;
+  for (const auto& t : view_.trials) costs.emplace_back(t.cost_dollars, t.train_seconds);
+  MakeAlgorithms();
+  Restore(trials, reports, {}, 0);
+  for (size_t i = 0; i < costs.size() && i < view_.trials.size(); ++i) {
+    view_.trials[i].cost_dollars = costs[i].first;
+    view_.trials[i].train_seconds = costs[i].second;
+  }
 }
 
 void StudyRunner::Restore(const std::vector<TrialRecord>& trials,

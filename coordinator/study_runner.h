@@ -34,6 +34,10 @@ class StudyRunner {
   void Restore(const std::vector<TrialRecord>& trials, const std::vector<ReportRecord>& reports,
                const std::vector<SegmentRecord>& segments, double now);
 
+  // Starts the history over from the Store (what committed) with a fresh searcher and scheduler,
+  // whose caches may hold values the Store never got; the trials' costs so far are kept.
+  void Rebuild(const std::vector<TrialRecord>& trials, const std::vector<ReportRecord>& reports);
+
   int64_t id() const { return id_; }
   const StudyConfig& config() const { return config_; }
   const search::StudyView& view() const { return view_; }
@@ -71,6 +75,7 @@ class StudyRunner {
   double DollarsLeft(double spent) const;
 
  private:
+  void MakeAlgorithms();
   bool BudgetExhausted(double now, double spent, std::string* why) const;
   // Whether one more trial fits the dollar budget: each running trial and the new one will spend
   // about one more epoch (at the measured cost per epoch) before they can be stopped.

@@ -85,19 +85,29 @@ Params GridSearcher::PointAt(const uint32_t* row, size_t upto) const {
 }
 
 std::vector<Params> GridSearcher::Suggest(const StudyView& study, int count) {
-  std::vector<size_t> order(count_);
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (options_.shuffle) {  // Fisher-Yates with the portable generator
-    Rng rng(DeriveSeed(study.seed, {0x47524944ULL}));
-    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
+  // Start over for another history: a different seed (another order) or a shorter one.
+  if (!order_ready_ || order_seed_ != study.seed || study.trials.size() < folded_) {
+    order_.resize(count_);
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    if (options_.shuffle) {  // Fisher-Yates with the portable generator
+      Rng rng(DeriveSeed(study.seed, {0x47524944ULL}));
+      for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng.Below(i)]);
+    }
+    order_ready_ = true;
+    order_seed_ = study.seed;
+    taken_.clear();
+    folded_ = 0;
+    next_ = 0;
   }
-  std::set<Params> taken;
-  for (const auto& t : study.trials) taken.insert(t.params);
+  // Trials only ever join the history and their parameters never change: fold in the new ones.
+  for (; folded_ < study.trials.size(); ++folded_) taken_.insert(study.trials[folded_].params);
+  // Every point before next_ is taken and stays taken, so each ask starts there.
+  while (next_ < order_.size() && taken_.count(Point(order_[next_]))) ++next_;
   std::vector<Params> out;
-  for (size_t i : order) {
+  for (size_t k = next_; k < order_.size(); ++k) {
     if (static_cast<int>(out.size()) >= count) break;
-    Params p = PointAt(cells_.data() + i * names_.size(), names_.size());
-    if (!taken.count(p)) out.push_back(std::move(p));
+    Params p = Point(order_[k]);
+    if (!taken_.count(p)) out.push_back(std::move(p));
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ class GridSearcher : public Searcher {
  private:
   // The first `upto` parameters of a point's row as Params (inactive ones left out).
   Params PointAt(const uint32_t* row, size_t upto) const;
+  Params Point(size_t index) const {
+    return PointAt(cells_.data() + index * names_.size(), names_.size());
+  }
 
   // Points in declaration order (shuffled per seed at Suggest time), kept as one index into
   // values_ per parameter: 65,536 points of 16 parameters take 4 MB, not 200 MB of maps.
@@ -43,6 +47,15 @@ class GridSearcher : public Searcher {
   size_t count_ = 0;
   GridOptions options_;
   std::string error_;
+  // Caches that only save work (each ask used to shuffle the grid and collect every trial's
+  // parameters): the seed's order, the parameters of the first folded_ trials, and the first
+  // position in order_ not taken by them.
+  std::vector<size_t> order_;
+  bool order_ready_ = false;
+  uint64_t order_seed_ = 0;
+  std::set<Params> taken_;
+  size_t folded_ = 0;
+  size_t next_ = 0;
 };
 
 }  // namespace sift::search

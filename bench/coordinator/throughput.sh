@@ -5,15 +5,18 @@
 # settings; then every acknowledged report is counted in the database. Optuna's RDB storage on
 # SQLite is measured in the same run as the reference users would pick instead.
 #
-# Usage: bench/coordinator/throughput.sh [quick|full]   (BUILD_DIR defaults to build-bench)
+# Usage: bench/coordinator/throughput.sh [quick|full|kill]   (BUILD_DIR defaults to build-bench)
 #   quick: random/fifo at 1, 16 and 64 workers on 2,000 trials, tpe/asha at 16 on 2,000
 #   full:  the issue's table (adds 10,000-trial rows)
+#   kill:  64 workers, the coordinator killed with SIGKILL 3 s into the load; every report
+#          acknowledged before the kill must be in the database
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 build="${BUILD_DIR:-$root/build-bench}"
 mode="${1:-quick}"
-bash "$root/scripts/install-deps.sh" --bench >/dev/null
+bash "$root/scripts/install-deps.sh" --bench >/dev/null 2>&1 ||
+  echo "[throughput] could not install the Optuna reference (offline?); its rows are skipped" >&2
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -25,8 +28,9 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSIFT_WITH_TORCH=OFF -DSIFT_BUILD_TESTS=OFF \
     -DSIFT_BUILD_BENCH=ON "${launcher[@]}" >/dev/null
 fi
-ninja -C "$build" -j2 sift coordinator_loadgen >/dev/null
-sift="$build/bin/sift"
+ninja -C "$build" -j"${SIFT_JOBS:-2}" sift coordinator_loadgen >/dev/null
+# SIFT_BIN: another coordinator binary to measure (a baseline build), with this tree's loadgen.
+sift="${SIFT_BIN:-$build/bin/sift}"
 loadgen="$build/bench/coordinator/coordinator_loadgen"
 epochs=10
 tmp="$(mktemp -d)"
@@ -35,7 +39,7 @@ trap '[[ -n "$coordinator" ]] && kill "$coordinator" 2>/dev/null; rm -rf "$tmp"'
 
 # One row: a fresh coordinator and database, a study, the load, then the row count.
 row() {
-  local searcher=$1 scheduler=$2 workers=$3 trials=$4
+  local searcher=$1 scheduler=$2 workers=$3 trials=$4 kill_after=${5:-}
   local dir="$tmp/$searcher-$scheduler-$workers-$trials"
   mkdir -p "$dir/data"
   cat >"$dir/study.yaml" <<YAML
@@ -60,23 +64,40 @@ YAML
   coordinator=$!
   until grep -q "listening on" "$dir/coordinator.log"; do sleep 0.05; done
   "$sift" submit --coordinator "127.0.0.1:$port" "$dir/study.yaml" >/dev/null
+  local label="$searcher / $scheduler"
+  if [[ -n "$kill_after" ]]; then
+    label="$label, kill -9 after ${kill_after} s"
+    (sleep "$kill_after"; kill -9 "$coordinator") &
+  fi
+  # Killed, the coordinator fails the workers' calls: the load generator then prints what was
+  # acknowledged until then and exits 1.
   "$loadgen" --coordinator "127.0.0.1:$port" --coordinator-pid "$coordinator" \
-    --workers "$workers" --trials "$trials" --label "$searcher / $scheduler" \
-    >"$dir/row.txt" 2>"$dir/loadgen.log" || { cat "$dir/loadgen.log" >&2; exit 1; }
-  kill "$coordinator"; wait "$coordinator" 2>/dev/null || true
+    --workers "$workers" --trials "$trials" --label "$label" \
+    >"$dir/row.txt" 2>"$dir/loadgen.log" || [[ -n "$kill_after" ]] || {
+      cat "$dir/loadgen.log" >&2
+      exit 1
+    }
+  kill "$coordinator" 2>/dev/null || true  # already gone after a kill -9
+  wait "$coordinator" 2>/dev/null || true
   coordinator=""
   local acked stored
   acked=$(awk -F'|' '{gsub(/ /, "", $9); print $9}' "$dir/row.txt")
   stored=$(/usr/bin/python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from reports').fetchone()[0])" "$dir/sift.db")
-  local check="all stored"
+  local check="all stored ($stored rows)"
   [[ "$stored" -ge "$acked" ]] || check="LOST $((acked - stored))"
   sed "s/| $acked |\$/| $acked acked, $check |/" "$dir/row.txt"
 }
 
 cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "# $(date -u +%F) $(nproc) cores ($cpu), $epochs reports per trial, commit $(git -C "$root" rev-parse --short HEAD)"
+alloc="$(ldd "$sift" | grep -oE 'tcmalloc|jemalloc|mimalloc' | head -1 || true)"
+echo "# $(date -u +%F) $(nproc) cores ($cpu), load $(cut -d' ' -f1-3 /proc/loadavg), $epochs reports per trial, commit $(git -C "$root" rev-parse --short HEAD)${SIFT_BIN:+, coordinator $SIFT_BIN}, allocator ${alloc:-glibc malloc}, gRPC sync server pool (4-64 pollers), SQLite WAL synchronous=NORMAL"
 echo "| searcher / scheduler | workers | trials | reports/s | coordinator CPU per report | p50 latency | p99 latency | reports |"
 echo "|---|---|---|---|---|---|---|---|"
+if [[ "$mode" == kill ]]; then
+  row random fifo 64 100000 3
+  row tpe asha 64 100000 3
+  exit 0
+fi
 row random fifo 1 2000
 row random fifo 16 2000
 row random fifo 64 2000
@@ -89,6 +110,9 @@ if [[ "$mode" == full ]]; then
 else
   row tpe asha 16 2000
 fi
-for w in 1 16; do
-  /usr/bin/python3 "$here/optuna_storage.py" "$tmp/optuna-$w.db" "$w" 400 "$epochs"
-done
+# OPTUNA=0 skips the reference (a baseline run of another binary).
+if [[ "${OPTUNA:-1}" == 1 ]] && /usr/bin/python3 -c 'import optuna' 2>/dev/null; then
+  for w in 1 16; do
+    /usr/bin/python3 "$here/optuna_storage.py" "$tmp/optuna-$w.db" "$w" 400 "$epochs"
+  done
+fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the search benchmarks and runs them, with Optuna 3.1 measured in the same run.
-# Usage: bench/search/run.sh [speed|quality|tpe|all]   (BUILD_DIR defaults to /tmp/build-search)
+# Usage: bench/search/run.sh [speed|quality|tpe|decision|all]   (BUILD_DIR defaults to /tmp/build-search)
 set -euo pipefail
 # The references (Optuna, PyTorch) are Debian packages; install them if missing.
 bash "$(cd "$(dirname "$0")/../.." && pwd)/scripts/install-deps.sh" --bench
@@ -13,7 +13,8 @@ if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DSIFT_WITH_TORCH=OFF -DSIFT_WITH_GRPC=OFF \
     -DSIFT_BUILD_BENCH=ON >/dev/null
 fi
-ninja -C "$build" -j2 search_speed_bench search_quality_bench search_tpe_suggest >/dev/null
+ninja -C "$build" -j"${SIFT_JOBS:-2}" search_speed_bench search_quality_bench search_tpe_suggest \
+  search_decision_bench >/dev/null
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 if [[ "$what" == speed || "$what" == all ]]; then
@@ -26,4 +27,7 @@ if [[ "$what" == quality || "$what" == all ]]; then
 fi
 if [[ "$what" == tpe || "$what" == all ]]; then
   "$py" "$here/tpe_vs_optuna.py" "$build/bench/search/search_tpe_suggest"
+fi
+if [[ "$what" == decision || "$what" == all ]]; then
+  "$build/bench/search/search_decision_bench"
 fi

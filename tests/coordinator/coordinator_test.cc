@@ -2,13 +2,17 @@
 #include "coordinator/coordinator.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <thread>
 
 #include "common/checkpoint_names.h"
 #include "tests/coordinator/test_clock.h"
@@ -196,6 +200,67 @@ TEST_F(CoordinatorTest, RetriedReportIsAppliedOnceAndGetsTheSameAnswer) {
   c_->ListTrials(id, &trials);
   EXPECT_EQ(trials[0].record.state, TrialState::kStopped);
   EXPECT_EQ(trials[0].record.final_metrics.at("test_accuracy"), 0.75);
+}
+
+TEST_F(CoordinatorTest, ConcurrentReportsAreAllInTheStoreOnceAcknowledged) {
+  constexpr int kWorkers = 8, kEpochs = 25;
+  const int64_t id = Study(Config("{type: fifo}", kWorkers, kEpochs));
+  std::vector<std::string> workers;
+  for (int i = 0; i < kWorkers; ++i) workers.push_back(Worker());
+  std::atomic<int> acknowledged{0};
+  std::vector<std::thread> threads;
+  for (const std::string& w : workers) {
+    threads.emplace_back([&, w] {
+      Assignment a = Acquire(w);
+      for (int64_t e = 1; e <= kEpochs; ++e) {
+        search::Decision d;
+        Status s = c_->ReportProgress(w, a.lease_id, e, e, {{"val_accuracy", 0.01 * e}}, "", &d);
+        ASSERT_TRUE(s.ok()) << s.message;
+        ++acknowledged;
+        // Acknowledged means committed: another connection sees it now.
+        ASSERT_TRUE(OpenSqliteStoreReadOnly(db_.string())->FindReport(a.lease_id, e));
+      }
+      EXPECT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(acknowledged, kWorkers * kEpochs);
+  auto store = OpenSqliteStoreReadOnly(db_.string());
+  EXPECT_EQ(store->ListReports(id).size(), size_t{kWorkers * kEpochs});
+  for (const auto& t : store->ListTrials(id)) EXPECT_EQ(t.state, TrialState::kCompleted);
+}
+
+TEST_F(CoordinatorTest, AReportWhoseCommitFailsIsRefusedTakenBackAndCanBeRetried) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 1, 5));
+  Assignment a = Acquire(w);
+  Report(w, a, 1, 1, 0.5, false);
+  // A report too big for the room left (a real EFBIG under a file-size limit).
+  std::map<std::string, double> big{{"val_accuracy", 0.6}};
+  for (int i = 0; i < 20000; ++i) big["metric_" + std::to_string(i)] = i;
+  struct rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct rlimit tight = old;
+  std::error_code ec;
+  uintmax_t largest = 0;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const uintmax_t size = std::filesystem::file_size(db_.string() + suffix, ec);
+    if (!ec) largest = std::max(largest, size);
+  }
+  tight.rlim_cur = static_cast<rlim_t>(largest + 16 * 1024);
+  signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
+  search::Decision d;
+  Status s = c_->ReportProgress(w, a.lease_id, 2, 2, big, "", &d);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+  EXPECT_EQ(s.code, Status::Code::kUnavailable) << s.message;
+  // Memory took it back: the same report (same seq, same epoch) is accepted as new.
+  EXPECT_EQ(Report(w, a, 2, 2, 0.6, false).action, Action::kContinue);
+  std::vector<TrialSummary> trials;
+  c_->ListTrials(id, &trials);
+  ASSERT_EQ(trials[0].reports.size(), 2u);
+  EXPECT_EQ(trials[0].reports[1].metrics.size(), 1u);
+  EXPECT_EQ(trials[0].record.state, TrialState::kRunning);
 }
 
 TEST_F(CoordinatorTest, ForeignUnknownAndMalformedCallsAreRefusedClearly) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "search/factory.h"
+#include "search/rng.h"
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
@@ -73,6 +74,44 @@ TEST(GridSearcher, SixteenBinaryParametersMakeEveryPointOnce) {
   // One more parameter doubles it past the cap: refused.
   params.push_back(testing::CatParam("b16", {std::string("no"), std::string("yes")}));
   EXPECT_NE(GridSearcher(SearchSpace(params), {}).error(), "");
+}
+
+}  // namespace
+}  // namespace sift::search
+
+namespace sift::search {
+namespace {
+
+// The searcher keeps what it learned across asks (the seed's order, the trials' parameters, the
+// taken prefix); a fresh searcher per ask recomputes everything, as every ask did before. On
+// random histories (its own suggestions, off-grid and repeated points, several per ask, another
+// study's shorter history, another seed) both must answer the same.
+TEST(GridSearcher, KeptStateAnswersAsRecomputingFromTheWholeHistory) {
+  const SearchSpace space = testing::MixedSpace();
+  GridSearcher kept(space, {});
+  Rng rng(11);
+  StudyView study;
+  study.space = &space;
+  study.seed = 3;
+  for (int step = 0; step < 400; ++step) {
+    if (step == 150) study.trials.resize(20);  // another study, shorter
+    if (step == 300) study.seed = 4;           // another order
+    const int count = 1 + static_cast<int>(rng.Below(4));
+    GridSearcher fresh(space, {});
+    const std::vector<Params> want = fresh.Suggest(study, count);
+    ASSERT_EQ(kept.Suggest(study, count), want) << "step " << step;
+    TrialView t;
+    t.number = static_cast<int64_t>(study.trials.size());
+    const uint64_t kind = rng.Below(4);
+    if (kind == 0 || want.empty()) {
+      t.params = space.Sample(rng);  // off the grid
+    } else if (kind == 1 && !study.trials.empty()) {
+      t.params = study.trials[rng.Below(study.trials.size())].params;  // a repeat
+    } else {
+      t.params = want[rng.Below(want.size())];
+    }
+    study.trials.push_back(std::move(t));
+  }
 }
 
 }  // namespace

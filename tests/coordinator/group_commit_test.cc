@@ -1,0 +1,166 @@
+// Group commit on the real SQLite Store: concurrent writes share transactions, each is answered
+// only once committed, a write that throws fails alone, and a commit that fails (a real file-size
+// limit) fails every write of its batch and leaves none of them behind.
+#include "coordinator/group_commit.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <future>
+#include <thread>
+#include <vector>
+
+namespace sift::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+ReportRecord Report(const std::string& lease, int64_t seq, size_t reason_bytes = 0) {
+  ReportRecord r;
+  r.study_id = 1;
+  r.number = seq;
+  r.epoch = 1;
+  r.metrics = {{"val_accuracy", 0.5}};
+  r.lease_id = lease;
+  r.seq = seq;
+  r.decision = "CONTINUE";
+  r.reason = std::string(reason_bytes, 'r');
+  return r;
+}
+
+// Holds the writer inside a batch until released, so that what is submitted meanwhile queues.
+struct Gate {
+  std::promise<void> open;
+  std::shared_future<void> opened = open.get_future().share();
+  std::function<void()> Write() {
+    return [f = opened] { f.wait(); };
+  }
+  // Submits the gate's write and returns once the writer is inside its batch.
+  std::shared_future<void> Hold(GroupCommit& commit) {
+    auto held = commit.Submit(Write());
+    while (commit.batches() == 0) std::this_thread::yield();
+    return held;
+  }
+};
+
+class GroupCommitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = fs::temp_directory_path() /
+          ("sift-group-" + std::to_string(getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    Cleanup();
+    store_ = OpenSqliteStore(db_.string());
+  }
+  void TearDown() override {
+    store_.reset();
+    Cleanup();
+  }
+  void Cleanup() {
+    for (const char* s : {"", "-wal", "-shm"}) fs::remove(db_.string() + s);
+  }
+  // What another process would find in the file: committed rows only.
+  size_t CommittedReports() { return OpenSqliteStoreReadOnly(db_.string())->ListReports(1).size(); }
+
+  fs::path db_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(GroupCommitTest, ConcurrentWritesAreAllCommittedWhenAnswered) {
+  GroupCommit commit(*store_);
+  constexpr int kThreads = 8, kEach = 150;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const ReportRecord r = Report("L-" + std::to_string(t), i + 1);
+        commit.Run([&] { store_->InsertReport(r); });
+        // Answered: another connection must already see it.
+        EXPECT_TRUE(OpenSqliteStoreReadOnly(db_.string())->FindReport(r.lease_id, r.seq))
+            << r.lease_id << " " << r.seq;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(CommittedReports(), size_t{kThreads * kEach});
+  EXPECT_EQ(commit.writes(), kThreads * kEach);
+  EXPECT_LE(commit.batches(), commit.writes());
+}
+
+TEST_F(GroupCommitTest, WritesQueuedDuringACommitShareTheNextTransaction) {
+  GroupCommit commit(*store_);
+  Gate gate;
+  auto first = gate.Hold(commit);
+  std::vector<std::shared_future<void>> waiting;
+  for (int i = 1; i <= 50; ++i) {
+    waiting.push_back(commit.Submit([this, i] { store_->InsertReport(Report("L", i)); }));
+  }
+  EXPECT_EQ(CommittedReports(), 0u);
+  gate.open.set_value();
+  first.get();
+  for (auto& w : waiting) w.get();
+  EXPECT_EQ(commit.batches(), 2);  // the gate's, then all 50 in one transaction
+  EXPECT_EQ(CommittedReports(), 50u);
+}
+
+TEST_F(GroupCommitTest, AWriteThatThrowsFailsAloneAndTheOthersCommit) {
+  store_->InsertReport(Report("L", 7));
+  GroupCommit commit(*store_);
+  Gate gate;
+  gate.Hold(commit);
+  auto before = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
+  auto duplicate = commit.Submit([this] { store_->InsertReport(Report("L", 7)); });
+  auto after = commit.Submit([this] { store_->InsertReport(Report("L", 2)); });
+  gate.open.set_value();
+  EXPECT_NO_THROW(before.get());
+  EXPECT_THROW(duplicate.get(), std::exception);  // UNIQUE(lease_id, seq)
+  EXPECT_NO_THROW(after.get());
+  EXPECT_EQ(CommittedReports(), 3u);
+}
+
+TEST_F(GroupCommitTest, AFailingCommitAnswersEveryWaiterWithAnErrorAndKeepsNone) {
+  store_->InsertReport(Report("L-before", 1));
+  GroupCommit commit(*store_);
+  Gate gate;
+  gate.Hold(commit);
+  std::vector<std::shared_future<void>> waiting;
+  for (int i = 1; i <= 20; ++i) {
+    waiting.push_back(commit.Submit([this, i] {
+      store_->InsertReport(Report("L-big", i, 200 * 1024));  // 4 MB in all: new WAL frames
+    }));
+  }
+  // No file of this process may grow now: the commit's WAL frames hit a real EFBIG.
+  std::error_code ec;
+  uintmax_t largest = 0;
+  for (const char* s : {"", "-wal", "-shm"}) {
+    const uintmax_t size = fs::file_size(db_.string() + s, ec);
+    if (!ec) largest = std::max(largest, size);
+  }
+  struct rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct rlimit tight = old;
+  tight.rlim_cur = static_cast<rlim_t>(largest + 64 * 1024);
+  signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
+  gate.open.set_value();
+  int failed = 0;
+  for (auto& w : waiting) {
+    try {
+      w.get();
+    } catch (const std::exception&) {
+      ++failed;
+    }
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+  EXPECT_EQ(failed, 20);
+  EXPECT_EQ(CommittedReports(), 1u);
+  // The disk has room again: the same writer commits.
+  commit.Run([this] { store_->InsertReport(Report("L-after", 1)); });
+  EXPECT_EQ(CommittedReports(), 2u);
+}
+
+}  // namespace
+}  // namespace sift::coordinator
