@@ -65,7 +65,7 @@ TEST(FileDataTest, AChangedFileOrPreprocessingIsNeverServedStale) {
   const std::string before = DatasetCachePath(spec);
   auto original = LoadDatasets(spec);
   // The same file elsewhere shares the entry: the cache keys on bytes, not paths.
-  std::filesystem::copy(dir / "d.csv", dir / "copy.csv");
+  WriteFile(dir / "copy.csv", ReadFile(dir / "d.csv"));
   EXPECT_EQ(DatasetCachePath(CsvSpec(dir / "copy.csv", dir / "cache")), before);
   // Other preprocessing: another entry.
   DataSpec scaled = spec;
