@@ -71,6 +71,15 @@ TEST_F(PosixFsTest, RemoveNamesTheDirectoryThatIsNotEmpty) {
   EXPECT_TRUE(Exists(root_ + "/d/f"));
 }
 
+// Runs as root too (where permissions do not stop a removal): a file where a folder should be.
+TEST_F(PosixFsTest, RemovalsNameThePathTheyCouldNotLookAt) {
+  Touch(root_ + "/file");
+  const std::string all = RemoveAll(root_ + "/file/sub");
+  EXPECT_EQ(all, "lstat " + root_ + "/file/sub: Not a directory");
+  EXPECT_EQ(Remove(root_ + "/file/sub"), all);
+  EXPECT_TRUE(Exists(root_ + "/file"));
+}
+
 TEST_F(PosixFsTest, RemoveAllNamesWhatItCouldNotRemove) {
   if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
   ASSERT_EQ(CreateDirectories(root_ + "/locked/inner"), "");
