@@ -94,6 +94,11 @@ class CountAllocations {
 // The same figures on a CUDA device, from the caching allocator's statistics: bytes held by live
 // tensors (index 0 is StatType::AGGREGATE in every release) and their peak since a reset.
 class CountCudaAllocations {
+  // First: its deduced type (the allocator's Stat, which moved namespaces in 2.x) is used below.
+  auto Stats() const {
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(device_).allocated_bytes[0];
+  }
+
  public:
   explicit CountCudaAllocations(c10::DeviceIndex device) : device_(device) {}
   int64_t Current() const { return Stats().current; }
@@ -114,9 +119,6 @@ class CountCudaAllocations {
   }
 
  private:
-  auto Stats() const {
-    return c10::cuda::CUDACachingAllocator::getDeviceStats(device_).allocated_bytes[0];
-  }
   c10::DeviceIndex device_;
 };
 #endif
