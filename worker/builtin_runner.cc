@@ -4,13 +4,13 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <vector>
 
 #include "common/checkpoint_names.h"
 #include "common/data/data_spec.h"
+#include "common/posix_fs.h"
 #include "coordinator/proto_convert.h"
 #include "worker/coordinator_link.h"
 #include "worker/hparams/hparams.h"
@@ -22,7 +22,6 @@
 
 namespace sift::worker {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // Where a resume started, when it had to pass over a damaged or missing checkpoint.
@@ -111,7 +110,7 @@ std::string BuiltinRunner::LoadNewestIntactCheckpoint(Trainer& trainer, const v1
       } catch (const CheckpointError& e) {
         problem = e.what();
       }
-      if (a.checkpoint_dir().empty()) fs::remove(path);
+      if (a.checkpoint_dir().empty()) common::Remove(path);
     }
     if (problem.empty()) {
       spdlog::info("trial {} resumed from {} (epoch {}, step {})", a.trial_number(), name,
@@ -272,6 +271,8 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
     auto& final_metrics = *req.mutable_final_metrics();
     final_metrics["peak_rss_mb"] = PeakRssBytes() / 1048576.0;
     final_metrics["samples_per_second"] = samples_per_second;
+    // What `precision: auto` (the default) resolved to on this worker: precision_bf16 = 1, etc.
+    final_metrics["precision_" + trainer.precision()] = 1;
     if (micro) final_metrics["micro_batch"] = static_cast<double>(micro->micro_batch);
     grpc::Status s = link_->Complete(a, &req);
     if (!s.ok()) spdlog::warn("trial {}: completion not recorded: {}", a.trial_number(),

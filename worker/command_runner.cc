@@ -26,6 +26,7 @@
 #include "common/checkpoint_file.h"
 #include "common/checkpoint_names.h"
 #include "common/framed_file.h"
+#include "common/posix_fs.h"
 #include "coordinator/proto_convert.h"
 #include "worker/coordinator_link.h"
 #include "worker/dir_archive.h"
@@ -104,7 +105,7 @@ class CommandTrial {
     work_dir_ = (fs::temp_directory_path() /
                  ("sift-command-" + std::to_string(getpid()) + "-" + tag)).string();
     checkpoint_dir_ = work_dir_ + "/checkpoint";
-    fs::create_directories(log_dir);
+    if (std::string p = common::CreateDirectories(log_dir); !p.empty()) spdlog::warn("{}", p);
     stdout_log_ = log_dir + "/" + tag + ".stdout.log";
     stderr_log_ = log_dir + "/" + tag + ".stderr.log";
     grace_ = a.command_grace_seconds();
@@ -118,8 +119,7 @@ class CommandTrial {
       waitpid(pid_, nullptr, 0);
     }
     if (out_fd_ >= 0) close(out_fd_);
-    std::error_code ec;
-    fs::remove_all(work_dir_, ec);
+    common::RemoveAll(work_dir_);
   }
 
   void Run() {
@@ -135,7 +135,7 @@ class CommandTrial {
   // The checkpoint folder of a resumed lease: the newest intact checkpoint, else each fallback,
   // else an empty folder (the program starts over; epochs up to start_epoch are not reported).
   std::string Restore() {
-    fs::create_directories(checkpoint_dir_);
+    if (std::string p = common::CreateDirectories(checkpoint_dir_); !p.empty()) return p;
     if (a_.resume_checkpoint().empty()) return "";
     std::vector<std::string> candidates = {a_.resume_checkpoint()};
     candidates.insert(candidates.end(), a_.resume_fallbacks().begin(), a_.resume_fallbacks().end());
@@ -151,11 +151,10 @@ class CommandTrial {
                           checkpoint_dir_);
         } catch (const std::exception& e) {
           problem = e.what();
-          fs::remove_all(checkpoint_dir_);
-          fs::create_directories(checkpoint_dir_);
+          common::RemoveAll(checkpoint_dir_);
+          common::CreateDirectories(checkpoint_dir_);
         }
-        std::error_code ec;
-        if (a_.checkpoint_dir().empty()) fs::remove(path, ec);
+        if (a_.checkpoint_dir().empty()) common::Remove(path);
       }
       if (problem.empty()) {
         spdlog::info("trial {}: checkpoint folder restored from {}", a_.trial_number(), name);

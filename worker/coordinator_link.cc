@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <stdexcept>
 
+#include "common/posix_fs.h"
 #include "worker/checkpoint_transfer.h"
 
 namespace sift::worker {
@@ -27,8 +29,7 @@ CoordinatorLink::CoordinatorLink(const WorkerOptions& options, std::atomic<bool>
 }
 
 CoordinatorLink::~CoordinatorLink() {
-  std::error_code ec;
-  fs::remove_all(scratch_dir_, ec);
+  common::RemoveAll(scratch_dir_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     quit_ = true;
@@ -145,7 +146,7 @@ grpc::Status CoordinatorLink::Complete(const v1::TrialAssignment& a,
 std::string CoordinatorLink::LocalCheckpoint(const v1::TrialAssignment& a,
                                              const std::string& name) {
   const std::string dir = a.checkpoint_dir().empty() ? scratch_dir_ : a.checkpoint_dir();
-  fs::create_directories(dir);
+  if (std::string p = common::CreateDirectories(dir); !p.empty()) throw std::runtime_error(p);
   return dir + "/" + name;
 }
 
@@ -157,8 +158,7 @@ std::string CoordinatorLink::StoreCheckpoint(const v1::TrialAssignment& a,
     return UploadCheckpoint(stub_.get(), [this] { return Context(120); }, worker_id_,
                             a.lease_id(), path, name);
   });
-  std::error_code ec;
-  fs::remove(path, ec);  // the coordinator holds it now (or the upload failed)
+  common::Remove(path);  // the coordinator holds it now (or the upload failed)
   return s.ok() ? "" : "checkpoint upload failed: " + s.error_message();
 }
 

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/posix_fs.h"
+
 namespace sift::worker {
 
 namespace fs = std::filesystem;
@@ -62,8 +64,9 @@ void UnpackDirectory(const std::string& archive, const std::string& dir) {
   if (archive.compare(0, kMagicSize, kMagic) != 0) {
     throw std::runtime_error("not a checkpoint folder archive (a built-in trainer's checkpoint?)");
   }
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  for (const std::string& p : {common::RemoveAll(dir), common::CreateDirectories(dir)}) {
+    if (!p.empty()) throw std::runtime_error(p);
+  }
   size_t pos = kMagicSize;
   while (pos < archive.size()) {
     const uint64_t name_size = GetInt(archive, &pos, 4);
@@ -76,7 +79,9 @@ void UnpackDirectory(const std::string& archive, const std::string& dir) {
     const uint64_t size = GetInt(archive, &pos, 8);
     if (archive.size() - pos < size) throw std::runtime_error("checkpoint folder archive is truncated");
     const fs::path target = fs::path(dir) / rel;
-    fs::create_directories(target.parent_path());
+    if (std::string p = common::CreateDirectories(target.parent_path().string()); !p.empty()) {
+      throw std::runtime_error(p);
+    }
     std::ofstream out(target, std::ios::binary | std::ios::trunc);
     out.write(archive.data() + pos, static_cast<std::streamsize>(size));
     if (!out) throw std::runtime_error("cannot write " + target.string());

@@ -7,6 +7,7 @@
 
 #include "common/data/data_spec.h"
 #include "common/data_files.h"
+#include "common/posix_fs.h"
 #include "coordinator/proto_convert.h"
 #include "worker/hparams/hparams.h"
 #include "worker/trainer/trainer.h"
@@ -44,7 +45,7 @@ void RunTestEvaluation(const v1::TrialAssignment& a, const EvaluationLink& link)
     }
     Trainer trainer(topts, std::move(data));
     trainer.LoadCheckpoint(path);  // verifies the checksum: a damaged model is never scored
-    if (a.checkpoint_dir().empty()) std::filesystem::remove(path);
+    if (a.checkpoint_dir().empty()) common::Remove(path);
     auto metrics = trainer.TestMetrics();
     metrics["test_seconds"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -18,11 +18,14 @@
 
 #include "worker/trainer/fused_linear.h"
 #include "worker/trainer/sgemm.h"
+#include "worker/trainer/torch_compat.h"
 
 namespace {
 
 using sift::worker::FusedLinear;
 using sift::worker::FusedLinearBf16;
+using sift::worker::SetAutocastDtype;
+using sift::worker::SetAutocastEnabled;
 
 struct Mlp {
   std::vector<torch::nn::Linear> layers{torch::nn::Linear(784, 512), torch::nn::Linear(512, 256),
@@ -46,12 +49,12 @@ torch::Tensor Fused(Mlp& m, torch::Tensor x) {
 // optimizer step.
 struct Autocast {
   Autocast() {
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    SetAutocastEnabled(c10::DeviceType::CPU, true);
+    SetAutocastDtype(c10::DeviceType::CPU, at::kBFloat16);
   }
   ~Autocast() {
     at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(false);
+    SetAutocastEnabled(c10::DeviceType::CPU, false);
   }
 };
 

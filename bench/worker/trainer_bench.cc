@@ -1,8 +1,9 @@
 // Training throughput of the Sift trainer on Fashion-MNIST: one configuration per run, printed as
 // one line of key=value pairs that run.sh collects into a table.
 //
-//   trainer_bench --model=mlp|cnn --precision=fp32|bf16 --batch=256 --micro=0 --threads=2
-//                 --train=12800 --epochs=2
+//   trainer_bench --model=mlp|cnn --precision=fp32|bf16|fp16|auto --batch=256 --micro=0
+//                 --threads=2 --train=12800 --epochs=2 --device=cpu|cuda --data=DIR
+// --data: the Fashion-MNIST folder (the four IDX .gz files); default the Debian one.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,8 @@ struct Flags {
   int threads = 2;
   int64_t train = 12800;
   int prefetch = 2;
+  std::string device = "cpu";
+  std::string data;  // "" : DataSpec's default folder
   // The first epoch warms up (allocator, oneDNN primitive caches) and is not counted; the best of
   // the others is reported, which filters out time slices lost to other processes.
   int epochs = 4;
@@ -56,6 +59,10 @@ Flags ParseFlags(int argc, char** argv) {
       f.epochs = std::atoi(v);
     else if (const char* v = value("--prefetch"))
       f.prefetch = std::atoi(v);
+    else if (const char* v = value("--device"))
+      f.device = v;
+    else if (const char* v = value("--data"))
+      f.data = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       std::exit(2);
@@ -78,6 +85,7 @@ int main(int argc, char** argv) {
   spec.val_size = 1000;
   spec.test_limit = 1000;
   spec.cache_dir = "/tmp/sift-bench-cache";
+  if (!f.data.empty()) spec.dir = f.data;
   auto data = sift::worker::LoadDatasets(spec);
 
   TrainerOptions o;
@@ -94,6 +102,7 @@ int main(int argc, char** argv) {
   o.seed = 1;
   o.num_threads = f.threads;
   o.prefetch_depth = f.prefetch;
+  o.device = f.device;
   Trainer trainer(o, data);
 
   sift::worker::EpochMetrics m, best;
@@ -111,11 +120,11 @@ int main(int argc, char** argv) {
     gflops = 3.0 * 2.0 * static_cast<double>(cnn->ForwardMacs(28)) * m.samples_per_second / 1e9;
   }
   std::printf(
-      "impl=sift model=%s precision=%s batch=%lld micro=%lld threads=%d "
+      "impl=sift device=%s model=%s precision=%s batch=%lld micro=%lld threads=%d "
       "samples_per_second=%.1f data_wait_fraction=%.4f val_accuracy=%.4f gflops=%.2f "
       "peak_rss_mib=%.1f prefetch=%d torch_threads=%d sgemm=%s OMP_NUM_THREADS=%s "
       "OPENBLAS_NUM_THREADS=%s OPENBLAS_CORETYPE=%s LD_PRELOAD=%s MALLOC_CONF=%s\n",
-      f.model.c_str(), trainer.precision().c_str(), static_cast<long long>(f.batch),
+      trainer.device().c_str(), f.model.c_str(), trainer.precision().c_str(), static_cast<long long>(f.batch),
       static_cast<long long>(f.micro), f.threads, m.samples_per_second, m.data_wait_fraction,
       m.val_accuracy, gflops, sift::worker::PeakRssBytes() / 1048576.0, f.prefetch,
       torch::get_num_threads(), sift::worker::SgemmUsesOneDnn() ? "onednn" : "aten", Env("OMP_NUM_THREADS"), Env("OPENBLAS_NUM_THREADS"),

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/posix_fs.h"
+
 namespace sift::data::testing {
 
 class TempDir {
@@ -21,7 +23,9 @@ class TempDir {
     std::string tmpl = (std::filesystem::temp_directory_path() / "sift-data-XXXXXX").string();
     path_ = ::mkdtemp(tmpl.data());
   }
-  ~TempDir() { std::filesystem::remove_all(path_); }
+  // POSIX, not std::filesystem: the trainer tests link LibTorch, whose exported copy of
+  // remove_all crashed (common/posix_fs.h).
+  ~TempDir() { common::RemoveAll(path_); }
   std::string operator/(const std::string& name) const { return path_ + "/" + name; }
 
  private:

@@ -176,9 +176,16 @@ TEST(DataTest, WorkersStartingTogetherDecodeOnceAndShareTheCache) {
 
 TEST(DataTest, CacheIsKeyedByTheSourceBytesNotTheirPathOrTime) {
   TempDir dir;
-  std::filesystem::create_directories(dir / "a");
+  ASSERT_EQ(common::CreateDirectories(dir / "a"), "");
   testing::WriteSyntheticDataset(dir / "a", 100, 30);
-  std::filesystem::copy(dir / "a", dir / "b");  // same bytes, another path, newer mtime
+  // The same bytes, another path, a newer mtime.
+  ASSERT_EQ(common::CreateDirectories(dir / "b"), "");
+  for (const char* prefix : {"train", "t10k"}) {
+    for (const char* kind : {"-images-idx3-ubyte.gz", "-labels-idx1-ubyte.gz"}) {
+      const std::string name = std::string("/") + prefix + kind;
+      testing::WriteFile(dir / "b" + name, testing::ReadFile(dir / "a" + name));
+    }
+  }
   DataSpec a;
   a.dir = dir / "a";
   a.val_size = 20;

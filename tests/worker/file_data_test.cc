@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/common/data_files.h"
@@ -65,7 +67,12 @@ TEST(FileDataTest, AChangedFileOrPreprocessingIsNeverServedStale) {
   const std::string before = DatasetCachePath(spec);
   auto original = LoadDatasets(spec);
   // The same file elsewhere shares the entry: the cache keys on bytes, not paths.
-  std::filesystem::copy(dir / "d.csv", dir / "copy.csv");
+  {
+    std::ifstream in(dir / "d.csv", std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    WriteFile(dir / "copy.csv", bytes.str());
+  }
   EXPECT_EQ(DatasetCachePath(CsvSpec(dir / "copy.csv", dir / "cache")), before);
   // Other preprocessing: another entry.
   DataSpec scaled = spec;

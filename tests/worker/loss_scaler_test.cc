@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
 #include <sstream>
+
+#include "worker/trainer/fused_optimizer.h"
 
 namespace sift::worker {
 namespace {
@@ -106,6 +109,32 @@ TEST(GradScalerTest, StateRoundTripsThroughArchive) {
   EXPECT_EQ(restored.scale(), 512.0);
   EXPECT_EQ(restored.growth_tracker(), 1);
   EXPECT_EQ(restored.skipped_steps(), 1);
+}
+
+// With Sift's own optimizer the scaler first offers the flag to its multi-tensor step (CUDA
+// only); on the CPU that declines and the step is skipped on the host, counted the same way.
+TEST(GradScalerTest, SkipsAFusedOptimizerStepAndCountsIt) {
+  auto w = torch::ones({4}, torch::requires_grad());
+  FusedOptimizerOptions o;
+  o.kind = OptimizerKind::kSgd;
+  o.lr = 1.0;
+  o.momentum = 0.9;
+  FusedOptimizer sgd({w}, o);
+  EXPECT_FALSE(sgd.StepAll(std::nullopt));  // CPU: the per-parameter kernels
+  GradScaler scaler(Options(100));
+  scaler.Scale((w * torch::tensor({1.0f, std::numeric_limits<float>::infinity(), 1.0f, 1.0f}))
+                   .sum())
+      .backward();
+  EXPECT_FALSE(scaler.Step(sgd));
+  scaler.Update();
+  EXPECT_TRUE(torch::equal(w.detach(), torch::ones({4})));
+  sgd.ClearGrads();
+  scaler.Scale((w * 0.5).sum()).backward();
+  EXPECT_TRUE(scaler.Step(sgd));
+  scaler.Update();
+  EXPECT_TRUE(torch::allclose(w.detach(), torch::full({4}, 0.5)));  // 1 - 1.0 * 0.5
+  EXPECT_EQ(scaler.skipped_steps(), 1);
+  EXPECT_EQ(scaler.scale(), 512.0);
 }
 
 TEST(GradScalerTest, DisabledIsTransparent) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 
 #include "tests/worker/model_state.h"
@@ -48,6 +49,32 @@ TEST(TrainerTest, TinyMlpLearns) {
   EXPECT_GE(m.data_wait_fraction, 0.0);
   EXPECT_LT(m.data_wait_fraction, 1.0);
   EXPECT_GT(t.TestAccuracy(), 0.6);
+}
+
+// The split kept on the device and gathered there (resident_data.h, on CUDA by default) gives
+// the batches the host loader gives: forced on the CPU, the same training to the bit, also
+// resumed mid-epoch.
+TEST(TrainerTest, ResidentDataTrainsAsTheHostLoaderDoes) {
+  auto data = testing::SmallFashionMnist();
+  TrainerOptions host = SmallMlp();
+  host.resident_data = TrainerOptions::Resident::kNever;
+  TrainerOptions resident = SmallMlp();
+  resident.resident_data = TrainerOptions::Resident::kAlways;
+  Trainer a(host, data), b(resident, data);
+  const EpochMetrics ma = a.TrainEpoch(), mb = b.TrainEpoch();
+  EXPECT_EQ(ma.train_loss, mb.train_loss);
+  EXPECT_EQ(ma.val_accuracy, mb.val_accuracy);
+  ExpectBitwiseEqual(a, b);
+
+  std::atomic<bool> stop{true};  // stops after the first step of epoch 2
+  b.TrainEpoch(&stop);
+  testing::TempDir dir;
+  b.SaveCheckpoint(dir / "mid.ckpt");
+  Trainer c(resident, data);
+  c.LoadCheckpoint(dir / "mid.ckpt");
+  EXPECT_EQ(c.step_in_epoch(), 1);
+  EXPECT_EQ(c.TrainEpoch().train_loss, a.TrainEpoch().train_loss);
+  ExpectBitwiseEqual(a, c);
 }
 
 TEST(TrainerTest, TinyCnnLearnsInBf16) {

@@ -60,7 +60,8 @@ struct HParams {
   // `accumulation_steps: k` in a config sets it to batch_size / k.
   int64_t micro_batch = 0;
   int64_t accumulation_steps = 0;  // as set in the config (0: not set); micro_batch says it all
-  std::string precision = "fp32";   // fp32 | bf16 | fp16 | auto
+  // fp32 | bf16 | fp16 | auto; auto: mixed precision where the hardware has it (precision.h)
+  std::string precision = "auto";
   // End the trial (DIVERGED) as soon as its training loss is NaN or infinite: what diverged once
   // never comes back, and every further step is paid for. true/false (or 1/0).
   bool stop_on_divergence = true;

@@ -17,6 +17,7 @@
 #include "common/data/permutation.h"
 #include "common/data_files.h"
 #include "common/framed_file.h"
+#include "common/posix_fs.h"
 #include "worker/trainer/idx_reader.h"
 
 namespace sift::worker {
@@ -324,8 +325,7 @@ class CacheBuildLock {
  public:
   explicit CacheBuildLock(const std::string& cache) {
     if (cache.empty()) return;
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
+    common::CreateDirectories(std::filesystem::path(cache).parent_path().string());
     fd_ = ::open((cache + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
       ::close(fd_);
@@ -354,7 +354,9 @@ std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec) {
   auto d = Decode(spec);
   if (!cache.empty()) {
     try {
-      std::filesystem::create_directories(spec.cache_dir);
+      if (std::string p = common::CreateDirectories(spec.cache_dir); !p.empty()) {
+        throw std::runtime_error(p);
+      }
       WriteFramedFile(cache, kCacheMagic, kCacheVersion, CachePayload(*d));
     } catch (const std::exception& e) {
       spdlog::warn("data: could not write cache {}: {}", cache, e.what());

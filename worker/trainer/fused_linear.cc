@@ -1,11 +1,11 @@
 #include "worker/trainer/fused_linear.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 
 #include "worker/trainer/bf16_bits.h"
 #include "worker/trainer/sgemm.h"
 #include "worker/trainer/tensor_data.h"
+#include "worker/trainer/torch_compat.h"
 #include "worker/trainer/vector_loop.h"
 
 namespace sift::worker {
@@ -198,7 +198,7 @@ bool FusedLinearApplies(const torch::Tensor& x, const torch::nn::Linear& layer) 
            t.layout() == torch::kStrided;
   };
   return x.dim() == 2 && is_cpu_float(x) && is_cpu_float(layer->weight) &&
-         is_cpu_float(layer->bias) && !at::autocast::is_cpu_enabled();
+         is_cpu_float(layer->bias) && !AutocastEnabled(c10::DeviceType::CPU);
 }
 
 torch::Tensor FusedLinear(const torch::Tensor& x, const torch::nn::Linear& layer, bool relu) {
@@ -224,8 +224,8 @@ bool FusedLinearBf16Applies(const torch::Tensor& x, const torch::nn::Linear& lay
             (bf16_ok && t.scalar_type() == torch::kBFloat16));
   };
   return x.dim() == 2 && is_cpu(x, true) && is_cpu(layer->weight, false) &&
-         is_cpu(layer->bias, false) && at::autocast::is_cpu_enabled() &&
-         at::autocast::get_autocast_cpu_dtype() == at::kBFloat16 && GemmBf16Available();
+         is_cpu(layer->bias, false) && AutocastEnabled(c10::DeviceType::CPU) &&
+         AutocastDtype(c10::DeviceType::CPU) == at::kBFloat16 && GemmBf16Available();
 }
 
 torch::Tensor FusedLinearBf16(const torch::Tensor& x, const torch::nn::Linear& layer, bool relu,

@@ -3,9 +3,12 @@
 #include <ATen/Parallel.h>
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
+#include "worker/trainer/multi_tensor_step.h"
 #include "worker/trainer/optimizer_kernels.h"
 #include "worker/trainer/vector_loop.h"
 
@@ -29,6 +32,22 @@ bool Fusable(const torch::Tensor& p) {
 }
 
 std::string Key(const char* name, size_t i) { return std::string(name) + "." + std::to_string(i); }
+
+// torch::optim's key for a parameter's state: the TensorImpl's address printed as a string on
+// LibTorch 1.x (c10::guts::to_string, gone in 2.x), the address itself on 2.x. Chosen by the
+// map's key type rather than a version number, so whichever release changed it, both build.
+template <typename Optim>
+auto StateKey(Optim& optim, const torch::Tensor& p) {
+  using Key = typename std::decay_t<decltype(optim.state())>::key_type;
+  void* impl = p.unsafeGetTensorImpl();
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream s;  // what c10::guts::to_string wrote
+    s << impl;
+    return s.str();
+  } else {
+    return static_cast<Key>(impl);
+  }
+}
 
 // Runs kernel(begin, count) over [0, n) in chunks on the intra-op threads.
 template <typename F>
@@ -69,6 +88,16 @@ torch::Tensor FusedOptimizer::step(LossClosure closure) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
+  if (StepAll(std::nullopt)) return loss;
+  if (device_step_.defined()) {
+    // Leaving the multi-tensor path (a parameter without a gradient this step): the per-parameter
+    // steps continue from the count the device kept.
+    const int64_t count = std::llround(device_step_.item<double>());
+    if (Options().kind != OptimizerKind::kSgd) {
+      for (auto& slot : slots_) slot.step = count;
+    }
+    device_step_ = torch::Tensor();
+  }
   const auto& params = Params();
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& p = params[i];
@@ -76,6 +105,48 @@ torch::Tensor FusedOptimizer::step(LossClosure closure) {
     StepOne(p, p.grad(), slots_[i]);
   }
   return loss;
+}
+
+bool FusedOptimizer::StepAll(const std::optional<torch::Tensor>& found_inf) {
+  const FusedOptimizerOptions& o = Options();
+  const auto& params = Params();
+  if (params.empty() || !HasMultiTensorKernel(o.kind)) return false;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& p = params[i];
+    if (!p.is_cuda() || p.scalar_type() != torch::kFloat32 || !p.grad().defined() ||
+        slots_[i].step != slots_[0].step) {
+      return false;
+    }
+  }
+  torch::NoGradGuard no_grad;
+  MultiTensorLists l;
+  const bool adam = o.kind != OptimizerKind::kSgd;
+  for (size_t i = 0; i < params.size(); ++i) {
+    Slot& slot = slots_[i];
+    // Zeros, also for SGD's buffers: with dampening 0, momentum * 0 + g is the first step's
+    // "buffer = g", so a first step skipped on overflow leaves nothing half-made.
+    if (!slot.first.defined() && (adam || o.momentum != 0.0)) {
+      slot.first = torch::zeros_like(params[i], at::MemoryFormat::Preserve);
+    }
+    if (adam && !slot.second.defined()) {
+      slot.second = torch::zeros_like(params[i], at::MemoryFormat::Preserve);
+    }
+    l.params.push_back(params[i]);
+    l.grads.push_back(params[i].grad());
+    if (slot.first.defined()) l.first.push_back(slot.first);
+    if (slot.second.defined()) l.second.push_back(slot.second);
+  }
+  if (!device_step_.defined()) {
+    device_step_ = torch::full({}, static_cast<double>(slots_[0].step),
+                               torch::dtype(torch::kFloat32).device(params[0].device()));
+  }
+  l.step = device_step_;
+  MultiTensorStep(o, l, found_inf);
+  if (!adam) {
+    // SGD keeps no count: "has a buffer" is all the state says (1 once it has stepped).
+    for (auto& slot : slots_) slot.step = 1;
+  }
+  return true;
 }
 
 void FusedOptimizer::StepOne(const torch::Tensor& p, const torch::Tensor& grad, Slot& slot) {
@@ -159,8 +230,11 @@ void FusedOptimizer::ClearGrads() {
 
 void FusedOptimizer::save(torch::serialize::OutputArchive& archive) const {
   archive.write("fused_optimizer_version", c10::IValue(kFormatVersion));
+  // The multi-tensor path counts Adam's steps on the device (one read per checkpoint).
+  const bool on_device = device_step_.defined() && Options().kind != OptimizerKind::kSgd;
+  const int64_t device_step = on_device ? std::llround(device_step_.item<double>()) : 0;
   for (size_t i = 0; i < slots_.size(); ++i) {
-    archive.write(Key("step", i), c10::IValue(slots_[i].step));
+    archive.write(Key("step", i), c10::IValue(on_device ? device_step : slots_[i].step));
     if (slots_[i].first.defined()) archive.write(Key("first", i), slots_[i].first);
     if (slots_[i].second.defined()) archive.write(Key("second", i), slots_[i].second);
   }
@@ -189,6 +263,7 @@ void FusedOptimizer::load(torch::serialize::InputArchive& archive) {
     }
   }
   slots_ = std::move(loaded);
+  device_step_ = torch::Tensor();  // remade from the loaded counts at the next step
 }
 
 // Checkpoints written by torch::optim::SGD/Adam/AdamW: let that class parse its own format, then
@@ -200,7 +275,7 @@ void FusedOptimizer::LoadTorchOptimState(torch::serialize::InputArchive& archive
   // For each parameter torch::optim has state for: (index, its state object).
   auto for_each_state = [&params](auto& optim, auto take) {
     for (size_t i = 0; i < params.size(); ++i) {
-      auto it = optim.state().find(c10::guts::to_string(params[i].unsafeGetTensorImpl()));
+      auto it = optim.state().find(StateKey(optim, params[i]));
       if (it != optim.state().end()) take(i, *it->second);
     }
   };
@@ -231,6 +306,7 @@ void FusedOptimizer::LoadTorchOptimState(torch::serialize::InputArchive& archive
     });
   }
   slots_ = std::move(loaded);
+  device_step_ = torch::Tensor();
 }
 
 }  // namespace sift::worker

@@ -2,7 +2,8 @@
 // arithmetic, but one pass over each parameter per step instead of one per tensor op: on the
 // benchmark MLP torch::optim::Adam's six ops over 534k parameters took a quarter of the step.
 // CPU float32 parameters go through optimizer_kernels.h, split across the intra-op threads;
-// anything else (CUDA) runs the same formulas as tensor ops.
+// CUDA float32 parameters through LibTorch's fused multi-tensor kernels where this LibTorch has
+// them (multi_tensor_step.h); anything else runs the same formulas as tensor ops.
 //
 // Results match torch::optim to rounding (tests/worker/fused_optimizer_test.cc states the
 // tolerance) and are bitwise repeatable for any thread count. The learning rate is read from the
@@ -12,6 +13,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace sift::worker {
@@ -39,6 +41,11 @@ class FusedOptimizer : public torch::optim::Optimizer {
 
   torch::Tensor step(LossClosure closure = nullptr) override;
 
+  // One multi-tensor step (multi_tensor_step.h) when every parameter is a CUDA float32 tensor
+  // with a gradient and this LibTorch has the kernel; found_inf: skip on the device after an
+  // fp16 overflow, without a host sync. Returns false, having done nothing, otherwise.
+  bool StepAll(const std::optional<torch::Tensor>& found_inf);
+
   // Drops the gradients (PyTorch's set_to_none): the next backward writes them directly
   // instead of adding into zero-filled tensors.
   void ClearGrads();
@@ -61,6 +68,9 @@ class FusedOptimizer : public torch::optim::Optimizer {
   void LoadTorchOptimState(torch::serialize::InputArchive& archive);
 
   std::vector<Slot> slots_;  // one per parameter, in order
+  // The multi-tensor path's step count (float32, on the device): slots_[i].step is behind it
+  // until save() reads it back.
+  torch::Tensor device_step_;
 };
 
 }  // namespace sift::worker

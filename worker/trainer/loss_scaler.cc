@@ -1,27 +1,55 @@
 #include "worker/trainer/loss_scaler.h"
 
+#include <optional>
+
+#include "worker/trainer/fused_optimizer.h"
+
 namespace sift::worker {
 
-GradScaler::GradScaler(GradScalerOptions options) : options_(options), scale_(options.init_scale) {}
+GradScaler::GradScaler(GradScalerOptions options) : options_(options) {
+  scale_ = torch::full({1}, options.init_scale, torch::kFloat32);
+  growth_tracker_ = torch::zeros({1}, torch::kInt32);
+  found_inf_ = torch::zeros({1}, torch::kFloat32);
+  skipped_ = torch::zeros({}, torch::kInt64);
+}
 
-torch::Tensor GradScaler::Scale(const torch::Tensor& loss) const {
-  return options_.enabled ? loss * scale_ : loss;
+void GradScaler::Place(const torch::Device& device) {
+  if (scale_.device() == device) return;
+  scale_ = scale_.to(device);
+  growth_tracker_ = growth_tracker_.to(device);
+  found_inf_ = found_inf_.to(device);
+  skipped_ = skipped_.to(device);
+}
+
+torch::Tensor GradScaler::Scale(const torch::Tensor& loss) {
+  if (!options_.enabled) return loss;
+  Place(loss.device());
+  return loss * scale_.squeeze(0);
 }
 
 void GradScaler::Unscale(const std::vector<torch::Tensor>& params) {
   if (!options_.enabled || unscaled_) return;
   torch::NoGradGuard no_grad;
-  // One flag tensor on the gradients' device, read back once: a single sync per step.
-  torch::Tensor any_bad;
-  const double inv_scale = 1.0 / scale_;
+  std::vector<torch::Tensor> grads;
   for (const auto& p : params) {
-    auto g = p.grad();
-    if (!g.defined()) continue;
-    g.mul_(inv_scale);
-    auto bad = g.isfinite().logical_not().any();
-    any_bad = any_bad.defined() ? any_bad.logical_or_(bad) : bad;
+    if (p.grad().defined()) grads.push_back(p.grad());
   }
-  found_inf_ = any_bad.defined() && any_bad.item<bool>();
+  found_inf_.zero_();
+  if (!grads.empty()) {
+    Place(grads.front().device());
+    // In double, then float, as PyTorch's GradScaler: 1/S stays exact for powers of two.
+    const auto inv_scale = scale_.to(torch::kFloat64).reciprocal().to(torch::kFloat32);
+    if (grads.front().is_cuda()) {
+      // One fused kernel over all gradients; no host sync.
+      at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inv_scale);
+    } else {  // LibTorch 1.13 has this kernel for CUDA only: the same as tensor ops
+      for (auto& g : grads) {
+        found_inf_.copy_(torch::maximum(found_inf_,
+                                        g.isfinite().logical_not().any().to(torch::kFloat32)));
+        g.mul_(inv_scale);
+      }
+    }
+  }
   unscaled_ = true;
 }
 
@@ -37,31 +65,41 @@ bool GradScaler::Step(torch::optim::Optimizer& optimizer) {
     }
     Unscale(params);
   }
-  if (found_inf_) {
-    ++skipped_steps_;
-    return false;
+  skipped_.add_(found_inf_.squeeze(0).to(torch::kInt64));
+  if (auto* fused = dynamic_cast<FusedOptimizer*>(&optimizer)) {
+    if (fused->StepAll(found_inf_.squeeze(0))) return true;  // skips on the device
   }
+  if (found_inf_.item<float>() != 0.0f) return false;  // the one host read of this path
   optimizer.step();
   return true;
 }
 
 void GradScaler::Update() {
   if (!options_.enabled) return;
-  if (found_inf_) {
-    scale_ *= options_.backoff_factor;
-    growth_tracker_ = 0;
-  } else if (++growth_tracker_ >= options_.growth_interval) {
-    scale_ *= options_.growth_factor;
-    growth_tracker_ = 0;
+  torch::NoGradGuard no_grad;
+  if (scale_.is_cuda()) {
+    at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, options_.growth_factor,
+                           options_.backoff_factor, options_.growth_interval);
+  } else {  // as _amp_update_scale_ (CUDA only in LibTorch 1.13), as tensor ops
+    const auto bad = found_inf_.gt(0);
+    const auto good_steps = torch::where(bad, torch::zeros_like(growth_tracker_),
+                                         growth_tracker_ + 1);
+    const auto grow = good_steps.ge(options_.growth_interval);
+    scale_.copy_(torch::where(bad, scale_ * options_.backoff_factor,
+                              torch::where(grow, scale_ * options_.growth_factor, scale_)));
+    growth_tracker_.copy_(torch::where(grow, torch::zeros_like(good_steps), good_steps));
   }
   unscaled_ = false;
-  found_inf_ = false;
 }
 
+double GradScaler::scale() const { return scale_.item<double>(); }
+int64_t GradScaler::growth_tracker() const { return growth_tracker_.item<int64_t>(); }
+int64_t GradScaler::skipped_steps() const { return skipped_.item<int64_t>(); }
+
 void GradScaler::Save(torch::serialize::OutputArchive& archive) const {
-  archive.write("scale", torch::tensor(scale_, torch::kFloat64));
-  archive.write("growth_tracker", torch::tensor(growth_tracker_, torch::kInt64));
-  archive.write("skipped_steps", torch::tensor(skipped_steps_, torch::kInt64));
+  archive.write("scale", torch::tensor(scale(), torch::kFloat64));
+  archive.write("growth_tracker", torch::tensor(growth_tracker(), torch::kInt64));
+  archive.write("skipped_steps", torch::tensor(skipped_steps(), torch::kInt64));
 }
 
 void GradScaler::Load(torch::serialize::InputArchive& archive) {
@@ -69,13 +107,15 @@ void GradScaler::Load(torch::serialize::InputArchive& archive) {
   auto read = [&archive](const char* key) {
     torch::Tensor t;
     archive.read(key, t);
-    return t;
+    return t.to(torch::kCPU);
   };
-  scale_ = read("scale").item<double>();
-  growth_tracker_ = read("growth_tracker").item<int64_t>();
-  skipped_steps_ = read("skipped_steps").item<int64_t>();
+  const torch::Device device = scale_.device();
+  scale_ = torch::full({1}, read("scale").item<double>(), torch::kFloat32).to(device);
+  growth_tracker_ =
+      torch::full({1}, read("growth_tracker").item<int64_t>(), torch::kInt32).to(device);
+  skipped_ = torch::full({}, read("skipped_steps").item<int64_t>(), torch::kInt64).to(device);
+  found_inf_ = torch::zeros({1}, torch::dtype(torch::kFloat32).device(device));
   unscaled_ = false;
-  found_inf_ = false;
 }
 
 }  // namespace sift::worker

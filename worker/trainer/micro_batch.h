@@ -28,7 +28,9 @@ struct MicroBatchChoice {
 //   fixed_bytes + m * sample_bytes <= limit / kMemoryMargin,
 // and the largest evaluation batch that fits the same way. limit_bytes 0 means
 // AvailableMemoryBytes(). Throws std::runtime_error naming the figures when not even one sample
-// fits. On CUDA nothing is measured (yet): the whole batch and the default evaluation batch.
+// fits. On CUDA (a LibTorch built with it, SIFT_TORCH_CUDA) the same probe runs on device 0 and
+// reads the caching allocator's statistics; the limit is then the device's free memory and
+// limit_bytes (host memory) is not used. A CUDA device under a CPU-only build: the whole batch.
 // `shape`: the data's sample shape and outputs (a 28x28 image by default), which the probe feeds.
 MicroBatchChoice ChooseMicroBatch(const HParams& hp, const std::string& device,
                                   int64_t limit_bytes, const ModelShape& shape = {});

@@ -15,11 +15,12 @@
 #include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/lr_schedule.h"
 #include "worker/trainer/models.h"
+#include "worker/trainer/precision.h"
+#include "worker/trainer/resident_data.h"
+#include "worker/trainer/torch_compat.h"
 
 namespace sift::worker {
 namespace {
-
-enum class Precision { kFp32, kBf16, kFp16 };
 
 using Clock = std::chrono::steady_clock;
 
@@ -29,8 +30,6 @@ constexpr int64_t kDivergenceCheckSteps = 8;
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
-
-bool CpuHasNativeBf16() { return __builtin_cpu_supports("avx512bf16"); }
 
 torch::Device ResolveDevice(const std::string& device) {
   if (device == "cpu") return torch::kCPU;
@@ -42,34 +41,18 @@ torch::Device ResolveDevice(const std::string& device) {
   throw std::invalid_argument("device: '" + device + "' is not one of cpu, cuda, auto");
 }
 
-Precision ResolvePrecision(const std::string& precision, const torch::Device& device) {
-  const bool cuda = device.is_cuda();
-  if (precision == "fp32") return Precision::kFp32;
-  if (precision == "bf16") return Precision::kBf16;
-  if (precision == "fp16") {
-    if (cuda) return Precision::kFp16;
-    // LibTorch 1.13 autocasts CPU ops to bfloat16 only; bf16 has fp32's range, so no scaling.
-    spdlog::warn("trainer: fp16 needs CUDA; using bf16 autocast on the CPU");
-    return Precision::kBf16;
+// The request resolved on this device, logged with its reason when it was not asked for exactly.
+Precision ResolvePrecision(const std::string& requested, const torch::Device& device) {
+  PrecisionHardware hw;
+  hw.cuda = device.is_cuda();
+  if (hw.cuda) hw.capability = CudaCapability(device.has_index() ? device.index() : 0);
+  hw.cpu_native_bf16 = !hw.cuda && CpuHasNativeBf16();
+  const PrecisionChoice c = ChoosePrecision(requested, hw);
+  if (!c.reason.empty()) {
+    spdlog::info("trainer: precision {} -> {} ({})", requested, PrecisionName(c.precision),
+                 c.reason);
   }
-  if (precision == "auto") {
-    if (cuda) return Precision::kFp16;
-    return CpuHasNativeBf16() ? Precision::kBf16 : Precision::kFp32;
-  }
-  throw std::invalid_argument("precision: '" + precision +
-                              "' is not one of fp32, bf16, fp16, auto");
-}
-
-const char* PrecisionName(Precision p) {
-  switch (p) {
-    case Precision::kFp32:
-      return "fp32";
-    case Precision::kBf16:
-      return "bf16";
-    case Precision::kFp16:
-      return "fp16";
-  }
-  return "?";
+  return c.precision;
 }
 
 // Autocast for one forward pass, entered and left as torch.autocast's context manager does:
@@ -77,39 +60,27 @@ const char* PrecisionName(Precision p) {
 class AutocastRegion {
  public:
   AutocastRegion(Precision precision, const torch::Device& device)
-      : active_(precision != Precision::kFp32), cuda_(device.is_cuda()) {
+      : active_(precision != Precision::kFp32), type_(device.type()) {
     if (!active_) return;
-    if (cuda_) {
-      previous_ = at::autocast::is_enabled();
-      previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
-      at::autocast::set_enabled(true);
-      at::autocast::set_autocast_gpu_dtype(precision == Precision::kFp16 ? at::kHalf
-                                                                         : at::kBFloat16);
-    } else {
-      previous_ = at::autocast::is_cpu_enabled();
-      previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
-      at::autocast::set_cpu_enabled(true);
-      at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    }
+    previous_ = AutocastEnabled(type_);
+    previous_dtype_ = AutocastDtype(type_);
+    SetAutocastEnabled(type_, true);
+    // LibTorch 1.13 autocasts CPU ops to bfloat16 only (ResolvePrecision never picks fp16 there).
+    SetAutocastDtype(type_, precision == Precision::kFp16 ? at::kHalf : at::kBFloat16);
     at::autocast::increment_nesting();
   }
   ~AutocastRegion() {
     if (!active_) return;
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    if (cuda_) {
-      at::autocast::set_enabled(previous_);
-      at::autocast::set_autocast_gpu_dtype(previous_dtype_);
-    } else {
-      at::autocast::set_cpu_enabled(previous_);
-      at::autocast::set_autocast_cpu_dtype(previous_dtype_);
-    }
+    SetAutocastEnabled(type_, previous_);
+    SetAutocastDtype(type_, previous_dtype_);
   }
   AutocastRegion(const AutocastRegion&) = delete;
   AutocastRegion& operator=(const AutocastRegion&) = delete;
 
  private:
   bool active_;
-  bool cuda_;
+  c10::DeviceType type_;
   bool previous_ = false;
   at::ScalarType previous_dtype_ = at::kFloat;
 };
@@ -178,9 +149,35 @@ struct Trainer::Impl {
   // Partial sums of the current epoch (checkpointed, so an interrupted epoch reports fully).
   torch::Tensor loss_sum;  // float64 scalar on the device: no host sync per step
   int64_t samples = 0;
-  int64_t skipped = 0;
+  // fp16: the scaler's count of skipped steps when this epoch began (the count stays on the
+  // device; it is read at the epoch's end and at checkpoints).
+  int64_t skipped_base = 0;
   double train_seconds = 0.0;
   double wait_seconds = 0.0;
+
+  // The training split on the device, made at the first epoch that wants it (nullptr: batches
+  // come from the host loader). Shared by the Impl a checkpoint load builds.
+  std::shared_ptr<ResidentSplit> resident;
+  bool resident_decided = false;
+
+  ResidentSplit* Resident() {
+    if (resident_decided) return resident.get();
+    resident_decided = true;
+    using R = TrainerOptions::Resident;
+    const int64_t bytes = SplitBytes(data->train);
+    const bool want = options.resident_data == R::kAlways ||
+                      (options.resident_data == R::kAuto && device.is_cuda() &&
+                       bytes <= kResidentMaxBytes);
+    if (!want) return nullptr;
+    try {
+      resident = std::make_shared<ResidentSplit>(data->train, device);
+      spdlog::info("trainer: training split ({:.0f} MB) kept on {}", bytes / 1e6, device.str());
+    } catch (const c10::Error& e) {
+      spdlog::warn("trainer: training split ({:.0f} MB) stays on the host: {}", bytes / 1e6,
+                   e.what_without_backtrace());
+    }
+    return resident.get();
+  }
 
   int64_t StepsPerEpoch() const {
     return (data->train.size() + options.hp.batch_size - 1) / options.hp.batch_size;
@@ -206,7 +203,13 @@ struct Trainer::Impl {
     scaler = GradScaler(scaler_options);
   }
 
-  // One optimizer step over `batch`, split into micro-batches. Returns false when skipped.
+  // Steps skipped on fp16 overflow in the current epoch (a host read of the scaler's count).
+  int64_t SkippedInEpoch() const {
+    return scaler.enabled() ? scaler.skipped_steps() - skipped_base : 0;
+  }
+
+  // One optimizer step over `batch`, split into micro-batches. Returns false when skipped
+  // (true when the decision stayed on the device: SkippedInEpoch() counts those).
   bool Step(const Batch& batch) {
     const double lr = LearningRateAt(epoch, step);
     for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
@@ -232,7 +235,6 @@ struct Trainer::Impl {
     samples += n;
     const bool stepped = scaler.Step(*optimizer);
     scaler.Update();
-    if (!stepped) ++skipped;
     return stepped;
   }
 
@@ -344,15 +346,23 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   bool diverged = false;
   s.model->train();
   {
-    BatchLoader loader(s.data->train,
-                       EpochPermutation(s.data->train.size(), s.options.seed, s.epoch),
-                       s.options.hp.batch_size, /*first=*/s.step,
-                       /*pin_memory=*/s.device.is_cuda(), s.options.prefetch_depth);
+    const int64_t batch_size = s.options.hp.batch_size;
+    std::vector<int64_t> order = EpochPermutation(s.data->train.size(), s.options.seed, s.epoch);
+    std::unique_ptr<BatchLoader> loader;
+    ResidentSplit* resident = s.Resident();
+    if (resident != nullptr) {
+      resident->Begin(order, batch_size, /*first=*/s.step);
+    } else {
+      loader = std::make_unique<BatchLoader>(s.data->train, std::move(order), batch_size,
+                                             /*first=*/s.step, /*pin_memory=*/s.device.is_cuda(),
+                                             s.options.prefetch_depth);
+    }
+    const int64_t num_batches = loader ? loader->num_batches() : resident->num_batches();
     Batch batch;
-    while (loader.Next(&batch)) {
+    while (loader ? loader->Next(&batch) : resident->Next(&batch)) {
       s.Step(batch);
       ++s.step;
-      if (stop != nullptr && stop->load() && s.step < loader.num_batches()) break;
+      if (stop != nullptr && stop->load() && s.step < num_batches) break;
       // Every few steps only: reading the loss waits for the device.
       if (s.options.hp.stop_on_divergence && s.step % kDivergenceCheckSteps == 0 &&
           !std::isfinite(s.LossSum())) {
@@ -360,8 +370,11 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
         break;
       }
     }
-    s.wait_seconds += loader.wait_seconds();
+    if (loader) s.wait_seconds += loader->wait_seconds();
   }
+  // CUDA runs asynchronously: without waiting, the clock stops while the last steps are still
+  // queued and samples_per_second reads high (10.7% on an H100). The CPU is already done.
+  if (s.device.is_cuda()) torch::cuda::synchronize(s.device.index());
   s.train_seconds += Seconds(epoch_start);
 
   EpochMetrics m;
@@ -370,7 +383,7 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   m.completed = m.diverged || s.step >= s.StepsPerEpoch();
   m.samples_per_second = s.train_seconds > 0 ? s.samples / s.train_seconds : 0.0;
   m.data_wait_fraction = s.train_seconds > 0 ? s.wait_seconds / s.train_seconds : 0.0;
-  m.skipped_steps = s.skipped;
+  m.skipped_steps = s.SkippedInEpoch();
   if (!m.completed) {
     m.epoch = s.epoch;
     m.seconds = Seconds(epoch_start);
@@ -380,7 +393,7 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   s.step = 0;
   s.loss_sum.zero_();
   s.samples = 0;
-  s.skipped = 0;
+  s.skipped_base = s.scaler.enabled() ? s.scaler.skipped_steps() : 0;
   s.train_seconds = 0.0;
   s.wait_seconds = 0.0;
   const EvalMetrics val = s.Evaluate(s.data->val);
@@ -432,7 +445,7 @@ void Trainer::SaveCheckpoint(const std::string& path) {
   WriteInt(a, "step", s.step);
   WriteDouble(a, "loss_sum", s.LossSum());
   WriteInt(a, "samples", s.samples);
-  WriteInt(a, "skipped", s.skipped);
+  WriteInt(a, "skipped", s.SkippedInEpoch());
   WriteDouble(a, "train_seconds", s.train_seconds);
   WriteDouble(a, "wait_seconds", s.wait_seconds);
   {
@@ -476,6 +489,8 @@ void Trainer::LoadCheckpoint(const std::string& path) {
     fresh.precision = s.precision;
     fresh.accumulation = s.accumulation;
     fresh.micro_batch = s.micro_batch;
+    fresh.resident = s.resident;
+    fresh.resident_decided = s.resident_decided;
     fresh.Build();
     torch::serialize::InputArchive model, optimizer, scaler;
     a.read("model", model);
@@ -494,7 +509,9 @@ void Trainer::LoadCheckpoint(const std::string& path) {
     fresh.step = ReadInt(a, "step");
     fresh.loss_sum.fill_(ReadDouble(a, "loss_sum"));
     fresh.samples = ReadInt(a, "samples");
-    fresh.skipped = ReadInt(a, "skipped");
+    // The scaler's total was restored above (fp16 only): the epoch's own count is the rest.
+    fresh.skipped_base =
+        (fresh.scaler.enabled() ? fresh.scaler.skipped_steps() : 0) - ReadInt(a, "skipped");
     fresh.train_seconds = ReadDouble(a, "train_seconds");
     fresh.wait_seconds = ReadDouble(a, "wait_seconds");
     if (fresh.epoch < 0 || fresh.step < 0 || fresh.step >= fresh.StepsPerEpoch()) {

@@ -27,6 +27,9 @@ struct TrainerOptions {
   int num_threads = 0;         // intra-op threads (torch::set_num_threads); 0 leaves them as is
   int prefetch_depth = 2;      // batches assembled ahead on a background thread; 0: inline
   int64_t eval_batch = kDefaultEvalBatch;  // samples per evaluation forward pass
+  // The training split kept on the device and shuffled there (resident_data.h). kAuto: on CUDA
+  // when it fits kResidentMaxBytes; kAlways also on the CPU (tests: the same batches either way).
+  enum class Resident { kAuto, kNever, kAlways } resident_data = Resident::kAuto;
 };
 
 // Scores over one split: the mean loss, and accuracy (classification) or rmse, mae and the
