@@ -57,6 +57,10 @@ TEST(PrecisionTest, ExplicitSettingsAreKeptExceptFp16OnTheCpu) {
     EXPECT_EQ(ChoosePrecision("bf16", hw).precision, Precision::kBf16);
   }
   EXPECT_EQ(ChoosePrecision("fp16", Cuda(9, 0)).precision, Precision::kFp16);
+  // bf16 asked of a CPU that only emulates it: kept, and the log says what it costs.
+  EXPECT_EQ(ChoosePrecision("bf16", Cpu(true)).reason, "");
+  EXPECT_NE(ChoosePrecision("bf16", Cpu(false)).reason.find("no bf16 instructions"),
+            std::string::npos);
   const PrecisionChoice cpu = ChoosePrecision("fp16", Cpu(true));
   EXPECT_EQ(cpu.precision, Precision::kBf16);
   EXPECT_NE(cpu.reason.find("fp16 needs CUDA"), std::string::npos);

@@ -7,6 +7,7 @@
 
 #include "tests/worker/model_state.h"
 #include "tests/worker/test_util.h"
+#include "worker/trainer/precision.h"
 
 namespace sift::worker {
 namespace {
@@ -78,6 +79,9 @@ TEST(TrainerTest, ResidentDataTrainsAsTheHostLoaderDoes) {
 }
 
 TEST(TrainerTest, TinyCnnLearnsInBf16) {
+  // Without bf16 instructions LibTorch emulates it and this CNN stays near 0.3 after 2 epochs
+  // (fp32: 0.48); precision: auto never picks bf16 there, and the worker says so if asked.
+  if (!CpuHasNativeBf16()) GTEST_SKIP() << "this CPU has no AVX512-BF16 or AMX";
   auto data = testing::SmallFashionMnist();
   TrainerOptions o = SmallCnn();
   o.hp.precision = "bf16";
