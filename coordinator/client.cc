@@ -1,7 +1,7 @@
 #include "coordinator/client.h"
 
+#include "common/wire/proto_convert.h"
 #include "coordinator/cost_proto.h"
-#include "coordinator/proto_convert.h"
 
 namespace sift::coordinator {
 

@@ -11,12 +11,12 @@
 #include <set>
 
 #include "common/checkpoint_names.h"
+#include "common/hparams/hparams.h"
 #include "common/metric_json.h"
 #include "coordinator/checkpoint_retention.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/study_control.h"
 #include "search/rng.h"
-#include "worker/hparams/hparams.h"
 
 namespace sift::coordinator {
 

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "common/config/config.h"
+#include "common/config/price_catalog.h"
 #include "coordinator/alert_command.h"
-#include "coordinator/config.h"
 #include "coordinator/cost_alerts.h"
 #include "coordinator/forecast.h"
 #include "coordinator/group_commit.h"
-#include "coordinator/price_catalog.h"
 #include "coordinator/quota.h"
 #include "coordinator/records.h"
 #include "coordinator/status.h"
@@ -117,7 +117,7 @@ struct Assignment {
   int64_t max_epochs = 0;
   int64_t start_epoch = 0;  // epochs already reported; resume_checkpoint may be older
   uint64_t seed = 0;
-  DataConfig data;
+  data::DataSpec data;
   std::string metric;
   std::string checkpoint_dir;     // set when workers share the coordinator's checkpoint directory
   std::string resume_checkpoint;  // the file to resume from; "" = start fresh

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/config.h"
+#include "common/config/config.h"
 #include "coordinator/records.h"
 
 namespace sift::coordinator {

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "coordinator/config.h"
-#include "coordinator/config_limits.h"
+#include "common/config/config.h"
+#include "common/config/config_limits.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/html_chart_data.h"
 #include "coordinator/html_svg.h"

@@ -14,15 +14,15 @@
 #include <thread>
 
 #include "common/client_channel.h"
+#include "common/config/config.h"
 #include "common/data_files.h"
 #include "common/main_guard.h"
 #include "coordinator/cli_control.h"
+#include "coordinator/cli_evaluate.h"
 #include "coordinator/cli_export.h"
 #include "coordinator/cli_migrate.h"
 #include "coordinator/cli_report_tags.h"
-#include "coordinator/cli_evaluate.h"
 #include "coordinator/client.h"
-#include "coordinator/config.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/embedded_run.h"
 #include "coordinator/html_report.h"

@@ -5,6 +5,7 @@
 
 #include <mutex>
 
+#include "common/params_json.h"
 #include "coordinator/store.h"
 #include "coordinator/store_json.h"
 
@@ -216,7 +217,7 @@ class PgStore : public Store {
     Run([&](pqxx::work& w) {
       w.exec_params0("INSERT INTO trials(study_id, number, params, state, end_reason, "
                      "created_at, ended_at, final_metrics) VALUES($1,$2,$3,$4,$5,$6,$7,$8)",
-                     t.study_id, t.number, ParamsToJsonText(t.params),
+                     t.study_id, t.number, common::ParamsToJsonText(t.params),
                      std::string(search::ToString(t.state)), t.end_reason, t.created_at,
                      t.ended_at, MetricsToJsonText(t.final_metrics));
     });
@@ -250,7 +251,7 @@ class PgStore : public Store {
         TrialRecord t;
         t.study_id = study_id;
         t.number = row[0].as<int64_t>();
-        t.params = ParamsFromJsonText(row[1].as<std::string>());
+        t.params = common::ParamsFromJsonText(row[1].as<std::string>());
         t.state = TrialStateFromString(row[2].as<std::string>());
         t.end_reason = row[3].as<std::string>();
         t.created_at = row[4].as<double>();

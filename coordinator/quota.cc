@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "coordinator/config_cost.h"
+#include "common/config/config_cost.h"
 #include "coordinator/coordinator.h"
 
 namespace sift::coordinator {

@@ -16,7 +16,7 @@ struct Quota {
 };
 
 // Parses KEY=VALUE:DOLLARS; returns "" or the problem, naming the text and the part that is
-// wrong (the tag's rules are the config's: coordinator/config_cost.h).
+// wrong (the tag's rules are the config's: common/config/config_cost.h).
 std::string ParseQuota(const std::string& text, Quota* out);
 
 // What a quota has spent, and its limit, as a study's runner is told before it decides.

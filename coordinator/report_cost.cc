@@ -6,8 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/config/config_cost.h"
 #include "common/metric_json.h"
-#include "coordinator/config_cost.h"
 #include "coordinator/cost_alerts.h"
 
 namespace sift::coordinator {

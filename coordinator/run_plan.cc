@@ -1,6 +1,6 @@
 #include "coordinator/run_plan.h"
 
-#include "coordinator/config_diff.h"
+#include "common/config/config_diff.h"
 
 namespace sift::coordinator {
 

@@ -6,9 +6,9 @@
 
 #include "common/data/data_spec.h"
 #include "common/main_guard.h"
+#include "common/wire/proto_convert.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/cost_proto.h"
-#include "coordinator/proto_convert.h"
 
 namespace sift::coordinator {
 namespace {

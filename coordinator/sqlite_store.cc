@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "common/params_json.h"
 #include "coordinator/store.h"
 #include "coordinator/store_json.h"
 
@@ -263,7 +264,7 @@ class SqliteStore : public Store {
                         "created_at, ended_at, final_metrics) VALUES(?,?,?,?,?,?,?,?)");
     q.bind(1, t.study_id);
     q.bind(2, t.number);
-    q.bind(3, ParamsToJsonText(t.params));
+    q.bind(3, common::ParamsToJsonText(t.params));
     q.bind(4, search::ToString(t.state));
     q.bind(5, t.end_reason);
     q.bind(6, t.created_at);
@@ -306,7 +307,7 @@ class SqliteStore : public Store {
       TrialRecord t;
       t.study_id = study_id;
       t.number = q.getColumn(0).getInt64();
-      t.params = ParamsFromJsonText(q.getColumn(1).getString());
+      t.params = common::ParamsFromJsonText(q.getColumn(1).getString());
       t.state = TrialStateFromString(q.getColumn(2).getString());
       t.end_reason = q.getColumn(3).getString();
       t.created_at = q.getColumn(4).getDouble();

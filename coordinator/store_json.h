@@ -1,16 +1,13 @@
-// How both stores write a trial's parameters and a report's metrics: JSON text, so a value's
-// type (int or double) and non-finite metrics survive the trip through either database.
+// How both stores write a report's metrics: JSON text, so non-finite metrics survive the trip
+// through either database (a trial's parameters: common/params_json.h).
 #pragma once
 
 #include <map>
 #include <string>
 
-#include "search/param_value.h"
 
 namespace sift::coordinator {
 
-std::string ParamsToJsonText(const search::Params& params);
-search::Params ParamsFromJsonText(const std::string& text);
 // Non-finite values (a diverging trial's) are stored as "NaN"/"Infinity" strings; older
 // databases hold them as null, which reads back as NaN.
 std::string MetricsToJsonText(const std::map<std::string, double>& metrics);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/config.h"
+#include "common/config/config.h"
 #include "coordinator/quota.h"
 #include "coordinator/records.h"
 #include "search/decision.h"

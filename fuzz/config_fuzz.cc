@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "coordinator/config.h"
+#include "common/config/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sift::coordinator::StudyConfig config;

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "coordinator/price_catalog.h"
+#include "common/config/price_catalog.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sift::coordinator::PriceCatalog catalog;

@@ -10,10 +10,11 @@
 
 #include "common/checkpoint_names.h"
 #include "common/data/data_spec.h"
+#include "common/hparams/hparams.h"
+#include "common/metric_names.h"
 #include "common/posix_fs.h"
-#include "coordinator/proto_convert.h"
+#include "common/wire/proto_convert.h"
 #include "worker/coordinator_link.h"
-#include "worker/hparams/hparams.h"
 #include "worker/spot_simulator.h"
 #include "worker/test_evaluation.h"
 #include "worker/trainer/micro_batch.h"
@@ -189,17 +190,17 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
         continue;
       }
       std::map<std::string, double> reported = {
-          {"val_loss", m.val_loss},
-          {"train_loss", m.train_loss},
-          {"epoch_seconds", m.seconds},
-          {"samples_per_second", m.samples_per_second},
-          {"data_wait_fraction", m.data_wait_fraction}};
+          {common::kValLoss, m.val_loss},
+          {common::kTrainLoss, m.train_loss},
+          {common::kEpochSeconds, m.seconds},
+          {common::kSamplesPerSecond, m.samples_per_second},
+          {common::kDataWaitFraction, m.data_wait_fraction}};
       if (m.regression) {
-        reported["val_rmse"] = m.val_rmse;
-        reported["val_mae"] = m.val_mae;
-        reported["val_r2"] = m.val_r2;
+        reported[common::kValRmse] = m.val_rmse;
+        reported[common::kValMae] = m.val_mae;
+        reported[common::kValR2] = m.val_r2;
       } else {
-        reported["val_accuracy"] = m.val_accuracy;
+        reported[common::kValAccuracy] = m.val_accuracy;
       }
       const auto objective = reported.find(a.objective_metric());
       diverged = m.diverged ||
@@ -270,7 +271,7 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
     // No test score here: the test split is scored once, for the chosen trial (Evaluate).
     auto& final_metrics = *req.mutable_final_metrics();
     final_metrics["peak_rss_mb"] = PeakRssBytes() / 1048576.0;
-    final_metrics["samples_per_second"] = samples_per_second;
+    final_metrics[common::kSamplesPerSecond] = samples_per_second;
     // What `precision: auto` (the default) resolved to on this worker: precision_bf16 = 1, etc.
     final_metrics["precision_" + trainer.precision()] = 1;
     if (micro) final_metrics["micro_batch"] = static_cast<double>(micro->micro_batch);

@@ -26,8 +26,9 @@
 #include "common/checkpoint_file.h"
 #include "common/checkpoint_names.h"
 #include "common/framed_file.h"
+#include "common/metric_names.h"
 #include "common/posix_fs.h"
-#include "coordinator/proto_convert.h"
+#include "common/wire/proto_convert.h"
 #include "worker/coordinator_link.h"
 #include "worker/dir_archive.h"
 #include "worker/report_line.h"
@@ -343,7 +344,7 @@ class CommandTrial {
     req.set_checkpoint(checkpoint);
     auto& metrics = *req.mutable_metrics();
     metrics.insert(r.metrics.begin(), r.metrics.end());
-    if (!metrics.count("epoch_seconds")) metrics["epoch_seconds"] = seconds;
+    if (!metrics.count(common::kEpochSeconds)) metrics[common::kEpochSeconds] = seconds;
     v1::ReportProgressResponse resp;
     grpc::Status s = link_->Report(a_, &req, &resp);
     Signal(SIGCONT);

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/config/config.h"
 #include "common/main_guard.h"
-#include "coordinator/config.h"
 #include "worker/export_command.h"
 #include "worker/standalone.h"
 #include "worker/worker_client.h"

@@ -3,10 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <iostream>
-#include <nlohmann/json.hpp>
 
-#include "coordinator/config.h"
-#include "worker/hparams/hparams.h"
+#include "common/config/config.h"
+#include "common/hparams/hparams.h"
+#include "common/params_json.h"
 #include "worker/trainer/micro_batch.h"
 #include "worker/trainer/process_stats.h"
 #include "worker/trainer/trainer.h"
@@ -23,19 +23,7 @@ int RunStandalone(const StandaloneOptions& o) {
   }
   search::Params params = config.fixed;
   try {
-    const auto j = nlohmann::json::parse(o.params_json);
-    if (!j.is_object()) throw std::runtime_error("must be a JSON object");
-    for (const auto& [name, v] : j.items()) {
-      if (v.is_number_integer()) {
-        params[name] = v.get<int64_t>();
-      } else if (v.is_number()) {
-        params[name] = v.get<double>();
-      } else if (v.is_string()) {
-        params[name] = v.get<std::string>();
-      } else {
-        throw std::runtime_error(name + ": must be a number or a string");
-      }
-    }
+    for (auto& [name, v] : common::ParamsFromJsonText(o.params_json)) params[name] = v;
   } catch (const std::exception& e) {
     std::cerr << "--params: " << e.what() << "\n";
     return 2;

@@ -7,9 +7,9 @@
 
 #include "common/data/data_spec.h"
 #include "common/data_files.h"
+#include "common/hparams/hparams.h"
 #include "common/posix_fs.h"
-#include "coordinator/proto_convert.h"
-#include "worker/hparams/hparams.h"
+#include "common/wire/proto_convert.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {

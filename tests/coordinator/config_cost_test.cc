@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/config.h"
-#include "coordinator/config_cost.h"
+#include "common/config/config.h"
+#include "common/config/config_cost.h"
 #include "coordinator/quota.h"
 
 namespace sift::coordinator {

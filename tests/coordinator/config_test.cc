@@ -1,4 +1,4 @@
-#include "coordinator/config.h"
+#include "common/config/config.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/price_catalog.h"
-#include "worker/hparams/hparams.h"
+#include "common/config/price_catalog.h"
+#include "common/hparams/hparams.h"
 
 namespace sift::coordinator {
 namespace {

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/config.h"
-#include "coordinator/config_model_files.h"
+#include "common/config/config.h"
+#include "common/config/config_model_files.h"
+#include "common/hparams/hparams.h"
 #include "tests/common/data_files.h"
-#include "worker/hparams/hparams.h"
 
 namespace sift::coordinator {
 namespace {

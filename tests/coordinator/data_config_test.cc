@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/config/config.h"
 #include "common/data/validate.h"
-#include "coordinator/config.h"
 #include "tests/common/data_files.h"
 
 namespace sift::coordinator {

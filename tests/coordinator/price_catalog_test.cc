@@ -1,4 +1,4 @@
-#include "coordinator/price_catalog.h"
+#include "common/config/price_catalog.h"
 
 #include <gtest/gtest.h>
 

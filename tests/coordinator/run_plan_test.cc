@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coordinator/config_diff.h"
+#include "common/config/config_diff.h"
 
 namespace sift::coordinator {
 namespace {

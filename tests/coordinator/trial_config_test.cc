@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/config.h"
+#include "common/config/config.h"
 
 namespace sift::coordinator {
 namespace {

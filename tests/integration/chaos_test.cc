@@ -14,6 +14,7 @@
 #include <map>
 #include <thread>
 
+#include "common/params_json.h"
 #include "coordinator/client.h"
 #include "coordinator/store.h"
 #include "coordinator/store_json.h"
@@ -189,7 +190,7 @@ class Cluster {
     // What the database holds, read through the Store (SQLite or PostgreSQL alike).
     auto store = coordinator::OpenStoreReadOnly(db_);
     for (const auto& t : store->ListTrials(1)) {
-      o.params[t.number] = coordinator::ParamsToJsonText(t.params);
+      o.params[t.number] = common::ParamsToJsonText(t.params);
       const std::string s = search::ToString(t.state);
       o.state[t.number] = s;
       o.unfinished += s != "COMPLETED" && s != "STOPPED";

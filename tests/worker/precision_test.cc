@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "worker/hparams/hparams.h"
+#include "common/hparams/hparams.h"
 
 namespace sift::worker {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "worker/hparams/hparams.h"
+#include "common/hparams/hparams.h"
 
 namespace sift::worker {
 

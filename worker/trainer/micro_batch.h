@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "worker/hparams/hparams.h"
+#include "common/hparams/hparams.h"
 #include "worker/trainer/models.h"
 #include "worker/trainer/trainer.h"
 

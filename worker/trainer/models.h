@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/hparams/hparams.h"
+#include "common/hparams/hparams.h"
 #include "worker/trainer/fused_linear.h"
 
 namespace sift::worker {

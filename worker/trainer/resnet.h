@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/hparams/hparams.h"
+#include "common/hparams/hparams.h"
 #include "worker/trainer/models.h"
 
 namespace sift::worker {

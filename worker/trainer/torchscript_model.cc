@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "worker/hparams/model_path.h"
+#include "common/hparams/model_path.h"
 
 namespace sift::worker {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "worker/hparams/hparams.h"
+#include "common/hparams/hparams.h"
 #include "worker/trainer/models.h"
 
 namespace sift::worker {

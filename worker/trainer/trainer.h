@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/hparams/hparams.h"
+#include "common/hparams/hparams.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data.h"
 

@@ -1,4 +1,4 @@
-#include "coordinator/config_yaml.h"
+#include "common/config/config_yaml.h"
 
 #include <algorithm>
 #include <charconv>

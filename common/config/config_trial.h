@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "coordinator/config.h"
-#include "coordinator/config_yaml.h"
+#include "common/config/config.h"
+#include "common/config/config_yaml.h"
 
 namespace sift::coordinator {
 

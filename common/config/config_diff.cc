@@ -1,4 +1,4 @@
-#include "coordinator/config_diff.h"
+#include "common/config/config_diff.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "coordinator/config_yaml.h"
+#include "common/config/config_yaml.h"
 
 namespace sift::coordinator {
 namespace {

@@ -1,8 +1,8 @@
-#include "coordinator/config_model_files.h"
+#include "common/config/config_model_files.h"
 
 #include <filesystem>
 
-#include "worker/hparams/model_path.h"
+#include "common/hparams/model_path.h"
 
 namespace sift::coordinator {
 namespace {

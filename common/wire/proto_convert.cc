@@ -1,4 +1,4 @@
-#include "coordinator/proto_convert.h"
+#include "common/wire/proto_convert.h"
 
 namespace sift::coordinator {
 

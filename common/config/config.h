@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/config_limits.h"
+#include "common/config/config_limits.h"
 #include "common/data/data_spec.h"
 #include "search/options.h"
 #include "search/param_value.h"
@@ -27,9 +27,6 @@ struct BudgetConfig {
   double max_dollars = 0.0;  // 0: no dollar limit
   double max_hours = 0.0;    // wall-clock hours of the study; 0: no limit
 };
-
-// data: the IDX folder form (dir, train_limit, val_size, test_limit) or csv/npy/npz files.
-using DataConfig = data::DataSpec;
 
 struct WorkerConfig {
   std::string instance_type = "local-cpu";  // a key of the price catalog
@@ -82,7 +79,9 @@ struct StudyConfig {
   BudgetConfig budget;
   int64_t parallelism = 0;  // trials running at once at most; 0: as many as there are workers
   uint64_t seed = 0;
-  DataConfig data;
+  // The IDX folder form (dir, train_limit, val_size, test_limit) or csv/npy/npz files: the one
+  // data spec the coordinator validates and the worker loads (common/data/data_spec.h).
+  data::DataSpec data;
   WorkerConfig worker;
   CheckpointConfig checkpoint;
   TrialConfig trial;

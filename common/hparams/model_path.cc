@@ -1,4 +1,4 @@
-#include "worker/hparams/model_path.h"
+#include "common/hparams/model_path.h"
 
 #include <algorithm>
 

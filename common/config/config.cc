@@ -1,4 +1,4 @@
-#include "coordinator/config.h"
+#include "common/config/config.h"
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
@@ -12,16 +12,17 @@
 #include <map>
 #include <set>
 
+#include "common/config/config_cost.h"
+#include "common/config/config_model_files.h"
+#include "common/config/config_trial.h"
+#include "common/config/config_yaml.h"
 #include "common/data/data_spec.h"
 #include "common/data/validate.h"
 #include "common/data_files.h"
-#include "coordinator/config_cost.h"
-#include "coordinator/config_trial.h"
-#include "coordinator/config_model_files.h"
-#include "coordinator/config_yaml.h"
+#include "common/hparams/hparams.h"
+#include "common/metric_names.h"
 #include "search/factory.h"
 #include "search/space.h"
-#include "worker/hparams/hparams.h"
 
 namespace sift::coordinator {
 namespace {
@@ -127,12 +128,12 @@ void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out, bool
       return;
     }
   } else {
-    metric_ok = r.Enum(
-        "metric", {"val_accuracy", "val_loss", "train_loss", "val_rmse", "val_mae", "val_r2"},
-        &out->metric);
+    metric_ok = r.Enum("metric", {std::begin(common::kObjectiveMetrics),
+                                  std::end(common::kObjectiveMetrics)},
+                       &out->metric);
   }
   // A loss or an error is minimised unless said otherwise; maximising one is always a mistake.
-  const bool is_loss = out->metric != "val_accuracy" && out->metric != "val_r2";
+  const bool is_loss = !common::HigherIsBetter(out->metric);
   out->maximize = !is_loss;
   std::string direction;
   if (r.Enum("direction", {"maximize", "minimize"}, &direction)) {
@@ -580,7 +581,7 @@ void ParseFileRef(MapReader& r, const std::string& key, Diagnostics* d, data::Fi
   if (out->path.empty()) d->Error(path, "must not be empty");
 }
 
-void ParseData(MapReader& top, Diagnostics* d, DataConfig* data) {
+void ParseData(MapReader& top, Diagnostics* d, data::DataSpec* data) {
   const size_t errors_before = d->count();
   MapReader r(top.Get("data"), "data", d);
   r.Enum("format", {"idx", "csv", "npy", "npz"}, &data->format);

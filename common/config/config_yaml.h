@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "coordinator/config_limits.h"
+#include "common/config/config_limits.h"
 #include "search/options.h"
 #include "search/param_value.h"
 

@@ -1,4 +1,4 @@
-#include "worker/hparams/hparams.h"
+#include "common/hparams/hparams.h"
 
 #include <cmath>
 #include <functional>

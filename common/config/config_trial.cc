@@ -1,4 +1,5 @@
-#include "coordinator/config_trial.h"
+#include "common/config/config_trial.h"
+#include "common/metric_names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,11 +58,7 @@ std::string CheckCommandProgram(const TrialConfig& trial) {
   return "trial.command[0]: '" + program + "' is not found on PATH";
 }
 
-bool IsBuiltinMetric(const std::string& metric) {
-  static const char* const kMetrics[] = {"val_accuracy", "val_loss", "train_loss",
-                                         "val_rmse",     "val_mae",  "val_r2"};
-  return std::find(std::begin(kMetrics), std::end(kMetrics), metric) != std::end(kMetrics);
-}
+bool IsBuiltinMetric(const std::string& metric) { return common::IsBuiltinObjective(metric); }
 
 void ParseTrial(yamlcfg::MapReader& top, const std::string& origin, yamlcfg::Diagnostics* d,
                 TrialConfig* out) {

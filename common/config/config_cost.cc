@@ -1,4 +1,4 @@
-#include "coordinator/config_cost.h"
+#include "common/config/config_cost.h"
 
 #include <algorithm>
 #include <cmath>

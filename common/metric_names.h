@@ -1,0 +1,38 @@
+// The metric names the built-in trainer reports, which configs may name as the objective, and
+// which way each is better. The config (validation), the worker (reporting) and the coordinator
+// (divergence, logs) read them here, so a new metric is added once.
+#pragma once
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+
+namespace sift::common {
+
+inline constexpr const char* kValAccuracy = "val_accuracy";
+inline constexpr const char* kValLoss = "val_loss";
+inline constexpr const char* kTrainLoss = "train_loss";
+inline constexpr const char* kValRmse = "val_rmse";
+inline constexpr const char* kValMae = "val_mae";
+inline constexpr const char* kValR2 = "val_r2";
+// Reported every epoch beside them, never an objective.
+inline constexpr const char* kEpochSeconds = "epoch_seconds";
+inline constexpr const char* kSamplesPerSecond = "samples_per_second";
+inline constexpr const char* kDataWaitFraction = "data_wait_fraction";
+
+// What a built-in trial can be asked to optimise, in the order error messages list them.
+inline constexpr const char* kObjectiveMetrics[] = {kValAccuracy, kValLoss, kTrainLoss,
+                                                    kValRmse,     kValMae,  kValR2};
+
+inline bool IsBuiltinObjective(const std::string& metric) {
+  return std::find(std::begin(kObjectiveMetrics), std::end(kObjectiveMetrics), metric) !=
+         std::end(kObjectiveMetrics);
+}
+
+// Accuracy and R^2 grow as a model gets better; every other built-in metric is a loss or an
+// error and shrinks.
+inline bool HigherIsBetter(const std::string& metric) {
+  return metric == kValAccuracy || metric == kValR2;
+}
+
+}  // namespace sift::common
