@@ -65,6 +65,7 @@ TpeOptions ReadTpe(OptionReader& r) {
   o.gamma = r.Double("gamma", o.gamma, 1e-6, 1.0);
   o.gamma_max = r.Int("gamma_max", o.gamma_max, 1, kMaxInt);
   o.constant_liar = r.Bool("constant_liar", o.constant_liar);
+  o.max_above = r.Int("max_above", o.max_above, 0, kMaxInt);
   o.kernel.multivariate = r.Bool("multivariate", o.kernel.multivariate);
   o.kernel.consider_prior = r.Bool("consider_prior", o.kernel.consider_prior);
   o.kernel.prior_weight = r.Double("prior_weight", o.kernel.prior_weight, 1e-6, 1e6);

@@ -45,6 +45,61 @@ bool BetterObservation(const Observation& a, const Observation& b) {
   return a.number < b.number;
 }
 
+void ObservationIndex::Update(const StudyView& study, int64_t number,
+                              std::vector<int64_t>& open) {
+  const auto n = static_cast<size_t>(number);
+  const TrialView& t = study.trials[n];
+  Observation o{number, 0.0, t.LastResource(), false};
+  bool in = false;
+  if (t.state == TrialState::kDiverged) {
+    o.score = -std::numeric_limits<double>::infinity();
+    in = true;
+  } else if (!t.values.empty() &&
+             (t.state == TrialState::kCompleted || t.state == TrialState::kStopped ||
+              t.state == TrialState::kPaused)) {
+    const double v = t.values.rbegin()->second;
+    if (std::isfinite(v)) {
+      o.score = study.Score(v);
+      o.completed = t.state == TrialState::kCompleted;
+      in = true;
+    }
+  }
+  const Observation& old = entry_[n];
+  const bool same = in == static_cast<bool>(in_[n]) &&
+                    (!in || (old.score == o.score && old.resource == o.resource &&
+                             old.completed == o.completed));
+  if (!same) {
+    if (in_[n]) ranked_.erase(old);
+    if (in) {
+      ranked_.insert(o);
+      numbers_.insert(number);
+    } else {
+      numbers_.erase(number);
+    }
+    entry_[n] = o;
+    in_[n] = in;
+  }
+  if (!IsTerminal(t.state)) open.push_back(number);
+}
+
+void ObservationIndex::Sync(const StudyView& study) {
+  if (space_ != study.space || seed_ != study.seed || maximize_ != study.objective.maximize ||
+      study.trials.size() < seen_) {
+    *this = ObservationIndex();
+    space_ = study.space;
+    seed_ = study.seed;
+    maximize_ = study.objective.maximize;
+  }
+  entry_.resize(study.trials.size());
+  in_.resize(study.trials.size(), 0);
+  std::vector<int64_t> open;
+  open.reserve(open_.size() + study.trials.size() - seen_);
+  for (int64_t number : open_) Update(study, number, open);
+  for (size_t n = seen_; n < study.trials.size(); ++n) Update(study, static_cast<int64_t>(n), open);
+  seen_ = study.trials.size();
+  open_.swap(open);
+}
+
 void UnitCache::Reset(const StudyView& study) {
   space_ = study.space;
   seed_ = study.seed;

@@ -17,6 +17,9 @@ struct TpeOptions {
   double gamma = 0.1;            // fraction of trials taken as good...
   int64_t gamma_max = 25;        // ...at most this many
   bool constant_liar = false;    // count running trials as bad ones, to spread parallel workers
+  // g(x), the model of the bad trials, is fitted on at most this many of them, the most recent
+  // (0: all, as Optuna). Bounds the cost of an ask: see bench/search/README.md for why it is safe.
+  int64_t max_above = 100;
   TpeKernelOptions kernel;
 };
 
@@ -30,30 +33,16 @@ class TpeSearcher : public Searcher {
   struct Split {
     std::vector<int64_t> below, above;
   };
-  Split SplitTrials(const StudyView& study, const std::vector<Observation>& obs) const;
+  Split SplitTrials(const StudyView& study) const;
   Params SuggestOne(const StudyView& study, uint64_t number, const Split& split);
   // Fits l and g on `dims` (indices into the space) over the trials of each side where every
   // dim is active, samples candidates from l and writes the best into `out`.
   void SampleGroup(const StudyView& study, const std::vector<size_t>& dims, const Split& split,
                    Rng& rng, Params& out);
 
-  // For a 1-d numeric group on space dimension d: the rows (trial `numbers`, with `values`) in
-  // the order of the bandwidth sort, read off sorted_. False when that order cannot be used.
-  bool SortedRows(const StudyView& study, size_t d, const std::vector<int64_t>& numbers,
-                  const std::vector<double>& values, std::vector<size_t>& order);
-
   TpeOptions options_;
   UnitCache units_;
-  // Per space dimension, the unit values of every trial seen so far as (bit pattern, trial
-  // number), sorted. Trials' values never change while units_ keeps them, so each ask inserts
-  // only the new trials instead of sorting thousands; it starts over with units_.
-  struct SortedDim {
-    std::vector<std::pair<uint64_t, int64_t>> entries;
-    std::vector<char> has;  // by trial number
-  };
-  std::vector<SortedDim> sorted_;
-  uint64_t sorted_generation_ = 0;
-  std::vector<int64_t> row_of_;  // scratch: row index by trial number, -1 if not on this side
+  ObservationIndex index_;  // the observations and their ranking, updated per ask
 };
 
 }  // namespace sift::search

@@ -7,6 +7,7 @@
 
 #include "search/random_searcher.h"
 #include "search/tpe/parzen_estimator.h"
+#include "tests/search/history_sim.h"
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
@@ -155,6 +156,50 @@ TEST(TpeSearcher, CachesAcrossAsksNeverChangeSuggestions) {
       if (i == 200) study.trials.resize(120);  // another, shorter history
     }
   }
+}
+
+TEST(TpeSearcher, KeptAcrossAChurningHistoryEqualsAFreshSearcher) {
+  // The observation index and the bounded bad set, kept across asks while trials pause, resume,
+  // stop, fail and diverge, against a searcher built fresh on each view (a restarted coordinator).
+  const SearchSpace space = testing::MixedSpace();
+  for (int variant = 0; variant < 3; ++variant) {
+    TpeOptions o;
+    o.n_startup = 5;
+    o.max_above = variant == 0 ? 100 : 30;  // 30: the cap binds from about 40 observations on
+    o.constant_liar = variant >= 1;
+    o.kernel.multivariate = variant == 2;
+    TpeSearcher kept(o);
+    testing::ChurningStudy churn(space, 20 + variant, 5);
+    for (int i = 0; i < 250; ++i) {
+      const auto p = kept.Suggest(churn.study(), 1);
+      if (i % 5 == 0 || i > 230) {
+        TpeSearcher fresh(o);
+        ASSERT_EQ(fresh.Suggest(churn.study(), 1), p) << "variant " << variant << " ask " << i;
+      }
+      churn.Step(p[0]);
+    }
+  }
+}
+
+TEST(TpeSearcher, BoundedBadSetChangesNothingUntilItBinds) {
+  // With at most max_above bad trials the bound is not used: the same suggestions as unbounded.
+  const SearchSpace space = testing::MixedSpace();
+  TpeOptions bounded, unbounded;
+  bounded.max_above = 60;
+  unbounded.max_above = 0;
+  TpeSearcher a(bounded), b(unbounded);
+  int same = 0, later = 0;
+  testing::RunStudy(a, space, 160, 4, [&](const StudyView& study, const Params& p) {
+    const size_t n = study.trials.size();
+    const size_t n_below = std::min<size_t>(static_cast<size_t>(std::ceil(0.1 * n)), 25);
+    if (n - n_below <= 60) {
+      EXPECT_EQ(b.Suggest(study, 1)[0], p) << n;
+    } else {
+      ++later;
+      same += b.Suggest(study, 1)[0] == p ? 1 : 0;
+    }
+  });
+  EXPECT_LT(same, later);  // and once it binds, g is another model
 }
 
 TEST(TpeSearcher, StartupTrialsAreRandom) {
