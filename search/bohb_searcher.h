@@ -19,6 +19,12 @@ struct BohbOptions {
   int64_t num_samples = 64;
   double bandwidth_factor = 3.0;
   double min_bandwidth = 1e-3;
+  // Bounds on the trials the KDEs are fitted on (0: none): the good KDE on at most max_good of the
+  // best (the top top_n_percent, as TPE's gamma_max bounds its good set; the others then count
+  // as bad), the bad one on the max_bad most recent of the rest. They keep an ask's cost flat in
+  // the number of trials; see bench/search/README.md for why they are safe.
+  int64_t max_good = 25;
+  int64_t max_bad = 100;
 };
 
 class BohbSearcher : public Searcher {
@@ -27,11 +33,12 @@ class BohbSearcher : public Searcher {
   std::vector<Params> Suggest(const StudyView& study, int count) override;
 
   // The resource level the model is fitted on, or 0 when no level has enough reports.
-  int64_t ModelLevel(const StudyView& study) const;
+  int64_t ModelLevel(const StudyView& study);
 
  private:
   BohbOptions options_;
   UnitCache units_;
+  LevelIndex levels_;  // every level's values, updated per ask
 };
 
 }  // namespace sift::search

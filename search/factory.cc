@@ -123,6 +123,8 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
     o.num_samples = r.Int("num_samples", o.num_samples, 1, 100000);
     o.bandwidth_factor = r.Double("bandwidth_factor", o.bandwidth_factor, 1e-3, 1e3);
     o.min_bandwidth = r.Double("min_bandwidth", o.min_bandwidth, 1e-9, 1.0);
+    o.max_good = r.Int("max_good", o.max_good, 0, kMaxInt);
+    o.max_bad = r.Int("max_bad", o.max_bad, 0, kMaxInt);
     out = std::make_unique<BohbSearcher>(o);
   } else {
     std::string list;

@@ -45,8 +45,27 @@ bool BetterObservation(const Observation& a, const Observation& b) {
   return a.number < b.number;
 }
 
-void ObservationIndex::Update(const StudyView& study, int64_t number,
-                              std::vector<int64_t>& open) {
+bool TrialCursor::Advance(const StudyView& study, std::vector<int64_t>& look) {
+  const bool restart = space_ != study.space || seed_ != study.seed ||
+                       maximize_ != study.objective.maximize || study.trials.size() < seen_;
+  if (restart) {
+    space_ = study.space;
+    seed_ = study.seed;
+    maximize_ = study.objective.maximize;
+    seen_ = 0;
+    open_.clear();
+  }
+  look.swap(open_);
+  for (size_t n = seen_; n < study.trials.size(); ++n) look.push_back(static_cast<int64_t>(n));
+  seen_ = study.trials.size();
+  open_.clear();
+  for (int64_t n : look) {
+    if (!IsTerminal(study.trials[static_cast<size_t>(n)].state)) open_.push_back(n);
+  }
+  return restart;
+}
+
+void ObservationIndex::Update(const StudyView& study, int64_t number) {
   const auto n = static_cast<size_t>(number);
   const TrialView& t = study.trials[n];
   Observation o{number, 0.0, t.LastResource(), false};
@@ -68,36 +87,60 @@ void ObservationIndex::Update(const StudyView& study, int64_t number,
   const bool same = in == static_cast<bool>(in_[n]) &&
                     (!in || (old.score == o.score && old.resource == o.resource &&
                              old.completed == o.completed));
-  if (!same) {
-    if (in_[n]) ranked_.erase(old);
-    if (in) {
-      ranked_.insert(o);
-      numbers_.insert(number);
-    } else {
-      numbers_.erase(number);
-    }
-    entry_[n] = o;
-    in_[n] = in;
+  if (same) return;
+  if (in_[n]) ranked_.erase(old);
+  if (in) {
+    ranked_.insert(o);
+    numbers_.insert(number);
+  } else {
+    numbers_.erase(number);
   }
-  if (!IsTerminal(t.state)) open.push_back(number);
+  entry_[n] = o;
+  in_[n] = in;
 }
 
 void ObservationIndex::Sync(const StudyView& study) {
-  if (space_ != study.space || seed_ != study.seed || maximize_ != study.objective.maximize ||
-      study.trials.size() < seen_) {
-    *this = ObservationIndex();
-    space_ = study.space;
-    seed_ = study.seed;
-    maximize_ = study.objective.maximize;
+  if (cursor_.Advance(study, look_)) {
+    ranked_.clear();
+    numbers_.clear();
+    entry_.clear();
+    in_.clear();
   }
   entry_.resize(study.trials.size());
   in_.resize(study.trials.size(), 0);
-  std::vector<int64_t> open;
-  open.reserve(open_.size() + study.trials.size() - seen_);
-  for (int64_t number : open_) Update(study, number, open);
-  for (size_t n = seen_; n < study.trials.size(); ++n) Update(study, static_cast<int64_t>(n), open);
-  seen_ = study.trials.size();
-  open_.swap(open);
+  for (int64_t number : look_) Update(study, number);
+}
+
+void LevelIndex::Sync(const StudyView& study) {
+  if (cursor_.Advance(study, look_)) {
+    levels_.clear();
+    counted_.clear();
+  }
+  counted_.resize(study.trials.size());
+  std::vector<std::pair<int64_t, double>> now;
+  for (int64_t number : look_) {
+    const TrialView& t = study.trials[static_cast<size_t>(number)];
+    now.clear();
+    if (t.state != TrialState::kFailed) {
+      for (const auto& [resource, value] : t.values) {
+        if (std::isfinite(value)) now.push_back({resource, study.Score(value)});
+      }
+    }
+    auto& old = counted_[static_cast<size_t>(number)];
+    if (now == old) continue;
+    for (const auto& [resource, score] : old) {
+      Level& level = levels_[resource];
+      level.ranked.erase({score, number});
+      level.scores.erase(number);
+      if (level.scores.empty()) levels_.erase(resource);
+    }
+    for (const auto& [resource, score] : now) {
+      Level& level = levels_[resource];
+      level.ranked.insert({score, number});
+      level.scores[number] = score;
+    }
+    old = now;
+  }
 }
 
 void UnitCache::Reset(const StudyView& study) {

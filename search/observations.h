@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -28,6 +29,24 @@ std::vector<Observation> CollectObservations(const StudyView& study);
 // further, then by score, ties by trial number (Optuna ranks pruned trials the same way).
 bool BetterObservation(const Observation& a, const Observation& b);
 
+// Which trials of a study an index kept across asks must look at again: those new since the last
+// call and those that were not terminal then (a terminal trial never changes). Advance returns
+// true when the history is another one (space, seed or direction differ, or it shrank): the index
+// starts over, and `look` then lists every trial.
+class TrialCursor {
+ public:
+  bool Advance(const StudyView& study, std::vector<int64_t>& look);
+  // Trials that were not terminal at the last Advance (pending, running, paused), in trial order.
+  const std::vector<int64_t>& open() const { return open_; }
+
+ private:
+  const SearchSpace* space_ = nullptr;
+  uint64_t seed_ = 0;
+  bool maximize_ = true;
+  size_t seen_ = 0;
+  std::vector<int64_t> open_;
+};
+
 // CollectObservations and its ranking by BetterObservation, kept up to date across asks instead of
 // recomputed: Sync looks only at trials new since the last call and at those that were not yet
 // terminal then (a terminal trial never changes), so an ask after 10,000 trials costs what one
@@ -50,19 +69,45 @@ class ObservationIndex {
   // Their trial numbers, in trial order.
   const std::set<int64_t>& numbers() const { return numbers_; }
   // Trials that were not terminal at the last Sync (pending, running, paused), in trial order.
-  const std::vector<int64_t>& open() const { return open_; }
+  const std::vector<int64_t>& open() const { return cursor_.open(); }
 
  private:
-  void Update(const StudyView& study, int64_t number, std::vector<int64_t>& open);
-  const SearchSpace* space_ = nullptr;
-  uint64_t seed_ = 0;
-  bool maximize_ = true;
-  size_t seen_ = 0;  // trials looked at so far
+  void Update(const StudyView& study, int64_t number);
+  TrialCursor cursor_;
+  std::vector<int64_t> look_;
   std::set<Observation, Better> ranked_;
   std::set<int64_t> numbers_;
-  std::vector<int64_t> open_;
   std::vector<Observation> entry_;  // by trial number, valid where in_
   std::vector<char> in_;
+};
+
+// Per resource level (epoch), the trials with a finite value there and their scores: what BOHB
+// fits on, kept across asks like ObservationIndex. Failed trials count nowhere.
+class LevelIndex {
+ public:
+  struct Entry {
+    double score;
+    int64_t number;
+  };
+  // Best first: higher score, then lower trial number.
+  struct Better {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.score > b.score || (a.score == b.score && a.number < b.number);
+    }
+  };
+  struct Level {
+    std::set<Entry, Better> ranked;
+    std::map<int64_t, double> scores;  // by trial number
+  };
+  void Sync(const StudyView& study);
+  // Levels with at least one value.
+  const std::map<int64_t, Level>& levels() const { return levels_; }
+
+ private:
+  TrialCursor cursor_;
+  std::vector<int64_t> look_;
+  std::map<int64_t, Level> levels_;
+  std::vector<std::vector<std::pair<int64_t, double>>> counted_;  // by trial: (level, score)
 };
 
 // Each trial's parameters in unit space (NaN where inactive), computed once per trial number.
