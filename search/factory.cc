@@ -114,6 +114,7 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
     o.cost_aware = r.Bool("cost_aware", o.cost_aware);
     o.max_candidates = r.Int("max_candidates", o.max_candidates, 16, 1 << 20);
     o.fit_window = r.Int("fit_window", o.fit_window, 10, 5000);
+    o.max_points = r.Int("max_points", o.max_points, 0, kMaxInt);
     out = std::make_unique<GpSearcher>(space, o);
   } else if (type == "bohb") {
     BohbOptions o;

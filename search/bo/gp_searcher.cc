@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "search/bo/acquisition.h"
 #include "search/sobol.h"
@@ -59,20 +60,28 @@ struct GpSearcher::Model {
   explicit Model(size_t features) : gp(features), features(features) {}
 
   // Standardises y, refits hyperparameters if the refit set changed, and updates the factor.
+  // The model's rows are x/y; the refit set is `window` rows of the observations in trial order
+  // (all of them, also when the model keeps a subset): those before the last refit point.
   void Prepare(const std::vector<double>& x, const std::vector<double>& y,
-               const std::vector<int64_t>& numbers, int64_t window) {
+               const std::vector<int64_t>& all_numbers, const std::vector<double>& all_y,
+               const std::function<const double*(int64_t)>& features_of, int64_t window) {
     const size_t n = y.size();
     Standardize(y, &mean, &sd);
-    const size_t m = static_cast<size_t>(GpRefitPoint(static_cast<int64_t>(n)));
+    const size_t m = static_cast<size_t>(GpRefitPoint(static_cast<int64_t>(all_y.size())));
     const size_t start = m > static_cast<size_t>(window) ? m - window : 0;
-    std::vector<int64_t> fit_n(numbers.begin() + start, numbers.begin() + m);
-    std::vector<double> fit_raw(y.begin() + start, y.begin() + m);
+    std::vector<int64_t> fit_n(all_numbers.begin() + start, all_numbers.begin() + m);
+    std::vector<double> fit_raw(all_y.begin() + start, all_y.begin() + m);
     if (fit_n != fit_numbers || fit_raw != fit_y) {
       double fm, fs;
       Standardize(fit_raw, &fm, &fs);
       std::vector<double> ys(fit_raw.size());
       for (size_t i = 0; i < ys.size(); ++i) ys[i] = (fit_raw[i] - fm) / fs;
-      std::vector<double> xs(x.begin() + start * features, x.begin() + m * features);
+      std::vector<double> xs;
+      xs.reserve(fit_n.size() * features);
+      for (int64_t number : fit_n) {
+        const double* row = features_of(number);
+        xs.insert(xs.end(), row, row + features);
+      }
       hyper = FitHyperparameters(xs, ys, features);
       fit_numbers = std::move(fit_n);
       fit_y = std::move(fit_raw);
@@ -111,6 +120,27 @@ GpSearcher::GpSearcher(const SearchSpace& space, GpOptions options)
 
 GpSearcher::~GpSearcher() = default;
 
+const double* GpSearcher::Features(const StudyView& study, int64_t number) {
+  const size_t trials = study.trials.size();
+  if (cached_space_ != study.space || cached_seed_ != study.seed || cached_.size() > trials) {
+    cached_space_ = study.space;
+    cached_seed_ = study.seed;
+    cached_.clear();
+    cached_x_.clear();
+  }
+  if (cached_.size() < trials) {
+    cached_.resize(trials, 0);
+    cached_x_.resize(trials * features_);
+  }
+  const auto i = static_cast<size_t>(number);
+  double* row = cached_x_.data() + i * features_;
+  if (!cached_[i]) {
+    Encode(*study.space, study.trials[i].params, row);
+    cached_[i] = 1;
+  }
+  return row;
+}
+
 std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
   const SearchSpace& space = *study.space;
   const size_t dims = space.size();
@@ -123,24 +153,57 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
     for (int i = 0; i < count; ++i) out.push_back(SobolSearcher::PointFor(study, study.trials.size() + i));
     return out;
   }
-  const size_t n = obs.size();
-  std::vector<double> x(n * features_), y(n), cx, cy;
-  std::vector<int64_t> numbers(n), cnumbers;
-  for (size_t i = 0; i < n; ++i) {
-    const TrialView& t = study.trials[static_cast<size_t>(obs[i].number)];
-    Encode(space, t.params, &x[i * features_]);
-    y[i] = obs[i].score;
-    numbers[i] = obs[i].number;
-    if (options_.cost_aware && t.cost_dollars > 0) {
-      cx.insert(cx.end(), x.begin() + i * features_, x.begin() + (i + 1) * features_);
-      cy.push_back(std::log(t.cost_dollars));
-      cnumbers.push_back(t.number);
+  // The rows the GP conditions on: every observation, or past max_points the best half by score
+  // (ties: lower trial number) and the most recent of the others, in trial order.
+  const size_t n_all = obs.size();
+  std::vector<char> keep(n_all, 1);
+  const size_t cap = options_.max_points > 0 ? static_cast<size_t>(options_.max_points) : n_all;
+  if (n_all > cap) {
+    std::fill(keep.begin(), keep.end(), 0);
+    std::vector<size_t> by_score(n_all);
+    for (size_t i = 0; i < n_all; ++i) by_score[i] = i;
+    const size_t n_best = cap / 2;
+    std::nth_element(by_score.begin(), by_score.begin() + static_cast<std::ptrdiff_t>(n_best),
+                     by_score.end(), [&](size_t a, size_t b) {
+                       return obs[a].score > obs[b].score ||
+                              (obs[a].score == obs[b].score && a < b);
+                     });
+    for (size_t r = 0; r < n_best; ++r) keep[by_score[r]] = 1;
+    size_t kept = n_best;
+    for (size_t i = n_all; i-- > 0 && kept < cap;) {
+      if (!keep[i]) {
+        keep[i] = 1;
+        ++kept;
+      }
     }
   }
+  std::vector<double> x, y, cx, cy, all_y(n_all), all_cy;
+  std::vector<int64_t> numbers, all_numbers(n_all), all_cnumbers;
+  for (size_t i = 0; i < n_all; ++i) {
+    const TrialView& t = study.trials[static_cast<size_t>(obs[i].number)];
+    const double* row = Features(study, obs[i].number);
+    all_y[i] = obs[i].score;
+    all_numbers[i] = obs[i].number;
+    const bool with_cost = options_.cost_aware && t.cost_dollars > 0;
+    if (with_cost) {
+      all_cy.push_back(std::log(t.cost_dollars));
+      all_cnumbers.push_back(t.number);
+    }
+    if (!keep[i]) continue;
+    x.insert(x.end(), row, row + features_);
+    y.push_back(obs[i].score);
+    numbers.push_back(obs[i].number);
+    if (with_cost) {
+      cx.insert(cx.end(), row, row + features_);
+      cy.push_back(std::log(t.cost_dollars));
+    }
+  }
+  const size_t n = y.size();
+  const auto features_of = [&](int64_t number) { return Features(study, number); };
   Model& f = *objective_;
-  f.Prepare(x, y, numbers, options_.fit_window);
+  f.Prepare(x, y, all_numbers, all_y, features_of, options_.fit_window);
   const bool use_cost = options_.cost_aware && cy.size() >= 2;
-  if (use_cost) cost_->Prepare(cx, cy, cnumbers, options_.fit_window);
+  if (use_cost) cost_->Prepare(cx, cy, all_cnumbers, all_cy, features_of, options_.fit_window);
 
   // Kriging believers for trials in flight.
   std::vector<double> feat(features_);

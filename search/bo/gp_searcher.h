@@ -31,6 +31,10 @@ struct GpOptions {
   bool cost_aware = false;
   int64_t max_candidates = 1024;  // Sobol candidates at small n (fewer as n grows)
   int64_t fit_window = 200;       // observations used to refit hyperparameters
+  // The GP conditions on at most this many observations (0: all): the best half by score and the
+  // most recent of the others. Keeps an ask's cost flat in the number of trials (exact GP is
+  // O(n^2) per ask and O(n^3) to rebuild); see bench/search/README.md for why it is safe.
+  int64_t max_points = 100;
 };
 
 // Whether the hyperparameters are refitted when the n-th observation arrives, and the last refit
@@ -46,9 +50,16 @@ class GpSearcher : public Searcher {
 
  private:
   struct Model;  // one GP with its hyperparameter cache (objective, or log cost)
+  // Encoded features of trial `number`, computed once per trial (parameters never change); starts
+  // over when the space or seed differs or the history shrinks.
+  const double* Features(const StudyView& study, int64_t number);
   GpOptions options_;
   size_t features_;
   std::unique_ptr<Model> objective_, cost_;
+  const SearchSpace* cached_space_ = nullptr;
+  uint64_t cached_seed_ = 0;
+  std::vector<double> cached_x_;
+  std::vector<char> cached_;
 };
 
 }  // namespace sift::search
