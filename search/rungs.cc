@@ -63,17 +63,46 @@ int HyperbandBracket(int64_t trial_number, int64_t n_brackets, int64_t eta) {
 }
 
 void RungRecord::Add(int64_t trial, double score) {
+  score = Orderable(score);
+  const auto t = static_cast<size_t>(trial);
+  if (t >= recorded_.size()) {
+    recorded_.resize(std::max(t + 1, 2 * recorded_.size()),
+                     std::numeric_limits<double>::quiet_NaN());
+  }
+  if (!std::isnan(recorded_[t])) return;
+  recorded_[t] = score;
   const Entry e{score, trial};
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), e, Better);
-  if (it != entries_.end() && it->trial == trial) return;
-  entries_.insert(it, e);
+  // An entry better than the worst of the top belongs in the top; the sizes are then restored by
+  // moving the boundary entries (at most one each way per insertion).
+  if (!top_.empty() && Better(e, top_.front())) {
+    top_.push_back(e);
+    std::push_heap(top_.begin(), top_.end(), Better);
+  } else {
+    rest_.push_back(e);
+    std::push_heap(rest_.begin(), rest_.end(), Worse);
+  }
+  const int64_t n = size();
+  const auto k = static_cast<size_t>(
+      eta_ <= 0 ? 0 : at_least_one_ ? SurvivorCount(n, eta_) : PromotableCount(n, eta_));
+  while (top_.size() > k) {
+    std::pop_heap(top_.begin(), top_.end(), Better);
+    rest_.push_back(top_.back());
+    top_.pop_back();
+    std::push_heap(rest_.begin(), rest_.end(), Worse);
+  }
+  while (top_.size() < k && !rest_.empty()) {
+    std::pop_heap(rest_.begin(), rest_.end(), Worse);
+    top_.push_back(rest_.back());
+    rest_.pop_back();
+    std::push_heap(top_.begin(), top_.end(), Better);
+  }
 }
 
-int64_t RungRecord::RankOf(int64_t trial, double score) const {
-  const Entry e{score, trial};
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), e, Better);
-  if (it == entries_.end() || it->trial != trial) return -1;
-  return it - entries_.begin();
+bool RungRecord::InTop(int64_t trial, double score) const {
+  score = Orderable(score);
+  const auto t = static_cast<size_t>(trial);
+  if (t >= recorded_.size() || !(recorded_[t] == score) || top_.empty()) return false;
+  return !Better(Cutoff(), Entry{score, trial});
 }
 
 }  // namespace sift::search
