@@ -5,6 +5,8 @@
 // at least min_bandwidth; Aitchison-Aitken for categoricals), num_samples candidates drawn from the
 // good KDE widened by bandwidth_factor, the one maximising l(x)/g(x) kept. Inactive conditional
 // parameters are imputed at the centre of their range for the model and dropped from suggestions.
+// Cost per ask, flat in the number of trials: the levels are kept across asks (LevelIndex) and the
+// KDEs are fitted on at most max_good + max_bad trials (see BohbOptions).
 #pragma once
 
 #include "search/observations.h"

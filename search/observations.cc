@@ -91,9 +91,9 @@ void ObservationIndex::Update(const StudyView& study, int64_t number) {
   if (in_[n]) ranked_.erase(old);
   if (in) {
     ranked_.insert(o);
-    numbers_.insert(number);
-  } else {
-    numbers_.erase(number);
+    if (numbers_.insert(number).second) Count(n, +1);
+  } else if (numbers_.erase(number) > 0) {
+    Count(n, -1);
   }
   entry_[n] = o;
   in_[n] = in;
@@ -103,12 +103,48 @@ void ObservationIndex::Sync(const StudyView& study) {
   if (cursor_.Advance(study, look_)) {
     ranked_.clear();
     numbers_.clear();
+    fenwick_.clear();
     entry_.clear();
     in_.clear();
   }
   entry_.resize(study.trials.size());
   in_.resize(study.trials.size(), 0);
+  if (fenwick_.size() <= study.trials.size()) {
+    // Grown to the next power of two and rebuilt from the members: O(n) once per doubling.
+    size_t size = 1024;
+    while (size <= study.trials.size()) size *= 2;
+    fenwick_.assign(size + 1, 0);
+    for (int64_t number : numbers_) {
+      for (size_t i = static_cast<size_t>(number) + 1; i <= size; i += i & (~i + 1)) ++fenwick_[i];
+    }
+  }
   for (int64_t number : look_) Update(study, number);
+}
+
+void ObservationIndex::Count(size_t number, int delta) {
+  for (size_t i = number + 1; i < fenwick_.size(); i += i & (~i + 1)) fenwick_[i] += delta;
+}
+
+size_t ObservationIndex::CountBefore(int64_t number) const {
+  int64_t sum = 0;
+  for (size_t i = std::min(static_cast<size_t>(std::max<int64_t>(number, 0)), fenwick_.size() - 1);
+       i > 0; i -= i & (~i + 1)) {
+    sum += fenwick_[i];
+  }
+  return static_cast<size_t>(sum);
+}
+
+int64_t ObservationIndex::Kth(size_t k) const {
+  // Descend the implicit tree: the largest prefix holding at most k observations.
+  size_t pos = 0;
+  auto left = static_cast<int64_t>(k);
+  for (size_t step = (fenwick_.size() - 1) / 2 * 2; step > 0; step /= 2) {
+    if (pos + step < fenwick_.size() && fenwick_[pos + step] <= left) {
+      pos += step;
+      left -= fenwick_[pos];
+    }
+  }
+  return static_cast<int64_t>(pos);  // prefix [1, pos] holds k: the next is trial number pos
 }
 
 void LevelIndex::Sync(const StudyView& study) {

@@ -70,10 +70,16 @@ class ObservationIndex {
   const std::set<int64_t>& numbers() const { return numbers_; }
   // Trials that were not terminal at the last Sync (pending, running, paused), in trial order.
   const std::vector<int64_t>& open() const { return cursor_.open(); }
+  // Observations with a trial number below `number`, and the trial number of the k-th observation
+  // in trial order (0-based, k < size()): O(log n) each, through a Fenwick tree of counts.
+  size_t CountBefore(int64_t number) const;
+  int64_t Kth(size_t k) const;
 
  private:
   void Update(const StudyView& study, int64_t number);
+  void Count(size_t number, int delta);
   TrialCursor cursor_;
+  std::vector<int64_t> fenwick_;  // 1-based over trial numbers; sized to a power of two
   std::vector<int64_t> look_;
   std::set<Observation, Better> ranked_;
   std::set<int64_t> numbers_;

@@ -1,6 +1,6 @@
 // Median simple regret after 25, 50 and 100 evaluations over 10 seeds, on Branin, Hartmann-6 and
 // a mixed space, for each searcher; Optuna 3.1 (same problems and seeds) printed alongside.
-// Usage: search_quality_bench [optuna_quality.txt] [searcher[:key=int]...,...] [long]
+// Usage: search_quality_bench [optuna_quality.txt] [searcher[:key=int]...,...] [long|B1,B2,B3]
 // `long`: after 100, 250 and 500 evaluations instead (where the bounds on TPE's and BOHB's
 // models bind; e.g. `tpe,tpe:max_above=0` compares the bounded model with the exact one).
 #include <cstdio>
@@ -81,7 +81,14 @@ int main(int argc, char** argv) {
       searchers.push_back({s, type, options});
     }
   }
-  if (argc > 3 && std::strcmp(argv[3], "long") == 0) budgets = {100, 250, 500};
+  if (argc > 3 && std::strcmp(argv[3], "long") == 0) {
+    budgets = {100, 250, 500};
+  } else if (argc > 3) {  // three budgets, e.g. 100,150,250
+    budgets.clear();
+    std::stringstream list(argv[3]);
+    for (std::string b; std::getline(list, b, ',');) budgets.push_back(std::stoi(b));
+    if (budgets.size() != 3) return 2;
+  }
   std::printf("\n## Median simple regret over %d seeds (lower is better)\n\n", kSeeds);
   std::printf("| function | searcher | @%d | @%d | @%d | seconds per run |\n"
               "|---|---|---|---|---|---|\n", budgets[0], budgets[1], budgets[2]);

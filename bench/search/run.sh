@@ -28,6 +28,7 @@ fi
 if [[ "$what" == quality-long ]]; then  # the bounded TPE / BOHB models against the exact ones
   "$build/bench/search/search_quality_bench" "" \
     "tpe,tpe:max_above=0,bohb,bohb:max_good=0:max_bad=0" long
+  "$build/bench/search/search_quality_bench" "" "gp,gp:max_points=0" 100,150,250
 fi
 if [[ "$what" == tpe || "$what" == all ]]; then
   "$py" "$here/tpe_vs_optuna.py" "$build/bench/search/search_tpe_suggest"

@@ -7,7 +7,10 @@
 //
 // Cost: hyperparameters are refitted only at fixed observation counts (every one up to 25, every
 // 5th to 100, every 25th to 500, every 100th beyond) on at most the 200 most recent observations,
-// so refits are rare and each is bounded. The Cholesky factor grows by one row per observation.
+// so refits are rare and each is bounded. The GP conditions on at most max_points observations
+// (the best half by score, then the most recent others, in trial order), so an ask costs the same
+// at 10,000 trials as at 100; the Cholesky factor keeps the rows before the first one that changed
+// (a new trial usually replaces the oldest recent one: about half the rows are refactored).
 // The candidate count shrinks as n grows, and exact variances (O(n^2) each) are computed only for
 // candidates whose EI upper bound (variance conditioned on the nearest point alone, which can only
 // be larger) beats the best exact value found so far: the argmax is exact over the candidate set.

@@ -217,15 +217,16 @@ double ParzenEstimator::LogPdf(const double* x) const {
   return top + std::log(sum) - std::log(total_weight_);
 }
 
+double TpeDefaultWeight(size_t n, size_t i) {
+  const size_t ramp = n >= 25 ? n - 25 : 0;  // numpy.linspace(1/n, 1, n - 25)
+  if (i >= ramp) return 1.0;
+  const double lo = 1.0 / static_cast<double>(n);
+  return ramp == 1 ? lo : lo + (1.0 - lo) * static_cast<double>(i) / (ramp - 1);
+}
+
 std::vector<double> TpeDefaultWeights(size_t n) {
-  std::vector<double> w(n, 1.0);
-  if (n >= 25) {
-    const size_t ramp = n - 25;  // numpy.linspace(1/n, 1, n - 25)
-    for (size_t i = 0; i < ramp; ++i) {
-      const double lo = 1.0 / static_cast<double>(n);
-      w[i] = ramp == 1 ? lo : lo + (1.0 - lo) * static_cast<double>(i) / (ramp - 1);
-    }
-  }
+  std::vector<double> w(n);
+  for (size_t i = 0; i < n; ++i) w[i] = TpeDefaultWeight(n, i);
   return w;
 }
 

@@ -30,7 +30,6 @@ TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
   auto best = index_.ranked().begin();
   for (size_t i = 0; i < n_below; ++i, ++best) s.below.push_back(best->number);
   std::sort(s.below.begin(), s.below.end());
-  const size_t cap = options_.max_above > 0 ? static_cast<size_t>(options_.max_above) : SIZE_MAX;
   // Newest first: observations not in below, merged with the liars (both descending).
   std::vector<int64_t> liars;
   if (options_.constant_liar) {
@@ -39,9 +38,13 @@ TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
       if (state == TrialState::kRunning || state == TrialState::kPending) liars.push_back(*it);
     }
   }
+  const size_t n_above = n - n_below + liars.size();
+  const auto max_above = static_cast<size_t>(options_.max_above);
+  const bool sampled = max_above > 0 && n_above > max_above;
+  const size_t recent = sampled ? max_above - max_above / 2 : n_above;
   auto obs = index_.numbers().rbegin();
   auto liar = liars.begin();
-  while (s.above.size() < cap) {
+  while (s.above.size() < recent) {
     const bool have_obs = obs != index_.numbers().rend();
     if (!have_obs && liar == liars.end()) break;
     if (!have_obs || (liar != liars.end() && *liar > *obs)) {
@@ -53,6 +56,35 @@ TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
     }
   }
   std::reverse(s.above.begin(), s.above.end());
+  if (!sampled || s.above.empty()) return s;
+  // The older bad trials (observations before the recent ones; liars that old are left out):
+  // k evenly spaced by position, read off the index's counts in O(k log n).
+  const int64_t boundary = s.above.front();
+  const size_t below_before = static_cast<size_t>(
+      std::lower_bound(s.below.begin(), s.below.end(), boundary) - s.below.begin());
+  const size_t old = index_.CountBefore(boundary) - below_before;
+  const size_t k = std::min(max_above / 2, old);
+  const size_t n_eff = old + s.above.size();  // the bad list Optuna would weight
+  std::vector<int64_t> sample;
+  for (size_t j = 0; j < k; ++j) {
+    const size_t p = old == k ? j : (2 * j + 1) * old / (2 * k);  // the middle of stratum j
+    s.above_weights.push_back(TpeDefaultWeight(n_eff, p) * static_cast<double>(old) /
+                              static_cast<double>(k));
+    // The p-th observation not in below: skip as many below trials as precede it.
+    int64_t t = index_.Kth(p);
+    for (;;) {
+      const auto skipped = static_cast<size_t>(
+          std::upper_bound(s.below.begin(), s.below.end(), t) - s.below.begin());
+      const int64_t next = index_.Kth(p + skipped);
+      if (next == t) break;
+      t = next;
+    }
+    sample.push_back(t);
+  }
+  for (size_t i = 0; i < s.above.size(); ++i) {
+    s.above_weights.push_back(TpeDefaultWeight(n_eff, old + i));
+  }
+  s.above.insert(s.above.begin(), sample.begin(), sample.end());
   return s;
 }
 
@@ -60,15 +92,17 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
                               const Split& split, Rng& rng, Params& out) {
   const SearchSpace& space = *study.space;
   const std::vector<int> choices = Choices(space, dims);
-  // Rows of one side's trials where every dim of the group is active.
-  auto rows = [&](const std::vector<int64_t>& numbers) {
+  // Rows of one side's trials where every dim of the group is active, with their weights.
+  auto rows = [&](const std::vector<int64_t>& numbers, const std::vector<double>& given,
+                  std::vector<double>& weights) {
     std::vector<double> m;
     m.reserve(numbers.size() * dims.size());
-    for (int64_t number : numbers) {
-      const double* row = units_.Row(study, number);
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      const double* row = units_.Row(study, numbers[i]);
       bool active = true;
       for (size_t d : dims) active = active && !std::isnan(row[d]);
       if (!active) continue;
+      if (!given.empty()) weights.push_back(given[i]);
       for (size_t j = 0; j < dims.size(); ++j) {
         const double u = row[dims[j]];
         // Categoricals as their index: ToUnit put choice i at (i + 0.5) / k.
@@ -81,12 +115,13 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
   };
   TpeKernelOptions kernel = options_.kernel;
   kernel.multivariate = kernel.multivariate && dims.size() > 1;
-  const std::vector<double> below = rows(split.below);
-  const std::vector<double> above = rows(split.above);
+  std::vector<double> below_weights, above_weights;
+  const std::vector<double> below = rows(split.below, {}, below_weights);
+  const std::vector<double> above = rows(split.above, split.above_weights, above_weights);
+  if (split.above_weights.empty()) above_weights = TpeDefaultWeights(above.size() / dims.size());
   const ParzenEstimator l =
       BuildTpeEstimator(choices, below, TpeDefaultWeights(below.size() / dims.size()), kernel);
-  const ParzenEstimator g =
-      BuildTpeEstimator(choices, above, TpeDefaultWeights(above.size() / dims.size()), kernel);
+  const ParzenEstimator g = BuildTpeEstimator(choices, above, above_weights, kernel);
   std::vector<double> best;
   double best_score = -INFINITY;
   for (int64_t i = 0; i < options_.n_ei_candidates; ++i) {

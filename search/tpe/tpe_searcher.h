@@ -3,6 +3,13 @@
 // 24 candidates drawn from l(x) and the one maximising l(x)/g(x) kept. Univariate by default (one
 // estimator pair per parameter, conditional parameters fitted on the trials where they are
 // active); `multivariate` models the unconditional parameters jointly.
+//
+// Cost per ask, flat in the number of trials: the observations and their ranking are kept across
+// asks (ObservationIndex), the good set is at most gamma_max trials, and g(x) is fitted on at most
+// max_above bad trials. That bound is the one approximation: past it, g keeps the most recent half
+// with Optuna's weights and an evenly spaced sample of the older trials, each weighted by Optuna's
+// weight at its position times the number of trials it stands for (a stratified estimate of
+// Optuna's sum over every old trial).
 #pragma once
 
 #include "search/observations.h"
@@ -17,8 +24,9 @@ struct TpeOptions {
   double gamma = 0.1;            // fraction of trials taken as good...
   int64_t gamma_max = 25;        // ...at most this many
   bool constant_liar = false;    // count running trials as bad ones, to spread parallel workers
-  // g(x), the model of the bad trials, is fitted on at most this many of them, the most recent
-  // (0: all, as Optuna). Bounds the cost of an ask: see bench/search/README.md for why it is safe.
+  // g(x), the model of the bad trials, is fitted on at most this many of them (0: all, as Optuna):
+  // past that, the most recent half and an evenly spaced sample of the older ones, weighted to
+  // stand for those they skip. Bounds the cost of an ask: see bench/search/README.md.
   int64_t max_above = 100;
   TpeKernelOptions kernel;
 };
@@ -32,6 +40,7 @@ class TpeSearcher : public Searcher {
   // Trials split into good (below) and bad (above), each in trial order.
   struct Split {
     std::vector<int64_t> below, above;
+    std::vector<double> above_weights;  // per above trial; empty: TpeDefaultWeights per group
   };
   Split SplitTrials(const StudyView& study) const;
   Params SuggestOne(const StudyView& study, uint64_t number, const Split& split);

@@ -60,8 +60,9 @@ TEST(ObservationsTest, OnlyDivergedTrialsStillGiveFiniteScores) {
 namespace sift::search {
 namespace {
 
-// The index, kept across 600 changes of a churning history, against a recomputation from scratch
-// (CollectObservations with diverged trials scored -infinity, sorted by BetterObservation), and
+// The index, kept across 1,500 changes of a churning history, against a recomputation from scratch
+// (CollectObservations with diverged trials scored -infinity, sorted by BetterObservation; the
+// k-th observation and counts before a trial number from that list), and
 // restarted when the history is swapped for a shorter one or the direction changes.
 TEST(ObservationIndexTest, KeptAcrossChangesEqualsARecomputation) {
   const SearchSpace space = testing::MixedSpace();
@@ -71,10 +72,10 @@ TEST(ObservationIndexTest, KeptAcrossChangesEqualsARecomputation) {
     study.objective.maximize = maximize;
     ObservationIndex index;
     Rng rng(5);
-    for (int step = 0; step < 600; ++step) {
+    for (int step = 0; step < 1500; ++step) {
       churn.Step(space.Sample(rng));
-      if (step == 400) study.trials.resize(150);
-      if (step == 500) study.objective.maximize = !study.objective.maximize;
+      if (step == 1200) study.trials.resize(150);
+      if (step == 1300) study.objective.maximize = !study.objective.maximize;
       index.Sync(study);
       std::vector<Observation> want = CollectObservations(study);
       for (Observation& o : want) {
@@ -98,6 +99,11 @@ TEST(ObservationIndexTest, KeptAcrossChangesEqualsARecomputation) {
         EXPECT_EQ(o.completed, w.completed);
       }
       EXPECT_EQ(std::vector<int64_t>(index.numbers().begin(), index.numbers().end()), numbers);
+      for (size_t k = 0; k < numbers.size(); k += 1 + k / 8) {
+        ASSERT_EQ(index.Kth(k), numbers[k]) << "step " << step;
+        ASSERT_EQ(index.CountBefore(numbers[k]), k);
+        EXPECT_EQ(index.CountBefore(numbers[k] + 1), k + 1);
+      }
       EXPECT_EQ(index.open(), open);
     }
   }
