@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/search/bench_util.h"
 #include "search/factory.h"
@@ -49,27 +52,43 @@ TrialView FinishedTrial(const search::SearchSpace& space, int64_t number, Rng& r
   return t;
 }
 
-// Median microseconds of one Suggest after `at` finished trials (each ask is then told).
-double AskUs(const std::string& type, const search::SearchSpace& space, int at, int asks) {
-  StudyView study;
-  study.space = &space;
-  study.seed = 1;
-  study.max_resource = kEpochs;
-  Rng rng(7);
-  for (int i = 0; i < at; ++i) study.trials.push_back(FinishedTrial(space, i, rng));
-  std::vector<std::string> errors;
-  auto searcher = search::MakeSearcher(type, {}, space, &errors);
-  searcher->Suggest(study, 1);  // cold: caches fill, as on the coordinator's first ask
-  std::vector<double> us;
-  for (int i = 0; i < asks; ++i) {
+// A study with `at` finished trials and its searcher, asked one configuration at a time (each
+// suggestion is then told as a finished trial, as a running study sees it).
+struct AskedStudy {
+  AskedStudy(const std::string& type, const search::SearchSpace& space, int at) : rng(7) {
+    study.space = &space;
+    study.seed = 1;
+    study.max_resource = kEpochs;
+    for (int i = 0; i < at; ++i) study.trials.push_back(FinishedTrial(space, i, rng));
+    std::vector<std::string> errors;
+    searcher = search::MakeSearcher(type, {}, space, &errors);
+    searcher->Suggest(study, 1);  // cold: caches fill, as on the coordinator's first ask
+  }
+  double AskUs() {
     const double t0 = NowMs();
     auto p = searcher->Suggest(study, 1);
-    us.push_back((NowMs() - t0) * 1e3);
-    TrialView t = FinishedTrial(space, static_cast<int64_t>(study.trials.size()), rng);
+    const double us = (NowMs() - t0) * 1e3;
+    TrialView t = FinishedTrial(*study.space, static_cast<int64_t>(study.trials.size()), rng);
     if (!p.empty()) t.params = p[0];
     study.trials.push_back(std::move(t));
+    return us;
   }
-  return Median(us);
+  StudyView study;
+  Rng rng;
+  std::unique_ptr<search::Searcher> searcher;
+};
+
+// Median microseconds of one Suggest after `at[0]` and after `at[1]` finished trials. The two
+// studies are asked in turn, so that a change in the machine's load falls on both alike.
+std::pair<double, double> AskUs(const std::string& type, const search::SearchSpace& space,
+                                const int at[2], int asks) {
+  AskedStudy near(type, space, at[0]), far(type, space, at[1]);
+  std::vector<double> us[2];
+  for (int i = 0; i < asks; ++i) {
+    us[0].push_back(near.AskUs());
+    us[1].push_back(far.AskUs());
+  }
+  return {Median(us[0]), Median(us[1])};
 }
 
 struct SchedulerTimes {
@@ -168,8 +187,8 @@ int main(int argc, char** argv) {
   for (const char* type : {"random", "sobol", "grid", "tpe", "bohb", "gp"}) {
     if (!wanted(type, false)) continue;
     const bool gp = std::string(type) == "gp";
-    Row(std::string(type) + " Suggest", AskUs(type, space, points[0], gp ? 5 : 20),
-        AskUs(type, space, points[1], gp ? 2 : 20));
+    const auto [near, far_us] = AskUs(type, space, points, gp ? 5 : 20);
+    Row(std::string(type) + " Suggest", near, far_us);
   }
   return 0;
 }
