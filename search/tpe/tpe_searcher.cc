@@ -158,6 +158,13 @@ Params TpeSearcher::SuggestOne(const StudyView& study, uint64_t number, const Sp
   return out;
 }
 
+std::pair<std::vector<int64_t>, std::vector<double>> TpeSearcher::BadTrials(
+    const StudyView& study) {
+  index_.Sync(study);
+  Split s = SplitTrials(study);
+  return {std::move(s.above), std::move(s.above_weights)};
+}
+
 std::vector<Params> TpeSearcher::Suggest(const StudyView& study, int count) {
   std::vector<Params> out;
   index_.Sync(study);

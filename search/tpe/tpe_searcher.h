@@ -36,6 +36,10 @@ class TpeSearcher : public Searcher {
   explicit TpeSearcher(TpeOptions options) : options_(options) {}
   std::vector<Params> Suggest(const StudyView& study, int count) override;
 
+  // The bad trials g(x) is fitted on, in trial order, and their weights (empty: Optuna's default
+  // weights for their count), as Suggest on `study` would use them. For tests and diagnostics.
+  std::pair<std::vector<int64_t>, std::vector<double>> BadTrials(const StudyView& study);
+
  private:
   // Trials split into good (below) and bad (above), each in trial order.
   struct Split {
