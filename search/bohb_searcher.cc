@@ -27,6 +27,43 @@ int64_t BohbSearcher::ModelLevel(const StudyView& study) {
   return 0;
 }
 
+// Good: the best n_good (at most max_good), best first. Bad: the max_bad most recent of the
+// others, best first. Unbounded, and while the bounds do not bind, that is every trial at the
+// level in rank order, split at n_good.
+std::pair<std::vector<LevelIndex::Entry>, std::vector<LevelIndex::Entry>> BohbSearcher::ModelSets(
+    int64_t level) const {
+  const LevelIndex::Level& lv = levels_.levels().at(level);
+  const size_t n = lv.scores.size();
+  size_t n_good = std::max<size_t>(
+      2, static_cast<size_t>(options_.top_n_percent / 100.0 * static_cast<double>(n)));
+  if (options_.max_good > 0) n_good = std::min(n_good, static_cast<size_t>(options_.max_good));
+  const size_t max_bad = options_.max_bad > 0 ? static_cast<size_t>(options_.max_bad) : SIZE_MAX;
+  std::vector<LevelIndex::Entry> good, bad;
+  for (auto it = lv.ranked.begin(); it != lv.ranked.end() && good.size() < n_good; ++it) {
+    good.push_back(*it);
+  }
+  // Bad: ranked after the last good one (none when every trial is good). Newest first, so at
+  // most n_good are passed over.
+  for (auto it = lv.scores.rbegin();
+       good.size() == n_good && it != lv.scores.rend() && bad.size() < max_bad; ++it) {
+    const LevelIndex::Entry e{it->second, it->first};
+    if (LevelIndex::Better()(good.back(), e)) bad.push_back(e);
+  }
+  std::sort(bad.begin(), bad.end(), LevelIndex::Better());
+  return {good, bad};
+}
+
+std::pair<std::vector<int64_t>, std::vector<int64_t>> BohbSearcher::ModelTrials(
+    const StudyView& study) {
+  std::pair<std::vector<int64_t>, std::vector<int64_t>> out;
+  const int64_t level = ModelLevel(study);
+  if (level == 0) return out;
+  const auto [good, bad] = ModelSets(level);
+  for (const auto& e : good) out.first.push_back(e.number);
+  for (const auto& e : bad) out.second.push_back(e.number);
+  return out;
+}
+
 std::vector<Params> BohbSearcher::Suggest(const StudyView& study, int count) {
   const SearchSpace& space = *study.space;
   const size_t dims = space.size();
@@ -39,28 +76,7 @@ std::vector<Params> BohbSearcher::Suggest(const StudyView& study, int count) {
   // Good and bad sets at the model level, as rows of unit values / category indices.
   std::vector<double> good, bad;
   if (level > 0) {
-    // Good: the best n_good (at most max_good), best first. Bad: the max_bad most recent of the
-    // others, best first. Unbounded, and while the bounds do not bind, that is every trial at the
-    // level in rank order, split at n_good.
-    const LevelIndex::Level& lv = levels_.levels().at(level);
-    const size_t n = lv.scores.size();
-    size_t n_good = std::max<size_t>(
-        2, static_cast<size_t>(options_.top_n_percent / 100.0 * static_cast<double>(n)));
-    if (options_.max_good > 0) n_good = std::min(n_good, static_cast<size_t>(options_.max_good));
-    const size_t max_bad = options_.max_bad > 0 ? static_cast<size_t>(options_.max_bad) : SIZE_MAX;
-    std::vector<LevelIndex::Entry> picked;
-    for (auto it = lv.ranked.begin(); it != lv.ranked.end() && picked.size() < n_good; ++it) {
-      picked.push_back(*it);
-    }
-    // Bad: ranked after the last good one (none when every trial is good). Newest first, so at
-    // most n_good are passed over.
-    std::vector<LevelIndex::Entry> bad_entries;
-    for (auto it = lv.scores.rbegin();
-         picked.size() == n_good && it != lv.scores.rend() && bad_entries.size() < max_bad; ++it) {
-      const LevelIndex::Entry e{it->second, it->first};
-      if (LevelIndex::Better()(picked.back(), e)) bad_entries.push_back(e);
-    }
-    std::sort(bad_entries.begin(), bad_entries.end(), LevelIndex::Better());
+    const auto [picked, bad_entries] = ModelSets(level);
     auto add_rows = [&](const std::vector<LevelIndex::Entry>& entries, std::vector<double>& out) {
       for (const LevelIndex::Entry& e : entries) {
         const double* row = units_.Row(study, e.number);

@@ -36,8 +36,13 @@ class BohbSearcher : public Searcher {
 
   // The resource level the model is fitted on, or 0 when no level has enough reports.
   int64_t ModelLevel(const StudyView& study);
+  // The trials of the good and the bad KDE at that level, best first (before the check that
+  // there are enough bad ones). For tests and diagnostics.
+  std::pair<std::vector<int64_t>, std::vector<int64_t>> ModelTrials(const StudyView& study);
 
  private:
+  std::pair<std::vector<LevelIndex::Entry>, std::vector<LevelIndex::Entry>> ModelSets(
+      int64_t level) const;
   BohbOptions options_;
   UnitCache units_;
   LevelIndex levels_;  // every level's values, updated per ask

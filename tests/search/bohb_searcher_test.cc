@@ -112,6 +112,57 @@ TEST(BohbSearcher, KeptAcrossAChurningHistoryEqualsAFreshSearcher) {
   }
 }
 
+TEST(BohbSearcher, ModelSetsKeptAcrossAsksEqualARecomputation) {
+  // From scratch: the level's trials sorted best first, the top n_good (at most max_good) good,
+  // the max_bad most recent of the rest bad, best first.
+  const SearchSpace space = testing::MixedSpace();
+  BohbOptions o;
+  o.min_points = 4;
+  o.max_good = 5;
+  o.max_bad = 15;
+  BohbSearcher kept(o);
+  testing::ChurningStudy churn(space, 17, 3);
+  Rng rng(3);
+  int bound = 0;
+  for (int i = 0; i < 300; ++i) {
+    const StudyView& study = churn.study();
+    const int64_t level = kept.ModelLevel(study);
+    const auto got = kept.ModelTrials(study);
+    std::vector<LevelIndex::Entry> at;
+    for (const TrialView& t : study.trials) {
+      auto it = t.values.find(level);
+      if (t.state != TrialState::kFailed && it != t.values.end() && std::isfinite(it->second)) {
+        at.push_back({study.Score(it->second), t.number});
+      }
+    }
+    std::vector<int64_t> good, bad;
+    if (level > 0) {
+      std::vector<LevelIndex::Entry> ranked = at;
+      std::sort(ranked.begin(), ranked.end(), LevelIndex::Better());
+      const size_t n_good = std::min<size_t>(
+          5, std::max<size_t>(2, static_cast<size_t>(0.15 * static_cast<double>(at.size()))));
+      std::vector<LevelIndex::Entry> rest;
+      for (size_t r = 0; r < ranked.size(); ++r) {
+        if (r < n_good) good.push_back(ranked[r].number);
+        else rest.push_back(ranked[r]);
+      }
+      std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
+        return a.number > b.number;
+      });
+      if (rest.size() > 15) {
+        rest.resize(15);
+        ++bound;
+      }
+      std::sort(rest.begin(), rest.end(), LevelIndex::Better());
+      for (const auto& e : rest) bad.push_back(e.number);
+    }
+    ASSERT_EQ(got.first, good) << "step " << i;
+    ASSERT_EQ(got.second, bad) << "step " << i;
+    churn.Step(space.Sample(rng));
+  }
+  EXPECT_GT(bound, 100);
+}
+
 TEST(BohbSearcher, BoundsChangeNothingUntilTheyBind) {
   // Sequential full-budget trials: with at most max_good good and max_bad bad trials, the same
   // suggestions as unbounded; past that, other ones.
