@@ -36,7 +36,7 @@ int HyperbandBracket(int64_t trial_number, int64_t n_brackets, int64_t eta);
 
 // The scores recorded at one rung, split at the k-th best, k = floor(n / eta) (at least 1 when
 // `at_least_one`; 0 for eta 0): ASHA only asks whether a trial is in the top k and what the k-th
-// best is. Two binary heaps (the top k, worst first; the rest, best first), so adding a score costs
+// best is. Two 4-ary heaps (the top k, worst first; the rest, best first), so adding a score costs
 // O(1) on average and O(log n) at worst, where the sorted vector this replaces moved up to n
 // entries per insertion. Best: larger score, ties to the lower trial number.
 class RungRecord {
@@ -65,7 +65,6 @@ class RungRecord {
   const Entry& Cutoff() const { return top_.front(); }
 
  private:
-  static bool Worse(const Entry& a, const Entry& b) { return Better(b, a); }
   int64_t eta_;
   bool at_least_one_;
   std::vector<Entry> top_;   // heap: front is the worst of the top k
