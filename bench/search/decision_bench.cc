@@ -200,8 +200,7 @@ int main(int argc, char** argv) {
   const sift::search::SearchSpace space = LoadgenSpace();
   for (const char* type : {"random", "sobol", "grid", "tpe", "bohb", "gp"}) {
     if (!wanted(type, false)) continue;
-    const bool gp = std::string(type) == "gp";
-    const auto [near, far_us] = AskUs(type, space, points, gp ? 5 : 20);
+    const auto [near, far_us] = AskUs(type, space, points, 20);
     Row(std::string(type) + " Suggest", near, far_us);
   }
   return 0;
