@@ -88,9 +88,15 @@ void ObservationIndex::Update(const StudyView& study, int64_t number) {
                     (!in || (old.score == o.score && old.resource == o.resource &&
                              old.completed == o.completed));
   if (same) return;
-  if (in_[n]) ranked_.erase(old);
+  if (in_[n]) {
+    ranked_.erase(old);
+    by_score_.erase({-old.score, number});
+    if (std::isfinite(old.score)) finite_.erase(finite_.find(old.score));
+  }
   if (in) {
     ranked_.insert(o);
+    by_score_.insert({-o.score, number});
+    if (std::isfinite(o.score)) finite_.insert(o.score);
     if (numbers_.insert(number).second) Count(n, +1);
   } else if (numbers_.erase(number) > 0) {
     Count(n, -1);
@@ -103,6 +109,8 @@ void ObservationIndex::Sync(const StudyView& study) {
   if (cursor_.Advance(study, look_)) {
     ranked_.clear();
     numbers_.clear();
+    by_score_.clear();
+    finite_.clear();
     fenwick_.clear();
     entry_.clear();
     in_.clear();

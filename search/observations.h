@@ -74,6 +74,13 @@ class ObservationIndex {
   // in trial order (0-based, k < size()): O(log n) each, through a Fenwick tree of counts.
   size_t CountBefore(int64_t number) const;
   int64_t Kth(size_t k) const;
+  // Every observation by score alone, best first: (-score, trial number), diverged trials last.
+  const std::set<std::pair<double, int64_t>>& by_score() const { return by_score_; }
+  // The worst score of a trial that did not diverge (0 when there is none): what
+  // CollectObservations gives diverged trials.
+  double WorstScore() const { return finite_.empty() ? 0.0 : *finite_.begin(); }
+  // The observation of trial `number`, which must be one.
+  const Observation& Get(int64_t number) const { return entry_[static_cast<size_t>(number)]; }
 
  private:
   void Update(const StudyView& study, int64_t number);
@@ -83,6 +90,8 @@ class ObservationIndex {
   std::vector<int64_t> look_;
   std::set<Observation, Better> ranked_;
   std::set<int64_t> numbers_;
+  std::set<std::pair<double, int64_t>> by_score_;
+  std::multiset<double> finite_;  // scores of the trials that did not diverge
   std::vector<Observation> entry_;  // by trial number, valid where in_
   std::vector<char> in_;
 };

@@ -59,6 +59,7 @@ class GpSearcher : public Searcher {
   GpOptions options_;
   size_t features_;
   std::unique_ptr<Model> objective_, cost_;
+  ObservationIndex index_;  // the observations, updated per ask
   const SearchSpace* cached_space_ = nullptr;
   uint64_t cached_seed_ = 0;
   std::vector<double> cached_x_;

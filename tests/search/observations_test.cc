@@ -99,6 +99,21 @@ TEST(ObservationIndexTest, KeptAcrossChangesEqualsARecomputation) {
         EXPECT_EQ(o.completed, w.completed);
       }
       EXPECT_EQ(std::vector<int64_t>(index.numbers().begin(), index.numbers().end()), numbers);
+      // By score alone (diverged last), and the worst score of the others.
+      using ByScore = std::vector<std::pair<double, int64_t>>;
+      ByScore by_score;
+      double worst = 0;
+      bool any = false;
+      for (const Observation& o : want) {
+        by_score.push_back({-o.score, o.number});
+        if (std::isfinite(o.score)) {
+          worst = any ? std::min(worst, o.score) : o.score;
+          any = true;
+        }
+      }
+      std::sort(by_score.begin(), by_score.end());
+      ASSERT_EQ(ByScore(index.by_score().begin(), index.by_score().end()), by_score);
+      EXPECT_EQ(index.WorstScore(), worst);
       for (size_t k = 0; k < numbers.size(); k += 1 + k / 8) {
         ASSERT_EQ(index.Kth(k), numbers[k]) << "step " << step;
         ASSERT_EQ(index.CountBefore(numbers[k]), k);
