@@ -19,8 +19,9 @@ std::vector<int> Choices(const SearchSpace& space, const std::vector<size_t>& di
 
 }  // namespace
 
-// The good trials are the best gamma(n) of all (at most gamma_max); the bad ones the rest, of which
-// only the max_above most recent are kept. Read off the index: O(gamma_max + max_above), not O(n).
+// The good trials are the best gamma(n) of all (at most gamma_max); the bad ones the rest, past
+// max_above as the most recent half plus a weighted sample of the older ones (see max_above).
+// Read off the index: O((gamma_max + max_above) log n), not O(n).
 TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
   const size_t n = index_.size();
   const size_t n_below = std::min<size_t>(
