@@ -9,7 +9,8 @@ AshaScheduler::AshaScheduler(AshaOptions options) : options_(options) {
   for (int64_t b = 0; b < std::max<int64_t>(1, options_.brackets); ++b) {
     levels_.push_back(
         RungLevels(options_.min_resource, options_.max_resource, options_.eta, /*rate=*/b));
-    rungs_.emplace_back(levels_.back().size());
+    rungs_.emplace_back(levels_.back().size(), RungRecord(options_.eta, !options_.promotion));
+    waiting_.emplace_back(levels_.back().size(), Waiting(RungRecord::Better));
   }
 }
 
@@ -27,13 +28,19 @@ void AshaScheduler::Sync(const StudyView& study, const TrialView* reporting) {
       study, reporting,
       [&] {
         for (auto& bracket : rungs_) {
-          for (auto& rung : bracket) rung = RungRecord();
+          for (auto& rung : bracket) rung = RungRecord(options_.eta, !options_.promotion);
+        }
+        for (auto& bracket : waiting_) {
+          for (auto& w : bracket) w.clear();
         }
       },
       [&](const TrialView& t, int64_t resource, double value) {
         const int b = BracketOf(t.number);
         const int k = RungIndex(levels_[b], resource);
-        if (k >= 0) rungs_[b][k].Add(t.number, study.Score(value));
+        if (k < 0) return;
+        const double score = RungRecord::Orderable(study.Score(value));
+        rungs_[b][k].Add(t.number, score);
+        if (options_.promotion) waiting_[b][k].insert({score, t.number});
       });
 }
 
@@ -45,32 +52,30 @@ Decision AshaScheduler::OnReport(const StudyView& study, const TrialView& trial)
   if (k < 0) return Decision::Continue();
   const RungRecord& rung = rungs_[b][k];
   const double score = study.Score(*trial.LastValue());
-  const int64_t rank = rung.RankOf(trial.number, score);
+  const bool top = rung.InTop(trial.number, score);
   const int64_t n = rung.size();
   const long long eta = options_.eta;
   char reason[200];
   if (!options_.promotion) {
-    const int64_t survivors = SurvivorCount(n, options_.eta);
-    if (rank >= 0 && rank < survivors) return Decision::Continue();
-    const double cutoff = study.Score(rung.at(survivors - 1).score);
+    if (top) return Decision::Continue();
+    const double cutoff = study.Score(rung.Cutoff().score);
     std::snprintf(reason, sizeof(reason),
                   "below rung %d (epoch %lld) cutoff %.6g (top 1/%lld of %lld trials)", k,
                   static_cast<long long>(resource), cutoff, eta, static_cast<long long>(n));
     return Decision::Stop(Prefix(b) + reason);
   }
-  const int64_t promotable = PromotableCount(n, options_.eta);
-  if (rank >= 0 && rank < promotable) {
+  const int64_t promotable = rung.top_count();
+  if (top) {
     std::snprintf(reason, sizeof(reason),
-                  "promoted at rung %d (epoch %lld): rank %lld of %lld (top 1/%lld)", k,
-                  static_cast<long long>(resource), static_cast<long long>(rank + 1),
+                  "promoted at rung %d (epoch %lld): in the top %lld of %lld (top 1/%lld)", k,
+                  static_cast<long long>(resource), static_cast<long long>(promotable),
                   static_cast<long long>(n), eta);
     return Decision::Continue(Prefix(b) + reason);
   }
   std::snprintf(reason, sizeof(reason),
-                "paused at rung %d (epoch %lld): rank %lld of %lld, %lld promoted so far (top "
-                "1/%lld)",
-                k, static_cast<long long>(resource), static_cast<long long>(rank + 1),
-                static_cast<long long>(n), static_cast<long long>(promotable), eta);
+                "paused at rung %d (epoch %lld): not in the top %lld of %lld (top 1/%lld)", k,
+                static_cast<long long>(resource), static_cast<long long>(promotable),
+                static_cast<long long>(n), eta);
   return Decision::Pause(Prefix(b) + reason);
 }
 
@@ -84,11 +89,19 @@ std::optional<int64_t> AshaScheduler::NextPromotion(const StudyView& study) {
     for (size_t b = 0; b < levels_.size(); ++b) {
       if (k >= levels_[b].size()) continue;
       const RungRecord& rung = rungs_[b][k];
+      if (rung.top_count() == 0) continue;
       const int64_t level = levels_[b][k];
-      const int64_t promotable = PromotableCount(rung.size(), options_.eta);
-      for (int64_t r = 0; r < promotable; ++r) {
-        const TrialView& t = study.trials[static_cast<size_t>(rung.at(r).trial)];
-        if (t.state == TrialState::kPaused && t.LastResource() == level) return t.number;
+      // In rank order within the top 1/eta, as the rung itself would be walked.
+      Waiting& waiting = waiting_[b][k];
+      for (auto it = waiting.begin();
+           it != waiting.end() && !RungRecord::Better(rung.Cutoff(), *it);) {
+        const TrialView& t = study.trials[static_cast<size_t>(it->trial)];
+        if (t.LastResource() > level || IsTerminal(t.state)) {
+          it = waiting.erase(it);  // values only grow and ended trials stay ended
+          continue;
+        }
+        if (t.state == TrialState::kPaused) return t.number;
+        ++it;
       }
     }
   }

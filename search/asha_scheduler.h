@@ -11,6 +11,7 @@
 // and a trial counts as promoted from a rung once it has values beyond it or is no longer PAUSED.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,13 @@ class AshaScheduler : public Scheduler {
   AshaOptions options_;
   std::vector<std::vector<int64_t>> levels_;    // per bracket
   std::vector<std::vector<RungRecord>> rungs_;  // per bracket, per rung
+  // Promotion: per bracket, per rung, the rung's entries less those that can never be promoted
+  // from it again (values beyond the rung, or ended), best first. NextPromotion drops them as it
+  // meets them, so it no longer walks past every trial already promoted: each entry is passed
+  // over once, not once per call. Trials still running at the rung's epoch stay (a few).
+  using Waiting =
+      std::set<RungRecord::Entry, bool (*)(const RungRecord::Entry&, const RungRecord::Entry&)>;
+  std::vector<std::vector<Waiting>> waiting_;
   ReportCursor cursor_;
 };
 

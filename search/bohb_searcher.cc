@@ -15,33 +15,53 @@ int64_t MinPoints(const BohbOptions& o, const SearchSpace& space) {
   return o.min_points > 0 ? o.min_points : static_cast<int64_t>(space.size()) + 2;
 }
 
-struct Level {
-  std::vector<int64_t> trials;  // in trial order
-  std::vector<double> scores;
-};
-
-std::map<int64_t, Level> Levels(const StudyView& study) {
-  std::map<int64_t, Level> levels;
-  for (const auto& t : study.trials) {
-    if (t.state == TrialState::kFailed) continue;
-    for (const auto& [resource, value] : t.values) {
-      if (!std::isfinite(value)) continue;
-      levels[resource].trials.push_back(t.number);
-      levels[resource].scores.push_back(study.Score(value));
-    }
-  }
-  return levels;
-}
-
 }  // namespace
 
-int64_t BohbSearcher::ModelLevel(const StudyView& study) const {
+int64_t BohbSearcher::ModelLevel(const StudyView& study) {
   const int64_t need = MinPoints(options_, *study.space);
-  const auto levels = Levels(study);
+  levels_.Sync(study);
+  const auto& levels = levels_.levels();
   for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
-    if (static_cast<int64_t>(it->second.trials.size()) >= need) return it->first;
+    if (static_cast<int64_t>(it->second.scores.size()) >= need) return it->first;
   }
   return 0;
+}
+
+// Good: the best n_good (at most max_good), best first. Bad: the max_bad most recent of the
+// others, best first. Unbounded, and while the bounds do not bind, that is every trial at the
+// level in rank order, split at n_good.
+std::pair<std::vector<LevelIndex::Entry>, std::vector<LevelIndex::Entry>> BohbSearcher::ModelSets(
+    int64_t level) const {
+  const LevelIndex::Level& lv = levels_.levels().at(level);
+  const size_t n = lv.scores.size();
+  size_t n_good = std::max<size_t>(
+      2, static_cast<size_t>(options_.top_n_percent / 100.0 * static_cast<double>(n)));
+  if (options_.max_good > 0) n_good = std::min(n_good, static_cast<size_t>(options_.max_good));
+  const size_t max_bad = options_.max_bad > 0 ? static_cast<size_t>(options_.max_bad) : SIZE_MAX;
+  std::vector<LevelIndex::Entry> good, bad;
+  for (auto it = lv.ranked.begin(); it != lv.ranked.end() && good.size() < n_good; ++it) {
+    good.push_back(*it);
+  }
+  // Bad: ranked after the last good one (none when every trial is good). Newest first, so at
+  // most n_good are passed over.
+  for (auto it = lv.scores.rbegin();
+       good.size() == n_good && it != lv.scores.rend() && bad.size() < max_bad; ++it) {
+    const LevelIndex::Entry e{it->second, it->first};
+    if (LevelIndex::Better()(good.back(), e)) bad.push_back(e);
+  }
+  std::sort(bad.begin(), bad.end(), LevelIndex::Better());
+  return {good, bad};
+}
+
+std::pair<std::vector<int64_t>, std::vector<int64_t>> BohbSearcher::ModelTrials(
+    const StudyView& study) {
+  std::pair<std::vector<int64_t>, std::vector<int64_t>> out;
+  const int64_t level = ModelLevel(study);
+  if (level == 0) return out;
+  const auto [good, bad] = ModelSets(level);
+  for (const auto& e : good) out.first.push_back(e.number);
+  for (const auto& e : bad) out.second.push_back(e.number);
+  return out;
 }
 
 std::vector<Params> BohbSearcher::Suggest(const StudyView& study, int count) {
@@ -56,24 +76,19 @@ std::vector<Params> BohbSearcher::Suggest(const StudyView& study, int count) {
   // Good and bad sets at the model level, as rows of unit values / category indices.
   std::vector<double> good, bad;
   if (level > 0) {
-    const Level lv = Levels(study).at(level);
-    const size_t n = lv.trials.size();
-    std::vector<size_t> order(n);
-    for (size_t i = 0; i < n; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return lv.scores[a] > lv.scores[b] ||
-             (lv.scores[a] == lv.scores[b] && lv.trials[a] < lv.trials[b]);
-    });
-    const size_t n_good = std::max<size_t>(
-        2, static_cast<size_t>(options_.top_n_percent / 100.0 * static_cast<double>(n)));
-    for (size_t r = 0; r < n; ++r) {
-      const double* row = units_.Row(study, lv.trials[order[r]]);
-      for (size_t d = 0; d < dims; ++d) {
-        double u = std::isnan(row[d]) ? 0.5 : row[d];
-        if (choices[d] != 0) u = std::min<double>(choices[d] - 1, std::floor(u * choices[d]));
-        (r < n_good ? good : bad).push_back(u);
+    const auto [picked, bad_entries] = ModelSets(level);
+    auto add_rows = [&](const std::vector<LevelIndex::Entry>& entries, std::vector<double>& out) {
+      for (const LevelIndex::Entry& e : entries) {
+        const double* row = units_.Row(study, e.number);
+        for (size_t d = 0; d < dims; ++d) {
+          double u = std::isnan(row[d]) ? 0.5 : row[d];
+          if (choices[d] != 0) u = std::min<double>(choices[d] - 1, std::floor(u * choices[d]));
+          out.push_back(u);
+        }
       }
-    }
+    };
+    add_rows(picked, good);
+    add_rows(bad_entries, bad);
     if (bad.size() < 2 * dims) good.clear();  // too few bad points: no model yet
   }
   // Normal-reference bandwidths per dimension, from the good set or the bad set.

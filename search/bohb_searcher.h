@@ -5,6 +5,8 @@
 // at least min_bandwidth; Aitchison-Aitken for categoricals), num_samples candidates drawn from the
 // good KDE widened by bandwidth_factor, the one maximising l(x)/g(x) kept. Inactive conditional
 // parameters are imputed at the centre of their range for the model and dropped from suggestions.
+// Cost per ask, flat in the number of trials: the levels are kept across asks (LevelIndex) and the
+// KDEs are fitted on at most max_good + max_bad trials (see BohbOptions).
 #pragma once
 
 #include "search/observations.h"
@@ -19,6 +21,12 @@ struct BohbOptions {
   int64_t num_samples = 64;
   double bandwidth_factor = 3.0;
   double min_bandwidth = 1e-3;
+  // Bounds on the trials the KDEs are fitted on (0: none): the good KDE on at most max_good of the
+  // best (the top top_n_percent, as TPE's gamma_max bounds its good set; the others then count
+  // as bad), the bad one on the max_bad most recent of the rest. They keep an ask's cost flat in
+  // the number of trials; see bench/search/README.md for why they are safe.
+  int64_t max_good = 25;
+  int64_t max_bad = 100;
 };
 
 class BohbSearcher : public Searcher {
@@ -27,11 +35,17 @@ class BohbSearcher : public Searcher {
   std::vector<Params> Suggest(const StudyView& study, int count) override;
 
   // The resource level the model is fitted on, or 0 when no level has enough reports.
-  int64_t ModelLevel(const StudyView& study) const;
+  int64_t ModelLevel(const StudyView& study);
+  // The trials of the good and the bad KDE at that level, best first (before the check that
+  // there are enough bad ones). For tests and diagnostics.
+  std::pair<std::vector<int64_t>, std::vector<int64_t>> ModelTrials(const StudyView& study);
 
  private:
+  std::pair<std::vector<LevelIndex::Entry>, std::vector<LevelIndex::Entry>> ModelSets(
+      int64_t level) const;
   BohbOptions options_;
   UnitCache units_;
+  LevelIndex levels_;  // every level's values, updated per ask
 };
 
 }  // namespace sift::search

@@ -65,6 +65,7 @@ TpeOptions ReadTpe(OptionReader& r) {
   o.gamma = r.Double("gamma", o.gamma, 1e-6, 1.0);
   o.gamma_max = r.Int("gamma_max", o.gamma_max, 1, kMaxInt);
   o.constant_liar = r.Bool("constant_liar", o.constant_liar);
+  o.max_above = r.Int("max_above", o.max_above, 0, kMaxInt);
   o.kernel.multivariate = r.Bool("multivariate", o.kernel.multivariate);
   o.kernel.consider_prior = r.Bool("consider_prior", o.kernel.consider_prior);
   o.kernel.prior_weight = r.Double("prior_weight", o.kernel.prior_weight, 1e-6, 1e6);
@@ -113,6 +114,7 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
     o.cost_aware = r.Bool("cost_aware", o.cost_aware);
     o.max_candidates = r.Int("max_candidates", o.max_candidates, 16, 1 << 20);
     o.fit_window = r.Int("fit_window", o.fit_window, 10, 5000);
+    o.max_points = r.Int("max_points", o.max_points, 0, kMaxInt);
     out = std::make_unique<GpSearcher>(space, o);
   } else if (type == "bohb") {
     BohbOptions o;
@@ -122,6 +124,8 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
     o.num_samples = r.Int("num_samples", o.num_samples, 1, 100000);
     o.bandwidth_factor = r.Double("bandwidth_factor", o.bandwidth_factor, 1e-3, 1e3);
     o.min_bandwidth = r.Double("min_bandwidth", o.min_bandwidth, 1e-9, 1.0);
+    o.max_good = r.Int("max_good", o.max_good, 0, kMaxInt);
+    o.max_bad = r.Int("max_bad", o.max_bad, 0, kMaxInt);
     out = std::make_unique<BohbSearcher>(o);
   } else {
     std::string list;

@@ -1,7 +1,9 @@
 #include "search/median_scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace sift::search {
 namespace {
@@ -36,25 +38,85 @@ double MedianExcluding(const std::vector<double>& sorted, int64_t skip) {
                 [&](int64_t i) { return sorted[static_cast<size_t>(i)]; });
 }
 
+double MedianSplit::Orderable(double average) {
+  return std::isnan(average) ? -std::numeric_limits<double>::infinity() : average;
+}
+
+void MedianSplit::Add(int64_t trial, double average) {
+  average = Orderable(average);
+  const auto t = static_cast<size_t>(trial);
+  if (t >= recorded_.size()) {
+    recorded_.resize(std::max(t + 1, 2 * recorded_.size()),
+                     std::numeric_limits<double>::quiet_NaN());
+  }
+  if (!std::isnan(recorded_[t])) return;
+  recorded_[t] = average;
+  const Entry e{average, trial};
+  const auto larger = [](const Entry& a, const Entry& b) { return b < a; };
+  if (!high_.empty() && e < high_.front()) {
+    low_.push_back(e);
+    std::push_heap(low_.begin(), low_.end());
+  } else {
+    high_.push_back(e);
+    std::push_heap(high_.begin(), high_.end(), larger);
+  }
+  // Restore |low| = size / 2: at most one entry crosses the middle.
+  const auto half = static_cast<size_t>(size() / 2);
+  if (low_.size() > half) {
+    std::pop_heap(low_.begin(), low_.end());
+    high_.push_back(low_.back());
+    low_.pop_back();
+    std::push_heap(high_.begin(), high_.end(), larger);
+  } else if (low_.size() < half) {
+    std::pop_heap(high_.begin(), high_.end(), larger);
+    low_.push_back(high_.back());
+    high_.pop_back();
+    std::push_heap(low_.begin(), low_.end());
+  }
+}
+
+bool MedianSplit::Has(int64_t trial, double average) const {
+  const auto t = static_cast<size_t>(trial);
+  return t < recorded_.size() && recorded_[t] == Orderable(average);
+}
+
+const MedianSplit::Entry& MedianSplit::Near(int64_t i) const {
+  const auto h = static_cast<int64_t>(low_.size());
+  if (i == h - 1) return low_.front();
+  if (i == h) return high_.front();
+  // i == h + 1: the second smallest of the high heap, the smaller child of its root.
+  if (high_.size() < 3 || high_[1] < high_[2]) return high_[1];
+  return high_[2];
+}
+
+double MedianSplit::MedianWithout(const Entry& self, bool self_recorded) const {
+  const int64_t m = self_recorded ? size() - 1 : size();
+  // The i-th smallest of the others: past self, the next recorded one.
+  const auto nth = [&](int64_t i) {
+    const Entry& e = Near(i);
+    return self_recorded && !(e < self) ? Near(i + 1).average : e.average;
+  };
+  const double hi = nth(m / 2);
+  if (m % 2 == 1) return hi;
+  return 0.5 * (hi + nth(m / 2 - 1));
+}
+
 Decision MedianScheduler::OnReport(const StudyView& study, const TrialView& trial) {
   cursor_.Sync(
       study, &trial, [&] { averages_.clear(); },
       [&](const TrialView& t, int64_t resource, double) {
-        auto& v = averages_[resource];
-        const Entry e{RunningAverage(study, t, resource), t.number};
-        v.insert(std::upper_bound(v.begin(), v.end(), e), e);
+        averages_[resource].Add(t.number, RunningAverage(study, t, resource));
       });
   const int64_t t = trial.LastResource();
   if (t < options_.min_resource || t >= study.max_resource) return Decision::Continue();
-  const auto& v = averages_[t];
-  const Entry self{RunningAverage(study, trial, t), trial.number};
-  auto it = std::lower_bound(v.begin(), v.end(), self);
-  const int64_t skip = (it != v.end() && it->trial == trial.number) ? it - v.begin() : -1;
-  const int64_t others = static_cast<int64_t>(v.size()) - (skip >= 0 ? 1 : 0);
+  const MedianSplit& v = averages_[t];
+  const double average = RunningAverage(study, trial, t);
+  const bool recorded = v.Has(trial.number, average);
+  const int64_t others = v.size() - (recorded ? 1 : 0);
   if (others < options_.min_trials || others <= 0) return Decision::Continue();
-  const double median = Median(static_cast<int64_t>(v.size()), skip,
-                               [&](int64_t i) { return v[static_cast<size_t>(i)].average; });
-  double mine = self.average;
+  const double median =
+      v.MedianWithout({MedianSplit::Orderable(average), trial.number}, recorded);
+  double mine = average;
   if (!options_.running_average) {
     mine = study.Score(trial.values.begin()->second);
     for (const auto& [r, value] : trial.values) {

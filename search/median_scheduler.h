@@ -20,23 +20,46 @@ struct MedianOptions {
   bool running_average = false;  // compare the trial's running average instead of its best
 };
 
+// The running averages recorded at one epoch, split at the middle into two binary heaps, so that
+// adding one costs O(1) on average (the sorted vector this replaces moved up to n entries) and the
+// median of all but one recorded entry is read in O(1): it needs at most the entries just around
+// the middle, which are the heaps' roots and the better child of a root.
+class MedianSplit {
+ public:
+  struct Entry {
+    double average;  // NaN recorded as -infinity, so that the order stays strict
+    int64_t trial;
+    bool operator<(const Entry& o) const {
+      return average < o.average || (average == o.average && trial < o.trial);
+    }
+  };
+  // A trial already recorded is left as it is.
+  void Add(int64_t trial, double average);
+  int64_t size() const { return static_cast<int64_t>(low_.size() + high_.size()); }
+  // Whether `trial` is recorded with this average.
+  bool Has(int64_t trial, double average) const;
+  // The median of the recorded averages, leaving out `self` when it is recorded (`self_recorded`),
+  // computed as MedianExcluding on the sorted averages would be. Needs one entry left.
+  double MedianWithout(const Entry& self, bool self_recorded) const;
+  static double Orderable(double average);
+
+ private:
+  // The i-th smallest recorded entry, for i = size()/2 - 1, size()/2 or size()/2 + 1.
+  const Entry& Near(int64_t i) const;
+  std::vector<Entry> low_;   // the size()/2 smallest, largest first (a max-heap)
+  std::vector<Entry> high_;  // the others, smallest first (a min-heap)
+  std::vector<double> recorded_;  // by trial number; NaN when not recorded
+};
+
 class MedianScheduler : public Scheduler {
  public:
   explicit MedianScheduler(MedianOptions options) : options_(options) {}
   Decision OnReport(const StudyView& study, const TrialView& trial) override;
 
  private:
-  struct Entry {
-    double average;
-    int64_t trial;
-    bool operator<(const Entry& o) const {
-      return average < o.average || (average == o.average && trial < o.trial);
-    }
-  };
-
   MedianOptions options_;
-  // Per epoch: running averages (oriented scores) of every trial that reached it, sorted.
-  std::map<int64_t, std::vector<Entry>> averages_;
+  // Per epoch: running averages (oriented scores) of every trial that reached it.
+  std::map<int64_t, MedianSplit> averages_;
   ReportCursor cursor_;
 };
 

@@ -2,8 +2,10 @@
 // one rung. Kept apart from the schedulers so the rules can be unit-tested on hand-worked cases.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -32,27 +34,42 @@ int64_t HyperbandBracketCount(int64_t min_resource, int64_t max_resource, int64_
 // restarted coordinator (or any replay) assigns the same bracket.
 int HyperbandBracket(int64_t trial_number, int64_t n_brackets, int64_t eta);
 
-// The scores recorded at one rung, best first (score = oriented objective, larger is better; ties
-// broken by the lower trial number so ranks are deterministic).
+// The scores recorded at one rung, split at the k-th best, k = floor(n / eta) (at least 1 when
+// `at_least_one`; 0 for eta 0): ASHA only asks whether a trial is in the top k and what the k-th
+// best is. Two 4-ary heaps (the top k, worst first; the rest, best first), so adding a score costs
+// O(1) on average and O(log n) at worst, where the sorted vector this replaces moved up to n
+// entries per insertion. Best: larger score, ties to the lower trial number.
 class RungRecord {
  public:
   struct Entry {
     double score;
     int64_t trial;
   };
-
-  // Adds a trial's score; a trial already recorded is left as it is. O(n) worst case (a memmove).
-  void Add(int64_t trial, double score);
-  // 0-based rank of a recorded trial, or -1.
-  int64_t RankOf(int64_t trial, double score) const;
-  int64_t size() const { return static_cast<int64_t>(entries_.size()); }
-  const Entry& at(int64_t rank) const { return entries_[static_cast<size_t>(rank)]; }
-
- private:
   static bool Better(const Entry& a, const Entry& b) {
     return a.score > b.score || (a.score == b.score && a.trial < b.trial);
   }
-  std::vector<Entry> entries_;
+  // The score as recorded: one that is not a number ranks last (and keeps the order strict).
+  static double Orderable(double score) {
+    return std::isnan(score) ? -std::numeric_limits<double>::infinity() : score;
+  }
+
+  explicit RungRecord(int64_t eta = 0, bool at_least_one = false)
+      : eta_(eta), at_least_one_(at_least_one) {}
+  // Adds a trial's score; a trial already recorded is left as it is.
+  void Add(int64_t trial, double score);
+  int64_t size() const { return static_cast<int64_t>(top_.size() + rest_.size()); }
+  int64_t top_count() const { return static_cast<int64_t>(top_.size()); }
+  // Whether the trial is recorded with this score and among the top k.
+  bool InTop(int64_t trial, double score) const;
+  // The k-th best (the worst of the top k); only when top_count() > 0.
+  const Entry& Cutoff() const { return top_.front(); }
+
+ private:
+  int64_t eta_;
+  bool at_least_one_;
+  std::vector<Entry> top_;   // heap: front is the worst of the top k
+  std::vector<Entry> rest_;  // heap: front is the best of the others
+  std::vector<double> recorded_;  // by trial number: its score, NaN when not recorded
 };
 
 }  // namespace sift::search

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the search benchmarks and runs them, with Optuna 3.1 measured in the same run.
-# Usage: bench/search/run.sh [speed|quality|tpe|decision|all]   (BUILD_DIR defaults to /tmp/build-search)
+# Usage: bench/search/run.sh [speed|quality|quality-long|tpe|decision|all]   (BUILD_DIR defaults to /tmp/build-search)
 set -euo pipefail
 # The references (Optuna, PyTorch) are Debian packages; install them if missing.
 bash "$(cd "$(dirname "$0")/../.." && pwd)/scripts/install-deps.sh" --bench
@@ -24,6 +24,11 @@ fi
 if [[ "$what" == quality || "$what" == all ]]; then
   "$py" "$here/optuna_reference.py" quality > "$tmp/optuna_quality.txt"
   "$build/bench/search/search_quality_bench" "$tmp/optuna_quality.txt"
+fi
+if [[ "$what" == quality-long ]]; then  # the bounded TPE / BOHB models against the exact ones
+  "$build/bench/search/search_quality_bench" "" \
+    "tpe,tpe:max_above=0,bohb,bohb:max_good=0:max_bad=0" long
+  "$build/bench/search/search_quality_bench" "" "gp,gp:max_points=0" 100,150,250
 fi
 if [[ "$what" == tpe || "$what" == all ]]; then
   "$py" "$here/tpe_vs_optuna.py" "$build/bench/search/search_tpe_suggest"

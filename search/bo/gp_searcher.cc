@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "search/bo/acquisition.h"
 #include "search/sobol.h"
@@ -59,20 +60,23 @@ struct GpSearcher::Model {
   explicit Model(size_t features) : gp(features), features(features) {}
 
   // Standardises y, refits hyperparameters if the refit set changed, and updates the factor.
+  // The model's rows are x/y; the refit set (fit_n, fit_raw) is chosen by the caller.
   void Prepare(const std::vector<double>& x, const std::vector<double>& y,
-               const std::vector<int64_t>& numbers, int64_t window) {
+               std::vector<int64_t> fit_n, std::vector<double> fit_raw,
+               const std::function<const double*(int64_t)>& features_of) {
     const size_t n = y.size();
     Standardize(y, &mean, &sd);
-    const size_t m = static_cast<size_t>(GpRefitPoint(static_cast<int64_t>(n)));
-    const size_t start = m > static_cast<size_t>(window) ? m - window : 0;
-    std::vector<int64_t> fit_n(numbers.begin() + start, numbers.begin() + m);
-    std::vector<double> fit_raw(y.begin() + start, y.begin() + m);
     if (fit_n != fit_numbers || fit_raw != fit_y) {
       double fm, fs;
       Standardize(fit_raw, &fm, &fs);
       std::vector<double> ys(fit_raw.size());
       for (size_t i = 0; i < ys.size(); ++i) ys[i] = (fit_raw[i] - fm) / fs;
-      std::vector<double> xs(x.begin() + start * features, x.begin() + m * features);
+      std::vector<double> xs;
+      xs.reserve(fit_n.size() * features);
+      for (int64_t number : fit_n) {
+        const double* row = features_of(number);
+        xs.insert(xs.end(), row, row + features);
+      }
       hyper = FitHyperparameters(xs, ys, features);
       fit_numbers = std::move(fit_n);
       fit_y = std::move(fit_raw);
@@ -111,40 +115,103 @@ GpSearcher::GpSearcher(const SearchSpace& space, GpOptions options)
 
 GpSearcher::~GpSearcher() = default;
 
+const double* GpSearcher::Features(const StudyView& study, int64_t number) {
+  const size_t trials = study.trials.size();
+  if (cached_space_ != study.space || cached_seed_ != study.seed || cached_.size() > trials) {
+    cached_space_ = study.space;
+    cached_seed_ = study.seed;
+    cached_.clear();
+    cached_x_.clear();
+  }
+  if (cached_.size() < trials) {
+    cached_.resize(trials, 0);
+    cached_x_.resize(trials * features_);
+  }
+  const auto i = static_cast<size_t>(number);
+  double* row = cached_x_.data() + i * features_;
+  if (!cached_[i]) {
+    Encode(*study.space, study.trials[i].params, row);
+    cached_[i] = 1;
+  }
+  return row;
+}
+
 std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
   const SearchSpace& space = *study.space;
   const size_t dims = space.size();
-  const std::vector<Observation> obs = CollectObservations(study);
+  index_.Sync(study);
   const int64_t n_startup = options_.n_startup > 0
                                 ? options_.n_startup
                                 : std::max<int64_t>(5, static_cast<int64_t>(dims) + 1);
   std::vector<Params> out;
-  if (static_cast<int64_t>(obs.size()) < n_startup) {
+  if (static_cast<int64_t>(index_.size()) < n_startup) {
     for (int i = 0; i < count; ++i) out.push_back(SobolSearcher::PointFor(study, study.trials.size() + i));
     return out;
   }
-  const size_t n = obs.size();
-  std::vector<double> x(n * features_), y(n), cx, cy;
-  std::vector<int64_t> numbers(n), cnumbers;
-  for (size_t i = 0; i < n; ++i) {
-    const TrialView& t = study.trials[static_cast<size_t>(obs[i].number)];
-    Encode(space, t.params, &x[i * features_]);
-    y[i] = obs[i].score;
-    numbers[i] = obs[i].number;
-    if (options_.cost_aware && t.cost_dollars > 0) {
-      cx.insert(cx.end(), x.begin() + i * features_, x.begin() + (i + 1) * features_);
-      cy.push_back(std::log(t.cost_dollars));
-      cnumbers.push_back(t.number);
+  // Scores as CollectObservations gives them: a diverged trial has the worst of the others.
+  const double worst = index_.WorstScore();
+  const auto score_of = [&](int64_t number) {
+    const double s = index_.Get(number).score;
+    return std::isfinite(s) ? s : worst;
+  };
+  // The rows the GP conditions on, in trial order: every observation, or past max_points the best
+  // half by score (ties: lower trial number; diverged trials last) and the most recent others.
+  const size_t n_all = index_.size();
+  const size_t cap = options_.max_points > 0 ? static_cast<size_t>(options_.max_points) : n_all;
+  std::vector<int64_t> numbers;
+  if (n_all <= cap) {
+    numbers.assign(index_.numbers().begin(), index_.numbers().end());
+  } else {
+    auto it = index_.by_score().begin();
+    for (size_t r = 0; r < cap / 2; ++r, ++it) numbers.push_back(it->second);
+    std::sort(numbers.begin(), numbers.end());
+    const size_t n_best = numbers.size();
+    for (auto r = index_.numbers().rbegin(); r != index_.numbers().rend() && numbers.size() < cap;
+         ++r) {
+      if (!std::binary_search(numbers.begin(), numbers.begin() + n_best, *r)) numbers.push_back(*r);
+    }
+    std::reverse(numbers.begin() + n_best, numbers.end());
+    std::inplace_merge(numbers.begin(), numbers.begin() + n_best, numbers.end());
+  }
+  // The refit set: the fit_window observations before the last refit point, in trial order (of
+  // all observations, not only the model's rows); the cost model's, those of them with a cost.
+  const size_t m = static_cast<size_t>(GpRefitPoint(static_cast<int64_t>(n_all)));
+  const auto window = static_cast<size_t>(options_.fit_window);
+  const size_t start = m > window ? m - window : 0;
+  std::vector<int64_t> fit_n, cfit_n;
+  std::vector<double> fit_y, cfit_y;
+  auto fit_it = index_.numbers().find(index_.Kth(start));
+  for (size_t p = start; p < m; ++p, ++fit_it) {
+    fit_n.push_back(*fit_it);
+    fit_y.push_back(score_of(*fit_it));
+    const double cost = study.trials[static_cast<size_t>(*fit_it)].cost_dollars;
+    if (options_.cost_aware && cost > 0) {
+      cfit_n.push_back(*fit_it);
+      cfit_y.push_back(std::log(cost));
     }
   }
+  std::vector<double> x, y, cx, cy;
+  for (int64_t number : numbers) {
+    const TrialView& t = study.trials[static_cast<size_t>(number)];
+    const double* row = Features(study, number);
+    x.insert(x.end(), row, row + features_);
+    y.push_back(score_of(number));
+    if (options_.cost_aware && t.cost_dollars > 0) {
+      cx.insert(cx.end(), row, row + features_);
+      cy.push_back(std::log(t.cost_dollars));
+    }
+  }
+  const size_t n = y.size();
+  const auto features_of = [&](int64_t number) { return Features(study, number); };
   Model& f = *objective_;
-  f.Prepare(x, y, numbers, options_.fit_window);
-  const bool use_cost = options_.cost_aware && cy.size() >= 2;
-  if (use_cost) cost_->Prepare(cx, cy, cnumbers, options_.fit_window);
+  f.Prepare(x, y, std::move(fit_n), std::move(fit_y), features_of);
+  const bool use_cost = options_.cost_aware && cy.size() >= 2 && !cfit_n.empty();
+  if (use_cost) cost_->Prepare(cx, cy, std::move(cfit_n), std::move(cfit_y), features_of);
 
   // Kriging believers for trials in flight.
   std::vector<double> feat(features_);
-  for (const auto& t : study.trials) {
+  for (int64_t number : index_.open()) {
+    const TrialView& t = study.trials[static_cast<size_t>(number)];
     if ((t.state == TrialState::kRunning || t.state == TrialState::kPending) && !t.params.empty()) {
       Encode(space, t.params, feat.data());
       f.gp.AddPoint(feat.data());

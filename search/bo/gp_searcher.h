@@ -7,7 +7,10 @@
 //
 // Cost: hyperparameters are refitted only at fixed observation counts (every one up to 25, every
 // 5th to 100, every 25th to 500, every 100th beyond) on at most the 200 most recent observations,
-// so refits are rare and each is bounded. The Cholesky factor grows by one row per observation.
+// so refits are rare and each is bounded. The GP conditions on at most max_points observations
+// (the best half by score, then the most recent others, in trial order), so an ask costs the same
+// at 10,000 trials as at 100; the Cholesky factor keeps the rows before the first one that changed
+// (a new trial usually replaces the oldest recent one: about half the rows are refactored).
 // The candidate count shrinks as n grows, and exact variances (O(n^2) each) are computed only for
 // candidates whose EI upper bound (variance conditioned on the nearest point alone, which can only
 // be larger) beats the best exact value found so far: the argmax is exact over the candidate set.
@@ -31,6 +34,10 @@ struct GpOptions {
   bool cost_aware = false;
   int64_t max_candidates = 1024;  // Sobol candidates at small n (fewer as n grows)
   int64_t fit_window = 200;       // observations used to refit hyperparameters
+  // The GP conditions on at most this many observations (0: all): the best half by score and the
+  // most recent of the others. Keeps an ask's cost flat in the number of trials (exact GP is
+  // O(n^2) per ask and O(n^3) to rebuild); see bench/search/README.md for why it is safe.
+  int64_t max_points = 100;
 };
 
 // Whether the hyperparameters are refitted when the n-th observation arrives, and the last refit
@@ -46,9 +53,17 @@ class GpSearcher : public Searcher {
 
  private:
   struct Model;  // one GP with its hyperparameter cache (objective, or log cost)
+  // Encoded features of trial `number`, computed once per trial (parameters never change); starts
+  // over when the space or seed differs or the history shrinks.
+  const double* Features(const StudyView& study, int64_t number);
   GpOptions options_;
   size_t features_;
   std::unique_ptr<Model> objective_, cost_;
+  ObservationIndex index_;  // the observations, updated per ask
+  const SearchSpace* cached_space_ = nullptr;
+  uint64_t cached_seed_ = 0;
+  std::vector<double> cached_x_;
+  std::vector<char> cached_;
 };
 
 }  // namespace sift::search

@@ -83,5 +83,7 @@ uint64_t TpeSortKey(double v);
 
 // Optuna's default weights: flat for the 25 most recent observations, a linear ramp before them.
 std::vector<double> TpeDefaultWeights(size_t n);
+// The i-th of TpeDefaultWeights(n), alone (the same arithmetic).
+double TpeDefaultWeight(size_t n, size_t i);
 
 }  // namespace sift::search

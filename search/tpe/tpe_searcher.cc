@@ -19,29 +19,73 @@ std::vector<int> Choices(const SearchSpace& space, const std::vector<size_t>& di
 
 }  // namespace
 
-TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study,
-                                            const std::vector<Observation>& obs) const {
-  const size_t n = obs.size();
+// The good trials are the best gamma(n) of all (at most gamma_max); the bad ones the rest, past
+// max_above as the most recent half plus a weighted sample of the older ones (see max_above).
+// Read off the index: O((gamma_max + max_above) log n), not O(n).
+TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
+  const size_t n = index_.size();
   const size_t n_below = std::min<size_t>(
       static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(n))),
       static_cast<size_t>(options_.gamma_max));
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  // BetterObservation is a strict total order, so the partition is the same on every platform.
-  std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n_below), order.end(),
-                   [&](size_t a, size_t b) { return BetterObservation(obs[a], obs[b]); });
-  std::vector<char> good(n, 0);
-  for (size_t i = 0; i < n_below; ++i) good[order[i]] = 1;
   Split s;
-  for (size_t i = 0; i < n; ++i) (good[i] ? s.below : s.above).push_back(obs[i].number);
+  auto best = index_.ranked().begin();
+  for (size_t i = 0; i < n_below; ++i, ++best) s.below.push_back(best->number);
+  std::sort(s.below.begin(), s.below.end());
+  // Newest first: observations not in below, merged with the liars (both descending).
+  std::vector<int64_t> liars;
   if (options_.constant_liar) {
-    for (const auto& t : study.trials) {
-      if (t.state == TrialState::kRunning || t.state == TrialState::kPending) {
-        s.above.push_back(t.number);
-      }
+    for (auto it = index_.open().rbegin(); it != index_.open().rend(); ++it) {
+      const TrialState state = study.trials[static_cast<size_t>(*it)].state;
+      if (state == TrialState::kRunning || state == TrialState::kPending) liars.push_back(*it);
     }
-    std::sort(s.above.begin(), s.above.end());
   }
+  const size_t n_above = n - n_below + liars.size();
+  const auto max_above = static_cast<size_t>(options_.max_above);
+  const bool sampled = max_above > 0 && n_above > max_above;
+  const size_t recent = sampled ? max_above - max_above / 2 : n_above;
+  auto obs = index_.numbers().rbegin();
+  auto liar = liars.begin();
+  while (s.above.size() < recent) {
+    const bool have_obs = obs != index_.numbers().rend();
+    if (!have_obs && liar == liars.end()) break;
+    if (!have_obs || (liar != liars.end() && *liar > *obs)) {
+      s.above.push_back(*liar++);
+    } else if (std::binary_search(s.below.begin(), s.below.end(), *obs)) {
+      ++obs;
+    } else {
+      s.above.push_back(*obs++);
+    }
+  }
+  std::reverse(s.above.begin(), s.above.end());
+  if (!sampled || s.above.empty()) return s;
+  // The older bad trials (observations before the recent ones; liars that old are left out):
+  // k evenly spaced by position, read off the index's counts in O(k log n).
+  const int64_t boundary = s.above.front();
+  const size_t below_before = static_cast<size_t>(
+      std::lower_bound(s.below.begin(), s.below.end(), boundary) - s.below.begin());
+  const size_t old = index_.CountBefore(boundary) - below_before;
+  const size_t k = std::min(max_above / 2, old);
+  const size_t n_eff = old + s.above.size();  // the bad list Optuna would weight
+  std::vector<int64_t> sample;
+  for (size_t j = 0; j < k; ++j) {
+    const size_t p = old == k ? j : (2 * j + 1) * old / (2 * k);  // the middle of stratum j
+    s.above_weights.push_back(TpeDefaultWeight(n_eff, p) * static_cast<double>(old) /
+                              static_cast<double>(k));
+    // The p-th observation not in below: skip as many below trials as precede it.
+    int64_t t = index_.Kth(p);
+    for (;;) {
+      const auto skipped = static_cast<size_t>(
+          std::upper_bound(s.below.begin(), s.below.end(), t) - s.below.begin());
+      const int64_t next = index_.Kth(p + skipped);
+      if (next == t) break;
+      t = next;
+    }
+    sample.push_back(t);
+  }
+  for (size_t i = 0; i < s.above.size(); ++i) {
+    s.above_weights.push_back(TpeDefaultWeight(n_eff, old + i));
+  }
+  s.above.insert(s.above.begin(), sample.begin(), sample.end());
   return s;
 }
 
@@ -49,18 +93,17 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
                               const Split& split, Rng& rng, Params& out) {
   const SearchSpace& space = *study.space;
   const std::vector<int> choices = Choices(space, dims);
-  // Rows of one side's trials where every dim of the group is active.
-  // For a 1-d numeric group, also the trial number of each row, to sort them from sorted_.
-  const bool sortable = dims.size() == 1 && choices[0] == 0;
-  auto rows = [&](const std::vector<int64_t>& numbers, std::vector<int64_t>& kept) {
+  // Rows of one side's trials where every dim of the group is active, with their weights.
+  auto rows = [&](const std::vector<int64_t>& numbers, const std::vector<double>& given,
+                  std::vector<double>& weights) {
     std::vector<double> m;
     m.reserve(numbers.size() * dims.size());
-    for (int64_t number : numbers) {
-      const double* row = units_.Row(study, number);
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      const double* row = units_.Row(study, numbers[i]);
       bool active = true;
       for (size_t d : dims) active = active && !std::isnan(row[d]);
       if (!active) continue;
-      if (sortable) kept.push_back(number);
+      if (!given.empty()) weights.push_back(given[i]);
       for (size_t j = 0; j < dims.size(); ++j) {
         const double u = row[dims[j]];
         // Categoricals as their index: ToUnit put choice i at (i + 0.5) / k.
@@ -73,19 +116,13 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
   };
   TpeKernelOptions kernel = options_.kernel;
   kernel.multivariate = kernel.multivariate && dims.size() > 1;
-  std::vector<int64_t> below_numbers, above_numbers;
-  const std::vector<double> below = rows(split.below, below_numbers);
-  const std::vector<double> above = rows(split.above, above_numbers);
-  std::vector<size_t> below_order, above_order;
-  const bool presorted = sortable &&
-                         SortedRows(study, dims[0], below_numbers, below, below_order) &&
-                         SortedRows(study, dims[0], above_numbers, above, above_order);
+  std::vector<double> below_weights, above_weights;
+  const std::vector<double> below = rows(split.below, {}, below_weights);
+  const std::vector<double> above = rows(split.above, split.above_weights, above_weights);
+  if (split.above_weights.empty()) above_weights = TpeDefaultWeights(above.size() / dims.size());
   const ParzenEstimator l =
-      BuildTpeEstimator(choices, below, TpeDefaultWeights(below.size() / dims.size()), kernel,
-                        presorted ? &below_order : nullptr);
-  const ParzenEstimator g =
-      BuildTpeEstimator(choices, above, TpeDefaultWeights(above.size() / dims.size()), kernel,
-                        presorted ? &above_order : nullptr);
+      BuildTpeEstimator(choices, below, TpeDefaultWeights(below.size() / dims.size()), kernel);
+  const ParzenEstimator g = BuildTpeEstimator(choices, above, above_weights, kernel);
   std::vector<double> best;
   double best_score = -INFINITY;
   for (int64_t i = 0; i < options_.n_ei_candidates; ++i) {
@@ -101,42 +138,6 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
     out[spec.name] = choices[j] == 0 ? space.FromUnit(spec, best[j])
                                      : spec.choices[static_cast<size_t>(best[j])];
   }
-}
-
-bool TpeSearcher::SortedRows(const StudyView& study, size_t d, const std::vector<int64_t>& numbers,
-                             const std::vector<double>& values, std::vector<size_t>& order) {
-  if (sorted_generation_ != units_.generation() || sorted_.size() != study.space->size()) {
-    sorted_.assign(study.space->size(), SortedDim{});
-    sorted_generation_ = units_.generation();
-  }
-  SortedDim& s = sorted_[d];
-  row_of_.assign(study.trials.size(), -1);
-  bool negative = false;
-  const size_t old_size = s.entries.size();
-  for (size_t r = 0; r < numbers.size(); ++r) {
-    const auto number = static_cast<size_t>(numbers[r]);
-    row_of_[number] = static_cast<int64_t>(r);
-    if (!(values[r] >= 0.0)) {
-      negative = true;  // the bandwidth sort orders by value, not bits, then
-      continue;
-    }
-    if (number >= s.has.size()) s.has.resize(number + 1, 0);
-    if (!s.has[number]) {
-      s.has[number] = 1;
-      s.entries.push_back({TpeSortKey(values[r]), numbers[r]});
-    }
-  }
-  // Usually one new trial since the last ask: merging it in is cheap where sorting is not.
-  const auto mid = s.entries.begin() + static_cast<std::ptrdiff_t>(old_size);
-  std::sort(mid, s.entries.end());
-  std::inplace_merge(s.entries.begin(), mid, s.entries.end());
-  if (negative) return false;
-  order.clear();
-  for (const auto& [bits, number] : s.entries) {
-    const auto i = static_cast<size_t>(number);
-    if (i < row_of_.size() && row_of_[i] >= 0) order.push_back(static_cast<size_t>(row_of_[i]));
-  }
-  return true;
 }
 
 Params TpeSearcher::SuggestOne(const StudyView& study, uint64_t number, const Split& split) {
@@ -158,12 +159,19 @@ Params TpeSearcher::SuggestOne(const StudyView& study, uint64_t number, const Sp
   return out;
 }
 
+std::pair<std::vector<int64_t>, std::vector<double>> TpeSearcher::BadTrials(
+    const StudyView& study) {
+  index_.Sync(study);
+  Split s = SplitTrials(study);
+  return {std::move(s.above), std::move(s.above_weights)};
+}
+
 std::vector<Params> TpeSearcher::Suggest(const StudyView& study, int count) {
   std::vector<Params> out;
-  const std::vector<Observation> obs = CollectObservations(study);
-  const bool startup = static_cast<int64_t>(obs.size()) < options_.n_startup;
+  index_.Sync(study);
+  const bool startup = static_cast<int64_t>(index_.size()) < options_.n_startup;
   Split split;
-  if (!startup) split = SplitTrials(study, obs);
+  if (!startup) split = SplitTrials(study);
   for (int i = 0; i < count; ++i) {
     const uint64_t number = study.trials.size() + i;
     if (startup) {

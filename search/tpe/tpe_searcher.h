@@ -3,6 +3,13 @@
 // 24 candidates drawn from l(x) and the one maximising l(x)/g(x) kept. Univariate by default (one
 // estimator pair per parameter, conditional parameters fitted on the trials where they are
 // active); `multivariate` models the unconditional parameters jointly.
+//
+// Cost per ask, flat in the number of trials: the observations and their ranking are kept across
+// asks (ObservationIndex), the good set is at most gamma_max trials, and g(x) is fitted on at most
+// max_above bad trials. That bound is the one approximation: past it, g keeps the most recent half
+// with Optuna's weights and an evenly spaced sample of the older trials, each weighted by Optuna's
+// weight at its position times the number of trials it stands for (a stratified estimate of
+// Optuna's sum over every old trial).
 #pragma once
 
 #include "search/observations.h"
@@ -17,6 +24,10 @@ struct TpeOptions {
   double gamma = 0.1;            // fraction of trials taken as good...
   int64_t gamma_max = 25;        // ...at most this many
   bool constant_liar = false;    // count running trials as bad ones, to spread parallel workers
+  // g(x), the model of the bad trials, is fitted on at most this many of them (0: all, as Optuna):
+  // past that, the most recent half and an evenly spaced sample of the older ones, weighted to
+  // stand for those they skip. Bounds the cost of an ask: see bench/search/README.md.
+  int64_t max_above = 100;
   TpeKernelOptions kernel;
 };
 
@@ -25,35 +36,26 @@ class TpeSearcher : public Searcher {
   explicit TpeSearcher(TpeOptions options) : options_(options) {}
   std::vector<Params> Suggest(const StudyView& study, int count) override;
 
+  // The bad trials g(x) is fitted on, in trial order, and their weights (empty: Optuna's default
+  // weights for their count), as Suggest on `study` would use them. For tests and diagnostics.
+  std::pair<std::vector<int64_t>, std::vector<double>> BadTrials(const StudyView& study);
+
  private:
   // Trials split into good (below) and bad (above), each in trial order.
   struct Split {
     std::vector<int64_t> below, above;
+    std::vector<double> above_weights;  // per above trial; empty: TpeDefaultWeights per group
   };
-  Split SplitTrials(const StudyView& study, const std::vector<Observation>& obs) const;
+  Split SplitTrials(const StudyView& study) const;
   Params SuggestOne(const StudyView& study, uint64_t number, const Split& split);
   // Fits l and g on `dims` (indices into the space) over the trials of each side where every
   // dim is active, samples candidates from l and writes the best into `out`.
   void SampleGroup(const StudyView& study, const std::vector<size_t>& dims, const Split& split,
                    Rng& rng, Params& out);
 
-  // For a 1-d numeric group on space dimension d: the rows (trial `numbers`, with `values`) in
-  // the order of the bandwidth sort, read off sorted_. False when that order cannot be used.
-  bool SortedRows(const StudyView& study, size_t d, const std::vector<int64_t>& numbers,
-                  const std::vector<double>& values, std::vector<size_t>& order);
-
   TpeOptions options_;
   UnitCache units_;
-  // Per space dimension, the unit values of every trial seen so far as (bit pattern, trial
-  // number), sorted. Trials' values never change while units_ keeps them, so each ask inserts
-  // only the new trials instead of sorting thousands; it starts over with units_.
-  struct SortedDim {
-    std::vector<std::pair<uint64_t, int64_t>> entries;
-    std::vector<char> has;  // by trial number
-  };
-  std::vector<SortedDim> sorted_;
-  uint64_t sorted_generation_ = 0;
-  std::vector<int64_t> row_of_;  // scratch: row index by trial number, -1 if not on this side
+  ObservationIndex index_;  // the observations and their ranking, updated per ask
 };
 
 }  // namespace sift::search

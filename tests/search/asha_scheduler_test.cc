@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "tests/search/scheduler_sim.h"
+
 namespace sift::search {
 namespace {
 
@@ -35,7 +39,7 @@ TEST_F(AshaExample, PromotionFollowsThePapersRule) {
   Decision d = Report(s, 2, 1, 0.6);                        // n=3: 1 promotable, t2 is 2nd
   EXPECT_EQ(d.action, Action::kPause);
   EXPECT_EQ(d.reason,
-            "asha: paused at rung 0 (epoch 1): rank 2 of 3, 1 promoted so far (top 1/3)");
+            "asha: paused at rung 0 (epoch 1): not in the top 1 of 3 (top 1/3)");
   EXPECT_EQ(s.NextPromotion(study), 1);  // the best of rung 0
   study.trials[1].state = TrialState::kRunning;
   EXPECT_EQ(s.NextPromotion(study), std::nullopt);  // t1 is now promoted (not PAUSED)
@@ -43,7 +47,7 @@ TEST_F(AshaExample, PromotionFollowsThePapersRule) {
   EXPECT_EQ(Report(s, 1, 3, 0.75).action, Action::kPause);     // alone at rung 1
   d = Report(s, 3, 1, 0.9);  // n=4: 1 promotable and t3 is the best: trains on at once
   EXPECT_EQ(d.action, Action::kContinue);
-  EXPECT_EQ(d.reason, "asha: promoted at rung 0 (epoch 1): rank 1 of 4 (top 1/3)");
+  EXPECT_EQ(d.reason, "asha: promoted at rung 0 (epoch 1): in the top 1 of 4 (top 1/3)");
   EXPECT_EQ(Report(s, 4, 1, 0.4).action, Action::kPause);     // n=5: 1
   EXPECT_EQ(Report(s, 5, 1, 0.8).action, Action::kContinue);  // n=6: 2, t5 is 2nd
   EXPECT_EQ(Report(s, 6, 1, 0.75).action, Action::kPause);    // n=7: 2, t6 is 3rd
@@ -110,6 +114,70 @@ TEST(Hyperband, BracketsHaveTheirOwnRungs) {
   TrialView& t = study.trials[n];
   t.values = {{1, 0.0}};
   EXPECT_EQ(s.OnReport(study, t).action, Action::kContinue);
+}
+
+// NextPromotion recomputed from scratch: highest rung first, brackets in order, the first PAUSED
+// trial still at the rung's epoch among the top floor(n / eta) of the rung, sorted afresh.
+std::optional<int64_t> ScanForPromotion(const AshaScheduler& s, const AshaOptions& o,
+                                        const StudyView& study) {
+  size_t max_rungs = 0;
+  for (int b = 0; b < o.brackets; ++b) max_rungs = std::max(max_rungs, s.Levels(b).size());
+  for (size_t k = max_rungs; k-- > 0;) {
+    for (int b = 0; b < o.brackets; ++b) {
+      if (k >= s.Levels(b).size()) continue;
+      const int64_t level = s.Levels(b)[k];
+      std::vector<RungRecord::Entry> rung;
+      for (const TrialView& t : study.trials) {
+        auto it = t.values.find(level);
+        if (s.BracketOf(t.number) == b && it != t.values.end()) {
+          rung.push_back({RungRecord::Orderable(study.Score(it->second)), t.number});
+        }
+      }
+      std::sort(rung.begin(), rung.end(), RungRecord::Better);
+      const int64_t promotable = PromotableCount(static_cast<int64_t>(rung.size()), o.eta);
+      for (int64_t r = 0; r < promotable; ++r) {
+        const TrialView& t = study.trials[static_cast<size_t>(rung[static_cast<size_t>(r)].trial)];
+        if (t.state == TrialState::kPaused && t.LastResource() == level) return t.number;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Passes decisions through and checks every NextPromotion of the kept scheduler against the scan
+// above and against a scheduler built fresh on the same view (a restarted coordinator).
+class CheckedPromotions : public Scheduler {
+ public:
+  explicit CheckedPromotions(AshaOptions o) : options_(o), kept_(o) {}
+  Decision OnReport(const StudyView& study, const TrialView& trial) override {
+    return kept_.OnReport(study, trial);
+  }
+  std::optional<int64_t> NextPromotion(const StudyView& study) override {
+    const auto got = kept_.NextPromotion(study);
+    EXPECT_EQ(got, ScanForPromotion(kept_, options_, study)) << study.trials.size();
+    if (++calls_ % 7 == 0) {
+      AshaScheduler fresh(options_);
+      EXPECT_EQ(fresh.NextPromotion(study), got) << study.trials.size();
+    }
+    promoted_ += got ? 1 : 0;
+    return got;
+  }
+  int promoted_ = 0;
+
+ private:
+  AshaOptions options_;
+  AshaScheduler kept_;
+  int calls_ = 0;
+};
+
+TEST(AshaPromotion, KeptWaitingListsEqualAScanFromScratch) {
+  for (const int64_t brackets : {1, 3}) {
+    AshaOptions o{/*eta=*/3, /*min_resource=*/1, /*max_resource=*/27, /*promotion=*/true,
+                  brackets};
+    CheckedPromotions s(o);
+    testing::Simulate(s, 400, 5, 27, /*maximize=*/brackets == 1);
+    EXPECT_GT(s.promoted_, 10);
+  }
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+
+#include "tests/search/history_sim.h"
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
@@ -51,6 +55,137 @@ TEST(BohbSearcher, ModelSamplesConcentrateOnGoodTrials) {
     near += std::abs(std::get<double>(p.at("x")) - 2.5) < 1.0 ? 1 : 0;
   }
   EXPECT_GE(near, 40);
+}
+
+TEST(LevelIndex, KeptAcrossChangesEqualsARecomputation) {
+  // Against the levels recomputed from scratch over a churning history (values added, trials
+  // failing, non-finite values), and after the history is swapped for a shorter one.
+  const SearchSpace space = testing::MixedSpace();
+  testing::ChurningStudy churn(space, 9, 6);
+  StudyView& study = churn.study();
+  LevelIndex index;
+  Rng rng(2);
+  for (int step = 0; step < 500; ++step) {
+    churn.Step(space.Sample(rng));
+    if (step == 350) study.trials.resize(100);
+    index.Sync(study);
+    std::map<int64_t, std::map<int64_t, double>> want;  // level -> trial -> score
+    for (const TrialView& t : study.trials) {
+      if (t.state == TrialState::kFailed) continue;
+      for (const auto& [resource, value] : t.values) {
+        if (std::isfinite(value)) want[resource][t.number] = study.Score(value);
+      }
+    }
+    ASSERT_EQ(index.levels().size(), want.size()) << "step " << step;
+    for (const auto& [resource, level] : index.levels()) {
+      ASSERT_EQ(level.scores, want.at(resource)) << "step " << step << " level " << resource;
+      std::vector<LevelIndex::Entry> ranked;
+      for (const auto& [number, score] : want.at(resource)) ranked.push_back({score, number});
+      std::sort(ranked.begin(), ranked.end(), LevelIndex::Better());
+      ASSERT_EQ(level.ranked.size(), ranked.size());
+      size_t i = 0;
+      for (const LevelIndex::Entry& e : level.ranked) {
+        EXPECT_EQ(e.number, ranked[i].number);
+        EXPECT_EQ(e.score, ranked[i++].score);
+      }
+    }
+  }
+}
+
+TEST(BohbSearcher, KeptAcrossAChurningHistoryEqualsAFreshSearcher) {
+  // The level index and the bounded sets, kept across asks, against a searcher built fresh on
+  // each view (a restarted coordinator); bounds small enough to bind.
+  const SearchSpace space = testing::MixedSpace();
+  BohbOptions o;
+  o.min_points = 4;
+  o.max_good = 6;
+  o.max_bad = 20;
+  BohbSearcher kept(o);
+  testing::ChurningStudy churn(space, 31, 3);
+  for (int i = 0; i < 300; ++i) {
+    const auto p = kept.Suggest(churn.study(), 2);
+    if (i % 5 == 0 || i > 280) {
+      BohbSearcher fresh(o);
+      ASSERT_EQ(fresh.Suggest(churn.study(), 2), p) << "ask " << i;
+    }
+    churn.Step(p[0]);
+  }
+}
+
+TEST(BohbSearcher, ModelSetsKeptAcrossAsksEqualARecomputation) {
+  // From scratch: the level's trials sorted best first, the top n_good (at most max_good) good,
+  // the max_bad most recent of the rest bad, best first.
+  const SearchSpace space = testing::MixedSpace();
+  BohbOptions o;
+  o.min_points = 4;
+  o.max_good = 5;
+  o.max_bad = 15;
+  BohbSearcher kept(o);
+  testing::ChurningStudy churn(space, 17, 3);
+  Rng rng(3);
+  int bound = 0;
+  for (int i = 0; i < 300; ++i) {
+    const StudyView& study = churn.study();
+    const int64_t level = kept.ModelLevel(study);
+    const auto got = kept.ModelTrials(study);
+    std::vector<LevelIndex::Entry> at;
+    for (const TrialView& t : study.trials) {
+      auto it = t.values.find(level);
+      if (t.state != TrialState::kFailed && it != t.values.end() && std::isfinite(it->second)) {
+        at.push_back({study.Score(it->second), t.number});
+      }
+    }
+    std::vector<int64_t> good, bad;
+    if (level > 0) {
+      std::vector<LevelIndex::Entry> ranked = at;
+      std::sort(ranked.begin(), ranked.end(), LevelIndex::Better());
+      const size_t n_good = std::min<size_t>(
+          5, std::max<size_t>(2, static_cast<size_t>(0.15 * static_cast<double>(at.size()))));
+      std::vector<LevelIndex::Entry> rest;
+      for (size_t r = 0; r < ranked.size(); ++r) {
+        if (r < n_good) good.push_back(ranked[r].number);
+        else rest.push_back(ranked[r]);
+      }
+      std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
+        return a.number > b.number;
+      });
+      if (rest.size() > 15) {
+        rest.resize(15);
+        ++bound;
+      }
+      std::sort(rest.begin(), rest.end(), LevelIndex::Better());
+      for (const auto& e : rest) bad.push_back(e.number);
+    }
+    ASSERT_EQ(got.first, good) << "step " << i;
+    ASSERT_EQ(got.second, bad) << "step " << i;
+    churn.Step(space.Sample(rng));
+  }
+  EXPECT_GT(bound, 100);
+}
+
+TEST(BohbSearcher, BoundsChangeNothingUntilTheyBind) {
+  // Sequential full-budget trials: with at most max_good good and max_bad bad trials, the same
+  // suggestions as unbounded; past that, other ones.
+  const SearchSpace space = testing::MixedSpace();
+  BohbOptions bounded, unbounded;
+  bounded.max_good = 10;
+  bounded.max_bad = 40;
+  unbounded.max_good = 0;
+  unbounded.max_bad = 0;
+  BohbSearcher a(bounded), b(unbounded);
+  int same = 0, later = 0;
+  testing::RunStudy(a, space, 120, 4, [&](const StudyView& study, const Params& p) {
+    const size_t n = study.trials.size();
+    const size_t n_good = std::max<size_t>(2, static_cast<size_t>(0.15 * static_cast<double>(n)));
+    if (n_good <= 10 && n - n_good <= 40) {
+      EXPECT_EQ(b.Suggest(study, 1)[0], p) << n;
+    } else {
+      ++later;
+      same += b.Suggest(study, 1)[0] == p ? 1 : 0;
+    }
+  });
+  EXPECT_GT(later, 50);
+  EXPECT_LT(same, later);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "search/bo/gp_searcher.h"
+#include "tests/search/history_sim.h"
 
 namespace sift::search {
 namespace {
@@ -101,6 +102,49 @@ TEST(GpRefit, ScheduleIsSparseBeyondSmallN) {
   EXPECT_EQ(GpRefitPoint(27), 25);
   EXPECT_EQ(GpRefitPoint(99), 95);
   EXPECT_EQ(GpRefitPoint(1049), 1000);
+}
+
+TEST(GpSearcher, BoundedModelKeptAcrossAChurningHistoryEqualsAFreshSearcher) {
+  // The feature cache and the bounded training set (best half + most recent), kept across asks
+  // while trials pause, resume, stop, fail and diverge, against a searcher built fresh per view;
+  // with cost_aware, whose model keeps the same rows.
+  const SearchSpace space = testing::MixedSpace();
+  for (const bool cost_aware : {false, true}) {
+    GpOptions o;
+    o.max_points = 16;
+    o.fit_window = 20;
+    o.cost_aware = cost_aware;
+    GpSearcher kept(space, o);
+    testing::ChurningStudy churn(space, cost_aware ? 8 : 7, 3);
+    for (int i = 0; i < 90; ++i) {
+      const auto p = kept.Suggest(churn.study(), 1);
+      if (i % 6 == 0 || i > 84) {
+        GpSearcher fresh(space, o);
+        ASSERT_EQ(fresh.Suggest(churn.study(), 1), p) << "ask " << i;
+      }
+      churn.Step(p[0]);
+      TrialView& t = churn.study().trials.back();
+      t.cost_dollars = 0.01 * (1 + t.number % 3);
+    }
+  }
+}
+
+TEST(GpSearcher, BoundChangesNothingUntilItBinds) {
+  const SearchSpace space = testing::MixedSpace();
+  GpOptions bounded, unbounded;
+  bounded.max_points = 20;
+  unbounded.max_points = 0;
+  GpSearcher a(space, bounded), b(space, unbounded);
+  int same = 0, later = 0;
+  testing::RunStudy(a, space, 34, 4, [&](const StudyView& study, const Params& p) {
+    if (study.trials.size() <= 20) {
+      EXPECT_EQ(b.Suggest(study, 1)[0], p) << study.trials.size();
+    } else {
+      ++later;
+      same += b.Suggest(study, 1)[0] == p ? 1 : 0;
+    }
+  });
+  EXPECT_LT(same, later);
 }
 
 }  // namespace

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
+#include "search/rng.h"
+
 namespace sift::search {
 namespace {
 
@@ -23,6 +28,37 @@ TEST(MedianExcluding, LeavesOneOut) {
   EXPECT_DOUBLE_EQ(MedianExcluding({1, 2, 3, 4}, 0), 3.0);
   EXPECT_DOUBLE_EQ(MedianExcluding({1, 2, 3, 4}, 3), 2.0);
   EXPECT_DOUBLE_EQ(MedianExcluding({1, 2, 3}, 1), 2.0);
+}
+
+TEST(MedianSplit, AgreesWithASortedRecomputation) {
+  // After every insertion (ties, NaNs ranked lowest, trials out of order and twice), the median
+  // leaving out each recorded entry, and leaving out none, equals MedianExcluding on the sorted
+  // averages, bit for bit.
+  Rng rng(4);
+  MedianSplit split;
+  std::vector<MedianSplit::Entry> all;
+  std::vector<char> added(300, 0);
+  for (int i = 0; i < 400; ++i) {
+    const auto trial = static_cast<int64_t>(rng.Below(300));
+    const double average = rng.Below(25) == 0 ? NAN : std::round(rng.Uniform() * 40) / 40;
+    split.Add(trial, average);
+    if (!added[static_cast<size_t>(trial)]) {
+      added[static_cast<size_t>(trial)] = 1;
+      all.push_back({MedianSplit::Orderable(average), trial});
+    }
+    std::vector<MedianSplit::Entry> sorted = all;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<double> values;
+    for (const auto& e : sorted) values.push_back(e.average);
+    ASSERT_EQ(split.size(), static_cast<int64_t>(sorted.size()));
+    EXPECT_EQ(split.MedianWithout({0.5, 1000}, false), MedianExcluding(values, -1));
+    for (size_t s = 0; s < sorted.size() && sorted.size() > 1; ++s) {
+      ASSERT_TRUE(split.Has(sorted[s].trial, sorted[s].average));
+      ASSERT_EQ(split.MedianWithout(sorted[s], true),
+                MedianExcluding(values, static_cast<int64_t>(s)))
+          << "n " << sorted.size() << " skip " << s;
+    }
+  }
 }
 
 TEST(MedianScheduler, StopsBelowTheMedianOfRunningAverages) {

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "tests/search/history_sim.h"
 
 namespace sift::search {
 namespace {
@@ -49,6 +52,76 @@ TEST(ObservationsTest, OnlyDivergedTrialsStillGiveFiniteScores) {
   const auto obs = CollectObservations(study);
   ASSERT_EQ(obs.size(), 2u);
   for (const auto& o : obs) EXPECT_TRUE(std::isfinite(o.score));
+}
+
+}  // namespace
+}  // namespace sift::search
+
+namespace sift::search {
+namespace {
+
+// The index, kept across 1,500 changes of a churning history, against a recomputation from scratch
+// (CollectObservations with diverged trials scored -infinity, sorted by BetterObservation; the
+// k-th observation and counts before a trial number from that list), and
+// restarted when the history is swapped for a shorter one or the direction changes.
+TEST(ObservationIndexTest, KeptAcrossChangesEqualsARecomputation) {
+  const SearchSpace space = testing::MixedSpace();
+  for (const bool maximize : {true, false}) {
+    testing::ChurningStudy churn(space, maximize ? 3 : 4, 4);
+    StudyView& study = churn.study();
+    study.objective.maximize = maximize;
+    ObservationIndex index;
+    Rng rng(5);
+    for (int step = 0; step < 1500; ++step) {
+      churn.Step(space.Sample(rng));
+      if (step == 1200) study.trials.resize(150);
+      if (step == 1300) study.objective.maximize = !study.objective.maximize;
+      index.Sync(study);
+      std::vector<Observation> want = CollectObservations(study);
+      for (Observation& o : want) {
+        if (study.trials[static_cast<size_t>(o.number)].state == TrialState::kDiverged) {
+          o.score = -INFINITY;
+        }
+      }
+      std::vector<int64_t> numbers, open;
+      for (const Observation& o : want) numbers.push_back(o.number);
+      for (const TrialView& t : study.trials) {
+        if (!IsTerminal(t.state)) open.push_back(t.number);
+      }
+      std::sort(want.begin(), want.end(), BetterObservation);
+      ASSERT_EQ(index.size(), want.size()) << "step " << step;
+      size_t i = 0;
+      for (const Observation& o : index.ranked()) {
+        const Observation& w = want[i++];
+        ASSERT_EQ(o.number, w.number) << "step " << step << " rank " << i;
+        EXPECT_EQ(o.score, w.score);
+        EXPECT_EQ(o.resource, w.resource);
+        EXPECT_EQ(o.completed, w.completed);
+      }
+      EXPECT_EQ(std::vector<int64_t>(index.numbers().begin(), index.numbers().end()), numbers);
+      // By score alone (diverged last), and the worst score of the others.
+      using ByScore = std::vector<std::pair<double, int64_t>>;
+      ByScore by_score;
+      double worst = 0;
+      bool any = false;
+      for (const Observation& o : want) {
+        by_score.push_back({-o.score, o.number});
+        if (std::isfinite(o.score)) {
+          worst = any ? std::min(worst, o.score) : o.score;
+          any = true;
+        }
+      }
+      std::sort(by_score.begin(), by_score.end());
+      ASSERT_EQ(ByScore(index.by_score().begin(), index.by_score().end()), by_score);
+      EXPECT_EQ(index.WorstScore(), worst);
+      for (size_t k = 0; k < numbers.size(); k += 1 + k / 8) {
+        ASSERT_EQ(index.Kth(k), numbers[k]) << "step " << step;
+        ASSERT_EQ(index.CountBefore(numbers[k]), k);
+        EXPECT_EQ(index.CountBefore(numbers[k] + 1), k + 1);
+      }
+      EXPECT_EQ(index.open(), open);
+    }
+  }
 }
 
 }  // namespace

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+
+#include "search/rng.h"
 
 namespace sift::search {
 namespace {
@@ -49,17 +53,59 @@ TEST(Rungs, HyperbandBracketsFollowTheAllocation) {
   EXPECT_EQ(HyperbandBracket(12345, 4, 3), HyperbandBracket(12345, 4, 3));
 }
 
-TEST(RungRecord, RanksBestFirstTiesByTrialNumber) {
-  RungRecord r;
+TEST(RungRecord, TopKBestFirstTiesByTrialNumber) {
+  RungRecord r(/*eta=*/2);
   r.Add(0, 0.5);
   r.Add(1, 0.9);
   r.Add(2, 0.5);
   r.Add(1, 0.9);  // already there
   ASSERT_EQ(r.size(), 3);
-  EXPECT_EQ(r.at(0).trial, 1);
-  EXPECT_EQ(r.RankOf(0, 0.5), 1);
-  EXPECT_EQ(r.RankOf(2, 0.5), 2);
-  EXPECT_EQ(r.RankOf(3, 0.5), -1);
+  ASSERT_EQ(r.top_count(), 1);
+  EXPECT_EQ(r.Cutoff().trial, 1);
+  EXPECT_TRUE(r.InTop(1, 0.9));
+  EXPECT_FALSE(r.InTop(0, 0.5));
+  EXPECT_FALSE(r.InTop(1, 0.8));  // recorded with another score
+  EXPECT_FALSE(r.InTop(3, 0.95));  // not recorded
+  r.Add(3, 0.5);  // n = 4: the top 2 are t1 and t0 (tie with t2, t3: the lower number)
+  EXPECT_EQ(r.Cutoff().trial, 0);
+  EXPECT_TRUE(r.InTop(0, 0.5));
+  EXPECT_FALSE(r.InTop(2, 0.5));
+}
+
+TEST(RungRecord, HeapsAgreeWithASortedRecomputation) {
+  // Random scores with ties and NaNs (ranked last), trials added out of order and twice: after
+  // every insertion, the top k and the cutoff equal those of the entries sorted from scratch.
+  Rng rng(12);
+  for (const int64_t eta : {2, 3, 4}) {
+    for (const bool at_least_one : {false, true}) {
+      RungRecord r(eta, at_least_one);
+      std::vector<RungRecord::Entry> all;
+      std::vector<char> added(400, 0);
+      for (int i = 0; i < 600; ++i) {
+        const auto trial = static_cast<int64_t>(rng.Below(400));
+        const uint64_t kind = rng.Below(20);
+        const double score = kind == 0 ? NAN : std::round(rng.Uniform() * 30) / 30;
+        r.Add(trial, score);
+        if (!added[static_cast<size_t>(trial)]) {
+          added[static_cast<size_t>(trial)] = 1;
+          all.push_back({RungRecord::Orderable(score), trial});
+        }
+        std::vector<RungRecord::Entry> sorted = all;
+        std::sort(sorted.begin(), sorted.end(), RungRecord::Better);
+        const auto n = static_cast<int64_t>(sorted.size());
+        const int64_t k = at_least_one ? SurvivorCount(n, eta) : PromotableCount(n, eta);
+        ASSERT_EQ(r.size(), n);
+        ASSERT_EQ(r.top_count(), k);
+        if (k > 0) {
+          EXPECT_EQ(r.Cutoff().trial, sorted[static_cast<size_t>(k - 1)].trial);
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          const RungRecord::Entry& e = sorted[static_cast<size_t>(j)];
+          ASSERT_EQ(r.InTop(e.trial, e.score), j < k) << "rank " << j;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "search/random_searcher.h"
 #include "search/tpe/parzen_estimator.h"
+#include "tests/search/history_sim.h"
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
@@ -155,6 +157,128 @@ TEST(TpeSearcher, CachesAcrossAsksNeverChangeSuggestions) {
       if (i == 200) study.trials.resize(120);  // another, shorter history
     }
   }
+}
+
+TEST(TpeSearcher, KeptAcrossAChurningHistoryEqualsAFreshSearcher) {
+  // The observation index and the bounded bad set, kept across asks while trials pause, resume,
+  // stop, fail and diverge, against a searcher built fresh on each view (a restarted coordinator).
+  const SearchSpace space = testing::MixedSpace();
+  for (int variant = 0; variant < 3; ++variant) {
+    TpeOptions o;
+    o.n_startup = 5;
+    o.max_above = variant == 0 ? 100 : 30;  // 30: the cap binds from about 40 observations on
+    o.constant_liar = variant >= 1;
+    o.kernel.multivariate = variant == 2;
+    TpeSearcher kept(o);
+    testing::ChurningStudy churn(space, 20 + variant, 5);
+    for (int i = 0; i < 250; ++i) {
+      const auto p = kept.Suggest(churn.study(), 1);
+      if (i % 5 == 0 || i > 230) {
+        TpeSearcher fresh(o);
+        ASSERT_EQ(fresh.Suggest(churn.study(), 1), p) << "variant " << variant << " ask " << i;
+      }
+      churn.Step(p[0]);
+    }
+  }
+}
+
+// The bad set and its weights recomputed from scratch: the ranking of CollectObservations (diverged
+// trials at -infinity), the most recent half of the bad trials and liars, and the stratified
+// sample of the older bad observations with Optuna's weight times the stratum size.
+std::pair<std::vector<int64_t>, std::vector<double>> BadTrialsFromScratch(const StudyView& study,
+                                                                         const TpeOptions& o) {
+  std::vector<Observation> obs = CollectObservations(study);
+  for (Observation& x : obs) {
+    if (study.trials[static_cast<size_t>(x.number)].state == TrialState::kDiverged) {
+      x.score = -INFINITY;
+    }
+  }
+  std::vector<Observation> ranked = obs;
+  std::sort(ranked.begin(), ranked.end(), BetterObservation);
+  const size_t n_below = std::min<size_t>(
+      static_cast<size_t>(std::ceil(o.gamma * static_cast<double>(obs.size()))),
+      static_cast<size_t>(o.gamma_max));
+  std::set<int64_t> below;
+  for (size_t i = 0; i < n_below; ++i) below.insert(ranked[i].number);
+  std::vector<int64_t> bad_obs, all;  // trial order
+  for (const Observation& x : obs) {
+    if (!below.count(x.number)) bad_obs.push_back(x.number);
+  }
+  std::set<int64_t> merged(bad_obs.begin(), bad_obs.end());
+  if (o.constant_liar) {
+    for (const TrialView& t : study.trials) {
+      if (t.state == TrialState::kRunning || t.state == TrialState::kPending) {
+        merged.insert(t.number);
+      }
+    }
+  }
+  all.assign(merged.begin(), merged.end());
+  const auto max_above = static_cast<size_t>(o.max_above);
+  if (max_above == 0 || all.size() <= max_above) return {all, {}};
+  const size_t recent = max_above - max_above / 2;
+  const std::vector<int64_t> tail(all.end() - static_cast<std::ptrdiff_t>(recent), all.end());
+  std::vector<int64_t> old;
+  for (int64_t number : bad_obs) {
+    if (number < tail.front()) old.push_back(number);
+  }
+  const size_t k = std::min(max_above / 2, old.size());
+  std::vector<int64_t> numbers;
+  std::vector<double> weights;
+  for (size_t j = 0; j < k; ++j) {
+    const size_t p = old.size() == k ? j : (2 * j + 1) * old.size() / (2 * k);
+    numbers.push_back(old[p]);
+    weights.push_back(TpeDefaultWeight(old.size() + recent, p) * static_cast<double>(old.size()) /
+                      static_cast<double>(k));
+  }
+  for (size_t i = 0; i < recent; ++i) {
+    numbers.push_back(tail[i]);
+    weights.push_back(TpeDefaultWeight(old.size() + recent, old.size() + i));
+  }
+  return {numbers, weights};
+}
+
+TEST(TpeSearcher, BadSetKeptAcrossAsksEqualsARecomputation) {
+  const SearchSpace space = testing::MixedSpace();
+  for (const bool liar : {false, true}) {
+    TpeOptions o;
+    o.n_startup = 5;
+    o.max_above = 40;
+    o.constant_liar = liar;
+    TpeSearcher kept(o);
+    testing::ChurningStudy churn(space, liar ? 41 : 40, 4);
+    Rng rng(1);
+    int sampled = 0;
+    for (int i = 0; i < 400; ++i) {
+      const auto got = kept.BadTrials(churn.study());
+      sampled += got.second.empty() ? 0 : 1;
+      const auto want = BadTrialsFromScratch(churn.study(), o);
+      ASSERT_EQ(got.first, want.first) << "step " << i;
+      ASSERT_EQ(got.second, want.second) << "step " << i;
+      churn.Step(space.Sample(rng));
+    }
+    EXPECT_GT(sampled, 150);  // the bound binds for most of the run
+  }
+}
+
+TEST(TpeSearcher, BoundedBadSetChangesNothingUntilItBinds) {
+  // With at most max_above bad trials the bound is not used: the same suggestions as unbounded.
+  const SearchSpace space = testing::MixedSpace();
+  TpeOptions bounded, unbounded;
+  bounded.max_above = 60;
+  unbounded.max_above = 0;
+  TpeSearcher a(bounded), b(unbounded);
+  int same = 0, later = 0;
+  testing::RunStudy(a, space, 160, 4, [&](const StudyView& study, const Params& p) {
+    const size_t n = study.trials.size();
+    const size_t n_below = std::min<size_t>(static_cast<size_t>(std::ceil(0.1 * n)), 25);
+    if (n - n_below <= 60) {
+      EXPECT_EQ(b.Suggest(study, 1)[0], p) << n;
+    } else {
+      ++later;
+      same += b.Suggest(study, 1)[0] == p ? 1 : 0;
+    }
+  });
+  EXPECT_LT(same, later);  // and once it binds, g is another model
 }
 
 TEST(TpeSearcher, StartupTrialsAreRandom) {
