@@ -74,6 +74,8 @@ class CoordinatorLink {
   std::atomic<bool>* stop_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Workers::Stub> stub_;
+  // Set by Register under mu_ (the heartbeat thread reads them under it); Register's caller is
+  // their only writer and reads them without.
   std::string worker_id_;
   int heartbeat_ms_ = 5000;
   std::string scratch_dir_;  // checkpoints on their way to or from the coordinator
