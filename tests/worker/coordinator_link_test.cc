@@ -143,7 +143,7 @@ TEST_F(CoordinatorLinkTest, CallsRetryWhileTheCoordinatorIsDownAndGetThroughOnce
 }
 
 TEST_F(CoordinatorLinkTest, TheHeartbeatKeepsTheLeaseAndNoticesWhenItIsRevoked) {
-  StartCoordinator("sift.db", /*lease_timeout_s=*/0.6);
+  StartCoordinator("sift.db", /*lease_timeout_s=*/1.5);
   const int64_t study = CreateStudy();
   CoordinatorLink link(options_, &stop_);
   ASSERT_TRUE(link.Register().ok());
@@ -151,8 +151,8 @@ TEST_F(CoordinatorLinkTest, TheHeartbeatKeepsTheLeaseAndNoticesWhenItIsRevoked) 
   const v1::TrialAssignment a = Acquire(link).assignment();
   link.SetLease(a.lease_id());
   EXPECT_EQ(link.lease(), a.lease_id());
-  // Heartbeats every 0.1 s keep a 0.6 s lease through three timeouts.
-  std::this_thread::sleep_for(milliseconds(1800));
+  // Heartbeats every 0.1 s keep a 1.5 s lease past its timeout.
+  std::this_thread::sleep_for(milliseconds(2500));
   EXPECT_FALSE(link.revoked());
   v1::ReportProgressResponse resp;
   ASSERT_TRUE(Report(link, a, 1, 0.4, &resp).ok());
