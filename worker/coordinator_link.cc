@@ -55,8 +55,13 @@ grpc::Status CoordinatorLink::Register() {
     return stub_->RegisterWorker(Context().get(), req, &resp);
   });
   if (s.ok()) {
-    worker_id_ = resp.worker_id();
-    heartbeat_ms_ = std::max(100, resp.heartbeat_interval_ms());
+    {
+      // The heartbeat thread reads both under mu_ (and a NOT_FOUND registers again while it
+      // runs); this thread, their only writer, reads them without.
+      std::lock_guard<std::mutex> lock(mu_);
+      worker_id_ = resp.worker_id();
+      heartbeat_ms_ = std::max(100, resp.heartbeat_interval_ms());
+    }
     spdlog::info("registered as {} at ${:.4f}/h", worker_id_, resp.price_per_hour());
   }
   return s;

@@ -74,6 +74,8 @@ class CoordinatorLink {
   std::atomic<bool>* stop_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Workers::Stub> stub_;
+  // Set by Register under mu_ (the heartbeat thread reads them under it); Register's caller is
+  // their only writer and reads them without.
   std::string worker_id_;
   int heartbeat_ms_ = 5000;
   std::string scratch_dir_;  // checkpoints on their way to or from the coordinator
@@ -94,8 +96,12 @@ grpc::Status CoordinatorLink::Call(const char* what, Fn rpc) {
   int backoff_ms = 200;
   while (true) {
     grpc::Status s = rpc();
+    // CANCELLED: the worker cancels nothing itself; a coordinator stopping gracefully answers it
+    // to a call that arrives as it shuts down (seen in WorkerClientTest under load), which is
+    // the same outage as UNAVAILABLE and ended the worker before.
     const bool retryable = s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                           s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+                           s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+                           s.error_code() == grpc::StatusCode::CANCELLED;
     if (s.ok() || !retryable || Clock::now() > deadline || *stop_) return s;
     spdlog::warn("{}: coordinator unreachable ({}); retrying in {} ms", what, s.error_message(),
                  backoff_ms);

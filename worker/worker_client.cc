@@ -56,14 +56,29 @@ int WorkerClient::Run() {
   }
   link.StartHeartbeat();
   // The grace-period watchdog: once a stop is requested, checkpointing and handing back get
-  // grace_seconds; past that the process leaves as the VM would be taken anyway.
-  std::thread([this, grace = options.grace_seconds] {
-    while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(grace * 1000)));
+  // grace_seconds; past that the process leaves as the VM would be taken anyway. It ends with
+  // this loop (joined on every return below): a loop that returned in time is not killed later,
+  // and the watchdog never reads stop_ of a WorkerClient that is gone.
+  std::atomic<bool> loop_over{false};
+  std::thread watchdog([this, &loop_over, grace = options.grace_seconds] {
+    const auto nap = std::chrono::milliseconds(50);
+    while (!stop_ && !loop_over) std::this_thread::sleep_for(nap);
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(static_cast<int64_t>(grace * 1000));
+    while (!loop_over && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(nap);
+    if (loop_over) return;
     spdlog::error("grace period of {:.0f} s over; leaving now", grace);
     spdlog::default_logger()->flush();
     std::_Exit(0);
-  }).detach();
+  });
+  struct EndWatchdog {
+    std::atomic<bool>& over;
+    std::thread& thread;
+    ~EndWatchdog() {
+      over = true;
+      thread.join();
+    }
+  } end_watchdog{loop_over, watchdog};
   while (!stop_) {
     v1::AcquireTrialRequest req;
     req.set_worker_id(link.worker_id());
