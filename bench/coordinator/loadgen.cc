@@ -5,6 +5,7 @@
 // so the caller can count rows in the database against it.
 //
 //   loadgen --coordinator 127.0.0.1:PORT --workers 64 --coordinator-pid PID [--token-file F]
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
@@ -13,7 +14,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -27,12 +30,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace v1 = sift::v1;
 
-// utime + stime of a process, in seconds.
-double CpuSeconds(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+// utime + stime in seconds from a /proc stat file (a process's or one thread's); `name` gets
+// the command name (a thread's name) when given.
+double CpuSecondsOf(const std::string& stat_path, std::string* name = nullptr) {
+  std::ifstream in(stat_path);
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
+  const size_t open = stat.find('('), close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return 0;
+  if (name) *name = stat.substr(open + 1, close - open - 1);
   std::istringstream fields(stat.substr(close + 2));
   std::string f;
   double ticks = 0;
@@ -41,6 +46,21 @@ double CpuSeconds(int pid) {
     if (i == 15) break;
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double CpuSeconds(int pid) { return CpuSecondsOf("/proc/" + std::to_string(pid) + "/stat"); }
+
+// CPU seconds of a process's threads, summed by thread name (threads that ended are not in it).
+std::map<std::string, double> CpuByThreadName(int pid) {
+  std::map<std::string, double> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name;
+    const double s = CpuSecondsOf(task.path().string() + "/stat", &name);
+    out[name] += s;
+  }
+  return out;
 }
 
 struct Shared {
@@ -167,6 +187,8 @@ double Percentile(std::vector<double>& v, double p) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As the coordinator: Debian's Abseil checks every gRPC mutex for deadlocks otherwise.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   CLI::App app{"Sift coordinator load generator"};
   std::string address, token_file, label;
   int workers = 16;
@@ -196,6 +218,7 @@ int main(int argc, char** argv) {
     channels.push_back(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), a));
   }
   const double cpu0 = CpuSeconds(pid);
+  const auto threads0 = CpuByThreadName(pid);
   const auto t0 = Clock::now();
   std::vector<std::thread> threads;
   for (int i = 0; i < workers; ++i) {
@@ -203,9 +226,11 @@ int main(int argc, char** argv) {
                          &shared);
   }
   std::thread watcher([&] {
+    // Looks every 10 ms (the end of the load is timed to that), says where it is every 2 s.
     int64_t last = -1;
-    while (shared.completed < trials && shared.errors == 0) {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
+    for (int tick = 1; shared.completed < trials && shared.errors == 0; ++tick) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (tick % 200 != 0) continue;
       const int64_t r = shared.reports;
       if (r != last) {
         std::fprintf(stderr, "[loadgen] %lld reports, %lld trials done\n",
@@ -218,12 +243,23 @@ int main(int argc, char** argv) {
   watcher.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const double cpu = CpuSeconds(pid) - cpu0;
+  const auto threads1 = CpuByThreadName(pid);
+  const double own = CpuSeconds(getpid());
   for (auto& t : threads) t.join();
   const auto n = static_cast<double>(shared.reports.load());
   std::printf("| %s | %d | %lld | %.0f | %.0f us | %.1f ms | %.1f ms | %lld |\n", label.c_str(),
               workers, static_cast<long long>(trials), n / seconds, cpu / n * 1e6,
               Percentile(shared.latencies_us, 0.5) / 1000, Percentile(shared.latencies_us, 0.99) / 1000,
               static_cast<long long>(shared.reports.load()));
+  // Where the coordinator's CPU went (threads alive at the end), and the generator's own.
+  std::string by_thread;
+  for (const auto& [name, s] : threads1) {
+    auto before = threads0.find(name);
+    const double d = s - (before == threads0.end() ? 0 : before->second);
+    if (d > 0) by_thread += " " + name + "=" + std::to_string(static_cast<int>(d / n * 1e6)) + "us";
+  }
+  std::fprintf(stderr, "[loadgen] coordinator CPU per report by thread:%s\n", by_thread.c_str());
+  std::fprintf(stderr, "[loadgen] load generator CPU per report: %.0f us\n", own / n * 1e6);
   std::fprintf(stderr, "[loadgen] acknowledged %lld reports in %.1f s, %lld errors\n",
                static_cast<long long>(shared.reports.load()), seconds,
                static_cast<long long>(shared.errors.load()));
