@@ -66,7 +66,7 @@ YAML
   "$sift" coordinator --listen "127.0.0.1:$port" --db "$dir/sift.db" --lease-timeout 120 \
     >"$dir/coordinator.log" 2>&1 &
   coordinator=$!
-  until grep -q "listening on" "$dir/coordinator.log"; do sleep 0.05; done
+  until grep -q "listening on" "$dir/coordinator.log" 2>/dev/null; do sleep 0.05; done
   "$sift" submit --coordinator "127.0.0.1:$port" "$dir/study.yaml" >/dev/null
   local label="$searcher / $scheduler"
   if [[ -n "$kill_after" ]]; then
