@@ -242,13 +242,22 @@ int main(int argc, char** argv) {
   });
   watcher.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  // A coordinator killed during the load is gone or a zombie (state Z): its CPU is unknown.
+  const bool alive = [&] {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+  }();
   const double cpu = CpuSeconds(pid) - cpu0;
   const auto threads1 = CpuByThreadName(pid);
   const double own = CpuSeconds(getpid());
   for (auto& t : threads) t.join();
   const auto n = static_cast<double>(shared.reports.load());
-  std::printf("| %s | %d | %lld | %.0f | %.0f us | %.1f ms | %.1f ms | %lld |\n", label.c_str(),
-              workers, static_cast<long long>(trials), n / seconds, cpu / n * 1e6,
+  const std::string cpu_per_report =
+      alive ? std::to_string(static_cast<long long>(cpu / n * 1e6 + 0.5)) + " us" : "-";
+  std::printf("| %s | %d | %lld | %.0f | %s | %.1f ms | %.1f ms | %lld |\n", label.c_str(),
+              workers, static_cast<long long>(trials), n / seconds, cpu_per_report.c_str(),
               Percentile(shared.latencies_us, 0.5) / 1000, Percentile(shared.latencies_us, 0.99) / 1000,
               static_cast<long long>(shared.reports.load()));
   // Where the coordinator's CPU went (threads alive at the end), and the generator's own.
