@@ -383,8 +383,8 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // Debian builds Abseil without NDEBUG, so every absl::Mutex lock inside gRPC ran its deadlock
-  // detector (a lock graph, GraphCycles): about 5% of the coordinator's CPU per report under
-  // load (bench/coordinator/README.md). gRPC's own locks are not ours to debug.
+  // detector (a lock graph, GraphCycles): 2-3% of the RPC threads' CPU under load
+  // (bench/coordinator/README.md). gRPC's own locks are not ours to debug.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   return sift::common::GuardedMain("sift", [&] { return Main(argc, argv); });
 }
