@@ -192,10 +192,13 @@ int main(int argc, char** argv) {
   CLI::App app{"Sift coordinator load generator"};
   std::string address, token_file, label;
   int workers = 16;
+  int channels_n = 8;
   int pid = 0;
   int64_t trials = 0;
   app.add_option("--coordinator", address)->required();
   app.add_option("--workers", workers)->check(CLI::PositiveNumber);
+  app.add_option("--channels", channels_n, "connections the workers share (at most one each)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--coordinator-pid", pid, "for the coordinator's CPU time")->required();
   app.add_option("--trials", trials, "the study's max_trials: stop once that many completed")
       ->required();
@@ -212,7 +215,7 @@ int main(int argc, char** argv) {
   Shared shared;
   // A few channels, as separate worker processes would have their own connections.
   std::vector<std::shared_ptr<grpc::Channel>> channels;
-  for (int i = 0; i < std::min(workers, 8); ++i) {
+  for (int i = 0; i < std::min(workers, channels_n); ++i) {
     grpc::ChannelArguments a = args;
     a.SetInt("sift.loadgen.channel", i);  // distinct args: distinct connections
     channels.push_back(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), a));

@@ -81,7 +81,7 @@ YAML
     perf_pid=$!
   fi
   "$loadgen" --coordinator "127.0.0.1:$port" --coordinator-pid "$coordinator" \
-    --workers "$workers" --trials "$trials" --label "$label" \
+    --workers "$workers" --trials "$trials" --label "$label" --channels "${CHANNELS:-8}" \
     >"$dir/row.txt" 2>"$dir/loadgen.log" || [[ -n "$kill_after" ]] || {
       cat "$dir/loadgen.log" >&2
       exit 1
