@@ -10,6 +10,9 @@
 #   full:  the table (adds 10,000-trial rows)
 #   kill:  64 workers, the coordinator killed with SIGKILL 3 s into the load; every report
 #          acknowledged before the kill must be in the database
+# CLIENT=sync: the load generator's workers as blocking threads (one per worker) instead of
+#   gRPC's callback client (the default: the same RPCs, less of the generator's CPU on the cores
+#   it shares with the coordinator); CHANNELS: connections the workers share (default 8)
 #   row SEARCHER SCHEDULER WORKERS TRIALS: one row. PERF=FILE: `perf record -a` (every process,
 #          call graphs by frame pointer) over the load into FILE; PERF_CMD: another perf command
 # Printed to stderr after each row: the coordinator's CPU per report by thread name (threads
@@ -82,6 +85,7 @@ YAML
   fi
   "$loadgen" --coordinator "127.0.0.1:$port" --coordinator-pid "$coordinator" \
     --workers "$workers" --trials "$trials" --label "$label" --channels "${CHANNELS:-8}" \
+    --client "${CLIENT:-callback}" \
     >"$dir/row.txt" 2>"$dir/loadgen.log" || [[ -n "$kill_after" ]] || {
       cat "$dir/loadgen.log" >&2
       exit 1
