@@ -1,10 +1,14 @@
 #include "coordinator/group_commit.h"
 
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
 #include <exception>
 
 namespace sift::coordinator {
 
-GroupCommit::GroupCommit(Store& store) : store_(store), writer_([this] { Loop(); }) {}
+GroupCommit::GroupCommit(Store& store, std::chrono::microseconds max_delay)
+    : store_(store), max_delay_(max_delay), writer_([this] { Loop(); }) {}
 
 GroupCommit::~GroupCommit() {
   {
@@ -13,16 +17,24 @@ GroupCommit::~GroupCommit() {
   }
   wake_.notify_one();
   writer_.join();
+  if (batches_ > 0) {
+    spdlog::info("group commit: {} writes in {} transactions ({:.1f} per transaction)", writes_,
+                 batches_, static_cast<double>(writes_) / static_cast<double>(batches_));
+  }
 }
 
-std::shared_future<void> GroupCommit::Submit(std::function<void()> write) {
+std::shared_future<void> GroupCommit::Enqueue(std::function<void()> write, bool urgent) {
   Pending p{std::move(write), {}};
   std::shared_future<void> done = p.done.get_future().share();
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(p));
+    urgent_ = urgent_ || urgent;
+    // Wake the writer only when it would go: not once per write of a batch that is filling.
+    wake = urgent || queue_.size() >= wake_at_;
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
   return done;
 }
 
@@ -37,12 +49,24 @@ int64_t GroupCommit::writes() const {
 }
 
 void GroupCommit::Loop() {
+  pthread_setname_np(pthread_self(), "sift-commit");  // for top -H and perf
   std::unique_lock<std::mutex> lock(mu_);
+  size_t last = 1;  // writes the last transaction carried: about how many callers are in flight
   for (;;) {
+    wake_at_ = 1;
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and everything queued is committed
+    if (last > 1 && queue_.size() < last && !urgent_ && !stop_) {
+      // The callers the last transaction answered are coming back: wait for them, not longer
+      // than max_delay_ (fewer callers now: the batch goes with those that came).
+      wake_at_ = last;
+      wake_.wait_for(lock, max_delay_,
+                     [&] { return stop_ || urgent_ || queue_.size() >= last; });
+    }
     std::deque<Pending> batch;
     batch.swap(queue_);
+    urgent_ = false;
+    last = batch.size();
     ++batches_;
     writes_ += static_cast<int64_t>(batch.size());
     // Writers queue the next batch while this one commits.

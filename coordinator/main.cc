@@ -1,5 +1,6 @@
 // sift: the coordinator, the embedded run and the user's CLI. Links no LibTorch.
 #include <CLI/CLI.hpp>
+#include <absl/synchronization/mutex.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -381,5 +382,9 @@ int Main(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // Debian builds Abseil without NDEBUG, so every absl::Mutex lock inside gRPC ran its deadlock
+  // detector (a lock graph, GraphCycles): 2-3% of the RPC threads' CPU under load
+  // (bench/coordinator/README.md). gRPC's own locks are not ours to debug.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   return sift::common::GuardedMain("sift", [&] { return Main(argc, argv); });
 }

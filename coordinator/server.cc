@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -71,6 +72,7 @@ Server::Server(Coordinator* coordinator, const std::string& listen, ServerSecuri
              : " (address in use, or not an address of this machine?)"));
   }
   ticker_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "sift-tick");
     while (!stopping_) {
       try {
         coordinator_->Tick();

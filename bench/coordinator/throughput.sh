@@ -10,6 +10,13 @@
 #   full:  the issue's table (adds 10,000-trial rows)
 #   kill:  64 workers, the coordinator killed with SIGKILL 3 s into the load; every report
 #          acknowledged before the kill must be in the database
+# CLIENT=sync: the load generator's workers as blocking threads (one per worker) instead of
+#   gRPC's callback client (the default: the same RPCs, less of the generator's CPU on the cores
+#   it shares with the coordinator); CHANNELS: connections the workers share (default 8)
+#   row SEARCHER SCHEDULER WORKERS TRIALS: one row. PERF=FILE: `perf record -a` (every process,
+#          call graphs by frame pointer) over the load into FILE; PERF_CMD: another perf command
+# Printed to stderr after each row: the coordinator's CPU per report by thread name (threads
+# alive at the end), the load generator's own, and the writes per group-commit transaction.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -62,7 +69,7 @@ YAML
   "$sift" coordinator --listen "127.0.0.1:$port" --db "$dir/sift.db" --lease-timeout 120 \
     >"$dir/coordinator.log" 2>&1 &
   coordinator=$!
-  until grep -q "listening on" "$dir/coordinator.log"; do sleep 0.05; done
+  until grep -q "listening on" "$dir/coordinator.log" 2>/dev/null; do sleep 0.05; done
   "$sift" submit --coordinator "127.0.0.1:$port" "$dir/study.yaml" >/dev/null
   local label="$searcher / $scheduler"
   if [[ -n "$kill_after" ]]; then
@@ -71,12 +78,19 @@ YAML
   fi
   # Killed, the coordinator fails the workers' calls: the load generator then prints what was
   # acknowledged until then and exits 1.
+  local perf_pid=""
+  if [[ -n "${PERF:-}" ]]; then
+    ${PERF_CMD:-perf record -q -a -e cpu-clock -F 4000 -g} -o "$PERF" 2>/dev/null &
+    perf_pid=$!
+  fi
   "$loadgen" --coordinator "127.0.0.1:$port" --coordinator-pid "$coordinator" \
-    --workers "$workers" --trials "$trials" --label "$label" \
+    --workers "$workers" --trials "$trials" --label "$label" --channels "${CHANNELS:-8}" \
+    --client "${CLIENT:-callback}" \
     >"$dir/row.txt" 2>"$dir/loadgen.log" || [[ -n "$kill_after" ]] || {
       cat "$dir/loadgen.log" >&2
       exit 1
     }
+  if [[ -n "$perf_pid" ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   kill "$coordinator" 2>/dev/null || true  # already gone after a kill -9
   wait "$coordinator" 2>/dev/null || true
   coordinator=""
@@ -86,6 +100,8 @@ YAML
   local check="all stored ($stored rows)"
   [[ "$stored" -ge "$acked" ]] || check="LOST $((acked - stored))"
   sed "s/| $acked |\$/| $acked acked, $check |/" "$dir/row.txt"
+  { grep -E "by thread|generator CPU" "$dir/loadgen.log"; grep -o "group commit: .*" "$dir/coordinator.log"; } |
+    sed "s|^|  $label, $workers: |" >&2 || true
 }
 
 cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
@@ -93,6 +109,10 @@ alloc="$(ldd "$sift" | grep -oE 'tcmalloc|jemalloc|mimalloc' | head -1 || true)"
 echo "# $(date -u +%F) $(nproc) cores ($cpu), load $(cut -d' ' -f1-3 /proc/loadavg), $epochs reports per trial, commit $(git -C "$root" rev-parse --short HEAD)${SIFT_BIN:+, coordinator $SIFT_BIN}, allocator ${alloc:-glibc malloc}, gRPC sync server pool (4-64 pollers), SQLite WAL synchronous=NORMAL"
 echo "| searcher / scheduler | workers | trials | reports/s | coordinator CPU per report | p50 latency | p99 latency | reports |"
 echo "|---|---|---|---|---|---|---|---|"
+if [[ "$mode" == row ]]; then
+  row "$2" "$3" "$4" "$5"
+  exit 0
+fi
 if [[ "$mode" == kill ]]; then
   row random fifo 64 100000 3
   row tpe asha 64 100000 3

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -160,6 +161,72 @@ TEST_F(GroupCommitTest, AFailingCommitAnswersEveryWaiterWithAnErrorAndKeepsNone)
   // The disk has room again: the same writer commits.
   commit.Run([this] { store_->InsertReport(Report("L-after", 1)); });
   EXPECT_EQ(CommittedReports(), 2u);
+}
+
+// Makes the writer's last transaction carry `n` writes (the gate's own transaction, then the
+// `n` queued behind it), and waits until they are committed.
+void LastBatchCarries(GroupCommit& commit, Store& store, int n) {
+  Gate gate;
+  auto held = gate.Hold(commit);
+  std::vector<std::shared_future<void>> queued;
+  for (int i = 1; i <= n; ++i) {
+    queued.push_back(commit.Submit([&store, i] { store.InsertReport(Report("L-warm", i)); }));
+  }
+  gate.open.set_value();
+  held.get();
+  for (auto& q : queued) q.get();
+}
+
+bool Ready(const std::shared_future<void>& f, std::chrono::milliseconds within) {
+  return f.wait_for(within) == std::future_status::ready;
+}
+
+TEST_F(GroupCommitTest, ASubmitWaitsForAsManyWritesAsTheLastTransactionCarried) {
+  GroupCommit commit(*store_, std::chrono::seconds(60));
+  LastBatchCarries(commit, *store_, 3);
+  const int64_t before = commit.batches();
+  auto a = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
+  auto b = commit.Submit([this] { store_->InsertReport(Report("L", 2)); });
+  EXPECT_FALSE(Ready(a, std::chrono::milliseconds(100)));  // two of the three callers back
+  auto c = commit.Submit([this] { store_->InsertReport(Report("L", 3)); });
+  EXPECT_TRUE(Ready(a, std::chrono::seconds(30)));  // the third: the batch goes, long before 60 s
+  b.get();
+  c.get();
+  EXPECT_EQ(commit.batches(), before + 1);  // one transaction for the three
+  EXPECT_EQ(CommittedReports(), 6u);
+}
+
+TEST_F(GroupCommitTest, ABatchThatDoesNotFillGoesAfterTheDelay) {
+  GroupCommit commit(*store_, std::chrono::milliseconds(50));
+  LastBatchCarries(commit, *store_, 3);
+  auto alone = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
+  EXPECT_TRUE(Ready(alone, std::chrono::seconds(30)));
+  EXPECT_NO_THROW(alone.get());
+  EXPECT_EQ(CommittedReports(), 4u);
+}
+
+TEST_F(GroupCommitTest, RunIsNotDelayedAndTakesTheWaitingWritesWithIt) {
+  // Run is what callers use under their own lock: a delay there would stall everyone behind it.
+  GroupCommit commit(*store_, std::chrono::seconds(60));
+  LastBatchCarries(commit, *store_, 5);
+  const int64_t before = commit.batches();
+  auto waiting = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
+  EXPECT_FALSE(Ready(waiting, std::chrono::milliseconds(50)));
+  commit.Run([this] { store_->InsertReport(Report("L", 2)); });
+  EXPECT_TRUE(Ready(waiting, std::chrono::seconds(0)));
+  EXPECT_EQ(commit.batches(), before + 1);
+  EXPECT_EQ(CommittedReports(), 7u);
+}
+
+TEST_F(GroupCommitTest, StoppingCommitsAWriteThatWaitsForItsBatch) {
+  std::shared_future<void> waiting;
+  {
+    GroupCommit commit(*store_, std::chrono::seconds(60));
+    LastBatchCarries(commit, *store_, 3);
+    waiting = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
+  }
+  EXPECT_TRUE(Ready(waiting, std::chrono::seconds(0)));
+  EXPECT_EQ(CommittedReports(), 4u);
 }
 
 }  // namespace
