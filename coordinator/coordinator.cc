@@ -94,13 +94,14 @@ constexpr size_t kMaxLostWorkers = 1000;
 
 template <typename Workers, typename Leases, typename EvaluationLeases>
 void ForgetLostWorkers(Workers& workers, const Leases& leases,
-                       const EvaluationLeases& evaluation_leases, double now, double timeout_s) {
+                       const EvaluationLeases& evaluation_leases, const Ledger& ledger, double now,
+                       double timeout_s) {
   std::set<std::string> holding;
   for (const auto& [id, lease] : leases) holding.insert(lease.worker_id);
   for (const auto& [id, lease] : evaluation_leases) holding.insert(lease.worker_id);
   std::vector<std::pair<double, std::string>> lost;  // (last seen, id)
   for (const auto& [id, w] : workers) {
-    if (now - w.last_seen > timeout_s && !w.idle_since && !holding.count(id)) {
+    if (now - w.last_seen > timeout_s && !ledger.IdleOf(id) && !holding.count(id)) {
       lost.emplace_back(w.last_seen, id);
     }
   }
@@ -121,7 +122,7 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
   if (!options_.clock) options_.clock = SystemNow;
   const double now = Now();
   for (const auto& w : store_->ListWorkers()) {
-    workers_[w.id] = Worker{w, now, std::nullopt, 0, {}};
+    workers_[w.id] = Worker{w, now, 0, {}};
   }
   for (const auto& s : store_->ListStudies()) {
     // With study leases, an open study another coordinator serves is left to it.
@@ -144,7 +145,12 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   auto trials = store_->ListTrials(s.id);
   auto segments = store_->ListSegments(s.id);
   auto reports = store_->ListReports(s.id);
-  runner->Restore(trials, reports, segments, now);
+  runner->Restore(trials, reports);
+  for (const auto& [number, cost] : ledger_.RestoreStudy(s.id, segments, now)) {
+    if (number >= 0 && number < static_cast<int64_t>(trials.size())) {
+      runner->ApplyCost(number, cost.dollars, cost.seconds);
+    }
+  }
   if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
   const auto events = store_->ListStudyEvents(s.id);
   ReplayStudyEvents(events, runner.get());
@@ -168,10 +174,8 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
       resume_[{s.id, r.number}] = r.checkpoint;
     }
   }
-  double& closed = closed_dollars_[s.id];
   for (const auto& seg : segments) {
     if (seg.end) {
-      closed += seg.Dollars(now);
       if (seg.checkpoint.empty()) continue;
       auto [at, fresh] = newest_checkpoint_at.emplace(seg.number, *seg.end);
       if (fresh || *seg.end >= at->second) {
@@ -182,9 +186,9 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     }
     // A lease held when the coordinator stopped: its worker gets one lease timeout to resume
     // heartbeats and reports before the trial is requeued.
-    Lease lease{seg.lease_id, seg.worker_id, s.id,  seg.number,
-                seg.start,    now,           seg.price_per_hour, seg.market};
-    lease.last_checkpoint_at = std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]);
+    Lease lease{seg.lease_id, seg.worker_id, s.id, seg.number, now};
+    ledger_.NoteCheckpoint(seg.lease_id,
+                           std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]));
     // A running trial told PAUSE was told so by a study pause (a rung pause parks it).
     lease.study_paused = last_decision_by_lease[seg.lease_id] == "PAUSE" &&
                          seg.number < static_cast<int64_t>(runner->view().trials.size()) &&
@@ -206,15 +210,6 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
 StudyRunner* Coordinator::FindStudy(int64_t id) {
   auto it = studies_.find(id);
   return it == studies_.end() ? nullptr : it->second.get();
-}
-
-double Coordinator::StudyDollars(int64_t study_id, double now) const {
-  double total = 0;
-  if (auto it = closed_dollars_.find(study_id); it != closed_dollars_.end()) total = it->second;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == study_id) total += (now - lease.start) * lease.price_per_hour / 3600.0;
-  }
-  return total;
 }
 
 Status Coordinator::StorageError(const std::exception& e, const std::string& what) {
@@ -315,37 +310,31 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
       out->best_value = *v;
     }
   }
-  out->dollars = StudyDollars(id, now);
+  out->dollars = ledger_.StudyDollars(id, now);
   out->budget = runner->config().budget;
   out->events = store_->ListStudyEvents(id);
   out->tags = runner->config().tags;
   out->target = runner->config().target;
-  out->wasted_dollars = 0;
-  out->dollars_by_market.clear();
-  out->preemptions = out->expirations = 0;
   const auto segments = store_->ListSegments(id);
   out->forecast.reset();
   if (IsOpen(runner->state())) {
     if (Forecast f = ForecastNow(*runner, segments, now); f.possible) out->forecast = f;
   }
-  for (const auto& seg : segments) {
-    out->wasted_dollars += seg.WastedDollars();
-    out->dollars_by_market[seg.market] += seg.Dollars(now);
-    out->preemptions += seg.end_reason == "preempted";
-    out->expirations += seg.end_reason == "expired";
-  }
-  out->idle_dollars = out->idle_seconds = 0;
-  for (const auto& idle : store_->ListIdleSegments(id)) {
-    out->idle_seconds += idle.Seconds();
-    out->idle_dollars += idle.Dollars();
-  }
-  for (const auto& [wid, w] : workers_) {  // stretches still open, to now or the last sign of life
-    if (!w.idle_since || w.last_study_id != id) continue;
-    const bool live = now - w.last_seen <= options_.lease_timeout_s;
-    const double seconds = std::max(0.0, (live ? now : w.last_seen) - *w.idle_since);
-    out->idle_seconds += seconds;
-    out->idle_dollars += seconds * w.record.price_per_hour / 3600.0;
-  }
+  const StudyCost cost = StudyCostOf(segments, store_->ListIdleSegments(id), now);
+  out->wasted_dollars = cost.wasted_dollars;
+  out->dollars_by_market = cost.dollars_by_market;
+  out->preemptions = cost.preemptions;
+  out->expirations = cost.expirations;
+  out->idle_dollars = cost.idle_dollars;
+  out->idle_seconds = cost.idle_seconds;
+  // Idle stretches still open, to now or the worker's last sign of life.
+  ledger_.OpenIdleOf(
+      id,
+      [&](const std::string& worker_id) {
+        const Worker& w = workers_.at(worker_id);
+        return now - w.last_seen <= options_.lease_timeout_s ? now : w.last_seen;
+      },
+      &out->idle_seconds, &out->idle_dollars);
   return Status::Ok();
 }
 
@@ -365,21 +354,17 @@ std::vector<StudySummary> Coordinator::ListStudies() {
 
 TrialSummary Coordinator::Summarize(const StudyRunner& runner, const TrialRecord& t,
                                     const std::vector<ReportRecord>& reports,
-                                    const std::vector<SegmentRecord>& segments,
-                                    double now) const {
+                                    const TrialCost& cost) const {
   TrialSummary s;
   s.record = t;
   for (const auto& r : reports) {
     if (r.number == t.number) s.reports.push_back(r);
   }
-  for (const auto& seg : segments) {
-    if (seg.number != t.number) continue;
-    s.dollars += seg.Dollars(now);
-    s.seconds += seg.Seconds(now);
-    s.wasted_dollars += seg.WastedDollars();
-    ++s.segments;
-    s.interruptions += seg.end_reason == "preempted" || seg.end_reason == "expired";
-  }
+  s.dollars = cost.dollars;
+  s.seconds = cost.seconds;
+  s.wasted_dollars = cost.wasted_dollars;
+  s.segments = cost.segments;
+  s.interruptions = cost.interruptions;
   const auto& view_trial = runner.view().trials.at(t.number);
   s.objective = view_trial.LastValue();
   s.epochs = view_trial.LastResource();
@@ -400,10 +385,10 @@ Status Coordinator::ListTrials(int64_t study_id, std::vector<TrialSummary>* out)
   auto current = CurrentReports(store_->ListReports(study_id));
   std::vector<ReportRecord> reports;
   for (auto& [key, r] : current) reports.push_back(std::move(r));
-  auto segments = store_->ListSegments(study_id);
+  auto costs = TrialCosts(store_->ListSegments(study_id), now);
   out->clear();
   for (const auto& t : store_->ListTrials(study_id)) {
-    out->push_back(Summarize(*runner, t, reports, segments, now));
+    out->push_back(Summarize(*runner, t, reports, costs[t.number]));
   }
   return Status::Ok();
 }
@@ -462,7 +447,7 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
   } catch (const std::exception& e) {
     return StorageError(e, "the worker");
   }
-  workers_[request.id] = Worker{request, now, std::nullopt, 0, {}};
+  workers_[request.id] = Worker{request, now, 0, {}};
   spdlog::info("worker {} registered: {} {} {} at ${:.4f}/h, {} threads", request.id,
                request.name, request.instance_type, request.market, request.price_per_hour,
                request.threads);
@@ -485,11 +470,18 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     if (w->cannot_run.count(study_id)) continue;
     std::string why_none;
     UpdateQuotaUse(*runner, now);
-    auto next = runner->PickNext(now, StudyDollars(study_id, now), &why_none);
+    auto next = runner->PickNext(now, ledger_.StudyDollars(study_id, now), &why_none);
     if (!next) continue;
-    Lease lease{RandomId("L-"), worker_id, study_id, next->number, now, now,
-                w->record.price_per_hour, w->record.market};
-    lease.last_checkpoint_at = now;
+    Lease lease{RandomId("L-"), worker_id, study_id, next->number, now};
+    SegmentRecord seg;
+    seg.lease_id = lease.id;
+    seg.worker_id = worker_id;
+    seg.study_id = study_id;
+    seg.number = next->number;
+    seg.start = now;
+    seg.price_per_hour = w->record.price_per_hour;
+    seg.market = w->record.market;
+    seg.start_epoch = next->start_epoch;
     try {
       commit_->Run([&] {
         if (next->is_new) {
@@ -503,15 +495,6 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
         } else {
           store_->UpdateTrialState(study_id, next->number, TrialState::kRunning, "", 0);
         }
-        SegmentRecord seg;
-        seg.lease_id = lease.id;
-        seg.worker_id = worker_id;
-        seg.study_id = study_id;
-        seg.number = next->number;
-        seg.start = now;
-        seg.price_per_hour = lease.price_per_hour;
-        seg.market = lease.market;
-        seg.start_epoch = next->start_epoch;
         store_->OpenSegment(seg);
       });
     } catch (const std::exception& e) {
@@ -520,6 +503,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
     runner->ApplyState(next->number, TrialState::kRunning);
     leases_[lease.id] = lease;
+    ledger_.Open(seg);
     CloseIdle(*w, now, "leased");
     w->last_study_id = study_id;
 
@@ -554,14 +538,15 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     all_finished &= !IsOpen(runner->state());
   }
   all_finished &= !EvaluationsOpen();  // after the loop: a study it ended may have queued one
-  if (!w->idle_since) w->idle_since = now;
+  ledger_.OpenIdle(worker_id, w->last_study_id, now, w->record.price_per_hour, w->record.market);
+  const double idle_since = ledger_.IdleOf(worker_id)->start;
   *result = AcquireResult::kNoWork;
   if (options_.shutdown_when_idle && all_finished) {
     CloseIdle(*w, now, "shutdown");
     *result = AcquireResult::kShutdown;
-  } else if (idle_exit_s > 0 && now - *w->idle_since >= idle_exit_s) {
+  } else if (idle_exit_s > 0 && now - idle_since >= idle_exit_s) {
     spdlog::info("worker {} ({}) found no work for {:.0f} s (its idle exit): told to leave",
-                 worker_id, w->record.name, now - *w->idle_since);
+                 worker_id, w->record.name, now - idle_since);
     CloseIdle(*w, now, "idle-exit");
     *result = AcquireResult::kShutdown;
   }
@@ -660,7 +645,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   UpdateQuotaUse(*runner, now);
   *decision = !diverged.empty() ? search::Decision::Stop(diverged)
                                 : runner->Decide(lease->number, epoch, m->second, now,
-                                                 StudyDollars(lease->study_id, now));
+                                                 ledger_.StudyDollars(lease->study_id, now));
   // A paused study's trial hands back at this epoch: PAUSE makes its worker checkpoint and
   // release the lease; the trial stays RUNNING until then and is requeued by CompleteTrial.
   bool paused_by_it = false;
@@ -708,7 +693,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   std::string previous;
   if (!checkpoint.empty()) {
     previous = ResumeCheckpoint(r.study_id, r.number);
-    lease->last_checkpoint_at = now;
+    ledger_.NoteCheckpoint(lease_id, now);
     resume_[{r.study_id, r.number}] = checkpoint;
   }
   const int64_t max_epochs = runner->config().budget.max_epochs;
@@ -873,12 +858,10 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
 void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double end) {
   auto it = leases_.find(lease_id);
   if (it == leases_.end()) return;
-  const Lease& lease = it->second;
-  const double seconds = end - lease.start;
-  const double dollars = seconds * lease.price_per_hour / 3600.0;
-  closed_dollars_[lease.study_id] += dollars;
-  if (StudyRunner* runner = FindStudy(lease.study_id)) {
-    runner->ApplyCost(lease.number, dollars, seconds);
+  if (auto charge = ledger_.Close(lease_id, end)) {
+    if (StudyRunner* runner = FindStudy(charge->study_id)) {
+      runner->ApplyCost(charge->number, charge->dollars, charge->seconds);
+    }
   }
   leases_.erase(it);
 }
@@ -1025,7 +1008,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
   const double now = Now();
-  const double wasted = checkpoint.empty() ? std::max(0.0, now - lease->last_checkpoint_at) : 0.0;
+  const double wasted = checkpoint.empty() ? ledger_.LostSecondsAt(lease_id, now) : 0.0;
   // Its worker stopped because the study was paused (Ctrl-C on `sift run`): not a preemption.
   if (runner->state() == StudyState::kPaused) {
     return EndLeaseAndRequeue(lease_id, now, kStudyPausedSegment, checkpoint, wasted);
@@ -1095,8 +1078,8 @@ void Coordinator::Tick() {
     const bool requeue =
         runner && runner->view().trials.at(lease.number).state == TrialState::kRunning;
     // A lost VM is billed to its last sign of life; the work since its last checkpoint is lost.
-    const double end = std::max(lease.start, lease.last_seen);
-    const double wasted = std::max(0.0, end - lease.last_checkpoint_at);
+    const double end = std::max(ledger_.Start(id).value_or(lease.last_seen), lease.last_seen);
+    const double wasted = ledger_.LostSecondsAt(id, end);
     try {
       commit_->Run([&] {
         store_->CloseSegment(id, end, "expired", "", wasted);
@@ -1122,28 +1105,21 @@ void Coordinator::Tick() {
     MaybeFinishStudy(*runner, now);
   }
   for (auto& [id, w] : workers_) {
-    if (w.idle_since && now - w.last_seen > options_.lease_timeout_s) {
-      CloseIdle(w, std::max(*w.idle_since, w.last_seen), "lost");
+    const Ledger::Idle* idle = ledger_.IdleOf(id);
+    if (idle && now - w.last_seen > options_.lease_timeout_s) {
+      CloseIdle(w, std::max(idle->start, w.last_seen), "lost");
     }
   }
-  ForgetLostWorkers(workers_, leases_, evaluation_leases_, now, options_.lease_timeout_s);
+  ForgetLostWorkers(workers_, leases_, evaluation_leases_, ledger_, now,
+                    options_.lease_timeout_s);
 }
 
 
 void Coordinator::CloseIdle(Worker& w, double end, const char* reason) {
-  if (!w.idle_since) return;
-  IdleSegmentRecord idle;
-  idle.worker_id = w.record.id;
-  idle.after_study_id = w.last_study_id;
-  idle.start = *w.idle_since;
-  idle.end = end;
-  idle.price_per_hour = w.record.price_per_hour;
-  idle.market = w.record.market;
-  idle.end_reason = reason;
-  w.idle_since.reset();
-  if (idle.end <= idle.start) return;
+  const auto idle = ledger_.CloseIdle(w.record.id, end, reason);
+  if (!idle) return;
   try {
-    store_->InsertIdleSegment(idle);
+    store_->InsertIdleSegment(*idle);
   } catch (const std::exception& e) {
     StorageError(e, "an idle stretch");  // logged; the ledger of trials is unaffected
   }
@@ -1168,7 +1144,7 @@ void Coordinator::MaybeFinishStudy(StudyRunner& runner, double now) {
   }
   std::string reason;
   UpdateQuotaUse(runner, now);
-  if (!runner.Finished(now, StudyDollars(runner.id(), now), &reason)) return;
+  if (!runner.Finished(now, ledger_.StudyDollars(runner.id(), now), &reason)) return;
   const auto& trials = runner.view().trials;
   const bool all_failed =
       !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {
@@ -1213,7 +1189,7 @@ void Coordinator::EndStudy(StudyRunner& runner, StudyState state, const std::str
   auto log = state == StudyState::kFailed ? spdlog::level::err : spdlog::level::info;
   spdlog::log(log, "[study {}] {}: {}; ${:.4f} spent", runner.id(),
               state == StudyState::kFailed ? "FAILED" : "finished", reason,
-              StudyDollars(runner.id(), now));
+              ledger_.StudyDollars(runner.id(), now));
 }
 
 bool Coordinator::AllStudiesFinished() {

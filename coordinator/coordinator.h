@@ -18,6 +18,7 @@
 #include "coordinator/cost_alerts.h"
 #include "coordinator/forecast.h"
 #include "coordinator/group_commit.h"
+#include "coordinator/ledger.h"
 #include "coordinator/price_catalog.h"
 #include "coordinator/quota.h"
 #include "coordinator/records.h"
@@ -204,16 +205,13 @@ class Coordinator {
   struct Worker {
     WorkerRecord record;
     double last_seen = 0;
-    std::optional<double> idle_since;  // first AcquireTrial that found no work, since a lease
     int64_t last_study_id = 0;         // its idle time is reported with this study
     std::set<int64_t> cannot_run;      // studies it refused (worker_cannot_run)
   };
   struct Lease {
     std::string id, worker_id;
     int64_t study_id = 0, number = 0;
-    double start = 0, last_seen = 0, price_per_hour = 0;
-    std::string market;
-    double last_checkpoint_at = 0;  // when its newest checkpoint was written (or it started)
+    double last_seen = 0;
     bool study_paused = false;      // told to hand back because its study was paused
     // Its newest report, so that a retry is answered from memory (the report path reads
     // nothing from the Store): its seq, decision and commit. Not known for a lease restored
@@ -260,7 +258,6 @@ class Coordinator {
   // Finds a registered worker and notes that it is alive.
   Status TouchWorker(const std::string& worker_id, double now, Worker** out);
   Status CheckLease(const std::string& worker_id, const std::string& lease_id, Lease** out);
-  double StudyDollars(int64_t study_id, double now) const;
   // Ends a lease: closes its segment and charges the trial. The Store write is the caller's.
   void ApplyLeaseEnd(const std::string& lease_id, double end);
   std::string ResumeCheckpoint(int64_t study_id, int64_t number) const;
@@ -306,8 +303,7 @@ class Coordinator {
   // RESOURCE_EXHAUSTED when a quota on `tags` is spent already.
   Status CheckQuotas(const Tags& tags, double now) const;
   TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,
-                         const std::vector<ReportRecord>& reports,
-                         const std::vector<SegmentRecord>& segments, double now) const;
+                         const std::vector<ReportRecord>& reports, const TrialCost& cost) const;
 
   std::mutex mu_;
   std::unique_ptr<Store> store_;
@@ -318,7 +314,7 @@ class Coordinator {
   std::map<int64_t, std::unique_ptr<StudyRunner>> studies_;
   std::map<std::string, Worker> workers_;
   std::map<std::string, Lease> leases_;
-  std::map<int64_t, double> closed_dollars_;  // per study, over closed segments
+  Ledger ledger_;  // every dollar: segments, idle stretches, study totals
   // The newest checkpoint of each (study, trial): an epoch's, a spot notice's or a pause's.
   std::map<std::pair<int64_t, int64_t>, std::string> resume_;
   std::map<int64_t, double> lease_until_;  // study leases held: until when

@@ -191,7 +191,7 @@ int Coordinator::InterruptLeases(int64_t study_id) {
   }
   int ended = 0;
   for (const auto& id : ids) {
-    const double wasted = std::max(0.0, now - leases_.at(id).last_checkpoint_at);
+    const double wasted = ledger_.LostSecondsAt(id, now);
     ended += EndLeaseAndRequeue(id, now, kStudyPausedSegment, "", wasted).ok();
   }
   return ended;

@@ -65,7 +65,7 @@ void Coordinator::RenewStudyLeases(double now) {
       // Its workers registered with the coordinator that served it; they keep their ids here.
       if (!workers_loaded) {
         for (const auto& w : store_->ListWorkers()) {
-          workers_.try_emplace(w.id, Worker{w, now, std::nullopt, 0, {}});
+          workers_.try_emplace(w.id, Worker{w, now, 0, {}});
         }
         workers_loaded = true;
       }
@@ -82,7 +82,7 @@ void Coordinator::RenewStudyLeases(double now) {
 void Coordinator::DropStudy(int64_t study_id) {
   studies_.erase(study_id);
   lease_until_.erase(study_id);
-  closed_dollars_.erase(study_id);
+  ledger_.DropStudy(study_id);
   for (auto it = leases_.begin(); it != leases_.end();) {
     it = it->second.study_id == study_id ? leases_.erase(it) : std::next(it);
   }

@@ -125,7 +125,8 @@ Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const st
     }
     for (const auto& t : store_->ListTrials(study_id)) {
       if (t.number == number) {
-        *out = Summarize(*runner, t, reports, store_->ListSegments(study_id), now);
+        const auto costs = TrialCosts(store_->ListSegments(study_id), now);
+        *out = Summarize(*runner, t, reports, costs.count(number) ? costs.at(number) : TrialCost{});
       }
     }
   }
