@@ -92,13 +92,9 @@ namespace {
 // registers anew, as sift-worker does. (A template: the maps' element types are private.)
 constexpr size_t kMaxLostWorkers = 1000;
 
-template <typename Workers, typename Leases, typename EvaluationLeases>
-void ForgetLostWorkers(Workers& workers, const Leases& leases,
-                       const EvaluationLeases& evaluation_leases, const Ledger& ledger, double now,
-                       double timeout_s) {
-  std::set<std::string> holding;
-  for (const auto& [id, lease] : leases) holding.insert(lease.worker_id);
-  for (const auto& [id, lease] : evaluation_leases) holding.insert(lease.worker_id);
+template <typename Workers>
+void ForgetLostWorkers(Workers& workers, const std::set<std::string>& holding,
+                       const Ledger& ledger, double now, double timeout_s) {
   std::vector<std::pair<double, std::string>> lost;  // (last seen, id)
   for (const auto& [id, w] : workers) {
     if (now - w.last_seen > timeout_s && !ledger.IdleOf(id) && !holding.count(id)) {
@@ -186,7 +182,7 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     }
     // A lease held when the coordinator stopped: its worker gets one lease timeout to resume
     // heartbeats and reports before the trial is requeued.
-    Lease lease{seg.lease_id, seg.worker_id, s.id, seg.number, now};
+    TrialLease lease{seg.lease_id, seg.worker_id, s.id, seg.number, now};
     ledger_.NoteCheckpoint(seg.lease_id,
                            std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]));
     // A running trial told PAUSE was told so by a study pause (a rung pause parks it).
@@ -198,7 +194,7 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
       lease.last_seq = newest->seq;
       lease.last_decision = DecisionOf(*newest);
     }
-    leases_[seg.lease_id] = lease;
+    leases_.Grant(lease);
   }
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
                ToString(s.state), trials.size(), leases_.size());
@@ -472,7 +468,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     UpdateQuotaUse(*runner, now);
     auto next = runner->PickNext(now, ledger_.StudyDollars(study_id, now), &why_none);
     if (!next) continue;
-    Lease lease{RandomId("L-"), worker_id, study_id, next->number, now};
+    TrialLease lease{RandomId("L-"), worker_id, study_id, next->number, now};
     SegmentRecord seg;
     seg.lease_id = lease.id;
     seg.worker_id = worker_id;
@@ -502,7 +498,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     }
     if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
     runner->ApplyState(next->number, TrialState::kRunning);
-    leases_[lease.id] = lease;
+    leases_.Grant(lease);
     ledger_.Open(seg);
     CloseIdle(*w, now, "leased");
     w->last_study_id = study_id;
@@ -565,20 +561,10 @@ Status Coordinator::TouchWorker(const std::string& worker_id, double now, Worker
 }
 
 Status Coordinator::CheckLease(const std::string& worker_id, const std::string& lease_id,
-                               Lease** out) {
+                               TrialLease** out) {
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, Now(), &w); !s.ok()) return s;
-  auto it = leases_.find(lease_id);
-  if (it == leases_.end()) {
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "lease '" + lease_id + "' is not held (expired, ended or never granted)");
-  }
-  if (it->second.worker_id != worker_id) {
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "lease '" + lease_id + "' belongs to another worker");
-  }
-  *out = &it->second;
-  return Status::Ok();
+  return leases_.Held(worker_id, lease_id, out);
 }
 
 Status Coordinator::ReportProgress(const std::string& worker_id, const std::string& lease_id,
@@ -589,13 +575,12 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   // A retried report (same lease and seq) gets the answer it got the first time, even when
   // that answer ended the lease: from memory when the lease knows its newest report (waiting
   // for that report's commit, which may still be running), else from the Store.
-  auto held = leases_.find(lease_id);
-  const bool known = held != leases_.end() && held->second.worker_id == worker_id &&
-                     held->second.reports_known &&
-                     (!held->second.has_report || seq >= held->second.last_seq);
-  if (known && held->second.has_report && seq == held->second.last_seq) {
-    *decision = held->second.last_decision;
-    const std::shared_future<void> done = held->second.last_commit;
+  const TrialLease* held = leases_.Find(lease_id);
+  const bool known = held && held->worker_id == worker_id && held->reports_known &&
+                     (!held->has_report || seq >= held->last_seq);
+  if (known && held->has_report && seq == held->last_seq) {
+    *decision = held->last_decision;
+    const std::shared_future<void> done = held->last_commit;
     lock.unlock();
     try {
       if (done.valid()) done.get();
@@ -614,7 +599,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
       return StorageError(e, "the report lookup");
     }
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
   const auto& trial = runner->view().trials.at(lease->number);
@@ -742,10 +727,10 @@ void Coordinator::UndoReport(const std::string& lease_id, int64_t study_id, int6
                     study_id, e.what());
     }
   }
-  if (auto it = leases_.find(lease_id); it != leases_.end() && it->second.last_seq == seq) {
+  if (TrialLease* lease = leases_.Find(lease_id); lease && lease->last_seq == seq) {
     // Its previous report's answer is in the Store; a retry of this one is a new report.
-    it->second.reports_known = false;
-    if (paused_by_it) it->second.study_paused = false;
+    lease->reports_known = false;
+    if (paused_by_it) lease->study_paused = false;
   }
   auto resume = resume_.find({study_id, number});
   if (!checkpoint.empty() && resume != resume_.end() && resume->second == checkpoint) {
@@ -781,7 +766,7 @@ std::vector<std::string> Coordinator::OlderCheckpoints(int64_t study_id, int64_t
 Status Coordinator::RecordRedoneWork(const std::string& worker_id, const std::string& lease_id,
                                      double redone_seconds, const std::string& damaged) {
   std::lock_guard<std::mutex> lock(mu_);
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (!std::isfinite(redone_seconds) || redone_seconds < 0) {
     return Status::Error(Status::Code::kInvalidArgument, "redone_seconds must be >= 0");
@@ -826,10 +811,7 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
     if (end == std::string::npos) continue;
     if (auto p = common::ParseCheckpointName(name.substr(0, end + 5))) named.insert(p->trial);
   }
-  std::set<int64_t> leased;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == runner.id()) leased.insert(lease.number);
-  }
+  std::set<int64_t> leased = leases_.TrialsOf(runner.id());
   for (const auto& [key, e] : evaluations_) {  // a checkpoint waiting to be scored stays
     const bool open = e.state == EvaluationState::kPending || e.state == EvaluationState::kRunning;
     if (key.first == runner.id() && open) leased.insert(key.second);
@@ -856,14 +838,13 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
 }
 
 void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double end) {
-  auto it = leases_.find(lease_id);
-  if (it == leases_.end()) return;
+  if (!leases_.Find(lease_id)) return;
   if (auto charge = ledger_.Close(lease_id, end)) {
     if (StudyRunner* runner = FindStudy(charge->study_id)) {
       runner->ApplyCost(charge->number, charge->dollars, charge->seconds);
     }
   }
-  leases_.erase(it);
+  leases_.End(lease_id);
 }
 
 Status Coordinator::CompleteTrial(const std::string& worker_id, const std::string& lease_id,
@@ -873,7 +854,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   if (auto s = EndEvaluationLease(worker_id, lease_id, EvaluationState::kDone, final_metrics, "")) {
     return *s;
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
@@ -929,7 +910,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
                                   worker_cannot_run)) {
     return *s;
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
   const double now = Now();
@@ -980,19 +961,7 @@ Status Coordinator::Heartbeat(const std::string& worker_id,
   const double now = Now();
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
-  for (const auto& id : lease_ids) {
-    if (auto e = evaluation_leases_.find(id);
-        e != evaluation_leases_.end() && e->second.worker_id == worker_id) {
-      e->second.last_seen = now;
-      continue;
-    }
-    auto it = leases_.find(id);
-    if (it == leases_.end() || it->second.worker_id != worker_id) {
-      revoked->push_back(id);
-    } else {
-      it->second.last_seen = now;
-    }
-  }
+  for (auto& id : leases_.Heartbeat(worker_id, lease_ids, now)) revoked->push_back(std::move(id));
   return Status::Ok();
 }
 
@@ -1003,7 +972,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
                                   "preempted (" + reason + ")")) {
     return *s;
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = FindStudy(lease->study_id);
@@ -1039,17 +1008,17 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
 Status Coordinator::CheckpointPath(const std::string& worker_id, const std::string& lease_id,
                                    const std::string& name, std::string* path) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto e = evaluation_leases_.find(lease_id);
-      e != evaluation_leases_.end() && e->second.worker_id == worker_id) {
+  if (const EvaluationLease* e = leases_.FindEvaluation(lease_id);
+      e && e->worker_id == worker_id) {
     // An evaluation reads the one checkpoint it was given, and writes none.
-    if (name != ResumeCheckpoint(e->second.study_id, e->second.number)) {
+    if (name != ResumeCheckpoint(e->study_id, e->number)) {
       return Status::Error(Status::Code::kInvalidArgument,
                            "'" + name + "' is not the checkpoint this evaluation scores");
     }
-    *path = StudyCheckpointDir(e->second.study_id) + "/" + name;
+    *path = StudyCheckpointDir(e->study_id) + "/" + name;
     return Status::Ok();
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (options_.checkpoint_dir.empty()) {
     return Status::Error(Status::Code::kFailedPrecondition,
@@ -1068,12 +1037,8 @@ void Coordinator::Tick() {
   std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
   RenewStudyLeases(now);
-  std::vector<std::string> expired;
-  for (const auto& [id, lease] : leases_) {
-    if (now - lease.last_seen > options_.lease_timeout_s) expired.push_back(id);
-  }
-  for (const auto& id : expired) {
-    const Lease lease = leases_.at(id);
+  for (const auto& id : leases_.Expired(now, options_.lease_timeout_s)) {
+    const TrialLease lease = *leases_.Find(id);
     StudyRunner* runner = FindStudy(lease.study_id);
     const bool requeue =
         runner && runner->view().trials.at(lease.number).state == TrialState::kRunning;
@@ -1110,8 +1075,7 @@ void Coordinator::Tick() {
       CloseIdle(w, std::max(idle->start, w.last_seen), "lost");
     }
   }
-  ForgetLostWorkers(workers_, leases_, evaluation_leases_, ledger_, now,
-                    options_.lease_timeout_s);
+  ForgetLostWorkers(workers_, leases_.Holders(), ledger_, now, options_.lease_timeout_s);
 }
 
 
@@ -1127,9 +1091,7 @@ void Coordinator::CloseIdle(Worker& w, double end, const char* reason) {
 
 void Coordinator::MaybeFailUnrunnable(StudyRunner& runner, const std::string& why, double now) {
   if (!options_.fail_unrunnable_studies || runner.state() != StudyState::kRunning) return;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == runner.id()) return;  // some worker is running one of its trials
-  }
+  if (leases_.AnyOf(runner.id())) return;  // some worker is running one of its trials
   for (const auto& [id, w] : workers_) {
     const bool live = now - w.last_seen <= options_.lease_timeout_s;
     if (live && !w.cannot_run.count(runner.id())) return;
@@ -1139,9 +1101,7 @@ void Coordinator::MaybeFailUnrunnable(StudyRunner& runner, const std::string& wh
 
 void Coordinator::MaybeFinishStudy(StudyRunner& runner, double now) {
   if (runner.state() != StudyState::kRunning) return;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == runner.id()) return;  // a worker still owes a completion
-  }
+  if (leases_.AnyOf(runner.id())) return;  // a worker still owes a completion
   std::string reason;
   UpdateQuotaUse(runner, now);
   if (!runner.Finished(now, ledger_.StudyDollars(runner.id(), now), &reason)) return;

@@ -18,6 +18,7 @@
 #include "coordinator/cost_alerts.h"
 #include "coordinator/forecast.h"
 #include "coordinator/group_commit.h"
+#include "coordinator/lease_table.h"
 #include "coordinator/ledger.h"
 #include "coordinator/price_catalog.h"
 #include "coordinator/quota.h"
@@ -208,29 +209,6 @@ class Coordinator {
     int64_t last_study_id = 0;         // its idle time is reported with this study
     std::set<int64_t> cannot_run;      // studies it refused (worker_cannot_run)
   };
-  struct Lease {
-    std::string id, worker_id;
-    int64_t study_id = 0, number = 0;
-    double last_seen = 0;
-    bool study_paused = false;      // told to hand back because its study was paused
-    // Its newest report, so that a retry is answered from memory (the report path reads
-    // nothing from the Store): its seq, decision and commit. Not known for a lease restored
-    // from the Store, or one whose newest report failed to commit; then the Store is asked.
-    bool has_report = false;
-    int64_t last_seq = 0;
-    search::Decision last_decision{};
-    std::shared_future<void> last_commit{};
-    bool reports_known = true;
-  };
-
-  // A worker scoring a trial's checkpoint on the test split. Kept apart from trial leases: it
-  // trains nothing, reports nothing and is charged to no trial.
-  struct EvaluationLease {
-    std::string id, worker_id;
-    int64_t study_id = 0, number = 0;
-    double last_seen = 0;
-  };
-
   double Now() const { return options_.clock(); }
   // Rebuilds one study (its trials, leases, ledger and resume points) from the Store.
   void RestoreStudy(const StudyRecord& s, double now);
@@ -257,7 +235,8 @@ class Coordinator {
   StudyRunner* FindStudy(int64_t id);
   // Finds a registered worker and notes that it is alive.
   Status TouchWorker(const std::string& worker_id, double now, Worker** out);
-  Status CheckLease(const std::string& worker_id, const std::string& lease_id, Lease** out);
+  Status CheckLease(const std::string& worker_id, const std::string& lease_id,
+                    TrialLease** out);
   // Ends a lease: closes its segment and charges the trial. The Store write is the caller's.
   void ApplyLeaseEnd(const std::string& lease_id, double end);
   std::string ResumeCheckpoint(int64_t study_id, int64_t number) const;
@@ -313,14 +292,13 @@ class Coordinator {
   CoordinatorOptions options_;
   std::map<int64_t, std::unique_ptr<StudyRunner>> studies_;
   std::map<std::string, Worker> workers_;
-  std::map<std::string, Lease> leases_;
+  LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
   Ledger ledger_;  // every dollar: segments, idle stretches, study totals
   // The newest checkpoint of each (study, trial): an epoch's, a spot notice's or a pause's.
   std::map<std::pair<int64_t, int64_t>, std::string> resume_;
   std::map<int64_t, double> lease_until_;  // study leases held: until when
   double next_lease_check_ = 0;
   std::map<std::pair<int64_t, int64_t>, EvaluationRecord> evaluations_;
-  std::map<std::string, EvaluationLease> evaluation_leases_;
   // Per study: the alerts and forecasts recorded (their keys, from its events), and when its
   // forecast was last made for them, with how many trials had ended then.
   std::map<int64_t, std::set<std::string>> cost_events_;

@@ -159,7 +159,7 @@ Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
 Status Coordinator::EndLeaseAndRequeue(const std::string& lease_id, double end,
                                        const std::string& reason, const std::string& checkpoint,
                                        double wasted) {
-  const Lease lease = leases_.at(lease_id);
+  const TrialLease lease = *leases_.Find(lease_id);
   StudyRunner* runner = FindStudy(lease.study_id);
   const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
   try {
@@ -185,12 +185,8 @@ Status Coordinator::EndLeaseAndRequeue(const std::string& lease_id, double end,
 int Coordinator::InterruptLeases(int64_t study_id) {
   std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
-  std::vector<std::string> ids;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == study_id) ids.push_back(id);
-  }
   int ended = 0;
-  for (const auto& id : ids) {
+  for (const auto& id : leases_.OfStudy(study_id)) {
     const double wasted = ledger_.LostSecondsAt(id, now);
     ended += EndLeaseAndRequeue(id, now, kStudyPausedSegment, "", wasted).ok();
   }

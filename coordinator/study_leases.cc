@@ -83,9 +83,7 @@ void Coordinator::DropStudy(int64_t study_id) {
   studies_.erase(study_id);
   lease_until_.erase(study_id);
   ledger_.DropStudy(study_id);
-  for (auto it = leases_.begin(); it != leases_.end();) {
-    it = it->second.study_id == study_id ? leases_.erase(it) : std::next(it);
-  }
+  leases_.DropStudy(study_id);
   for (auto it = resume_.begin(); it != resume_.end();) {
     it = it->first.first == study_id ? resume_.erase(it) : std::next(it);
   }
