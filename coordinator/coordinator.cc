@@ -53,14 +53,6 @@ std::string DivergenceReason(const StudyConfig& config, int64_t epoch,
   return why;
 }
 
-// Keeps, for each epoch of each trial, the newest report that is still part of its curve.
-std::map<std::pair<int64_t, int64_t>, ReportRecord> CurrentReports(
-    const std::vector<ReportRecord>& reports) {
-  std::map<std::pair<int64_t, int64_t>, ReportRecord> out;
-  for (const auto& r : reports) out[{r.number, r.epoch}] = r;
-  return out;
-}
-
 // The decision a stored report answered with.
 search::Decision DecisionOf(const ReportRecord& r) {
   search::Decision d;
@@ -114,7 +106,8 @@ void ForgetLostWorkers(Workers& workers, const std::set<std::string>& holding,
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
     : store_(std::move(store)),
       commit_(std::make_unique<GroupCommit>(*store_)),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner) {
   if (!options_.clock) options_.clock = SystemNow;
   const double now = Now();
   for (const auto& w : store_->ListWorkers()) {
@@ -122,7 +115,7 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
   }
   for (const auto& s : store_->ListStudies()) {
     // With study leases, an open study another coordinator serves is left to it.
-    if (IsOpen(s.state) && !ClaimStudyLease(s.id, now)) continue;
+    if (IsOpen(s.state) && !studies_.Claim(s.id, now)) continue;
     RestoreStudy(s, now);
   }
 }
@@ -198,14 +191,10 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   }
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
                ToString(s.state), trials.size(), leases_.size());
-  studies_[s.id] = std::move(runner);
+  StudyRunner& restored = *runner;
+  studies_.Add(std::move(runner));
   RestoreEvaluations(s.id);
-  PruneCheckpoints(*studies_[s.id]);
-}
-
-StudyRunner* Coordinator::FindStudy(int64_t id) {
-  auto it = studies_.find(id);
-  return it == studies_.end() ? nullptr : it->second.get();
+  PruneCheckpoints(restored);
 }
 
 Status Coordinator::StorageError(const std::exception& e, const std::string& what) {
@@ -216,17 +205,6 @@ Status Coordinator::StorageError(const std::exception& e, const std::string& wha
   return Status::Error(Status::Code::kUnavailable, "could not record " + what +
                                                        ": database write failed (" + msg +
                                                        "); nothing was changed, retry later");
-}
-
-Status Coordinator::RunningStudiesCap() const {
-  int64_t running = 0;
-  for (const auto& [id, runner] : studies_) running += runner->state() == StudyState::kRunning;
-  if (running < options_.max_running_studies) return Status::Ok();
-  return Status::Error(Status::Code::kResourceExhausted,
-                       std::to_string(running) + " studies are running, the limit " +
-                           "(--max-running-studies " +
-                           std::to_string(options_.max_running_studies) +
-                           "); cancel one or wait for one to finish");
 }
 
 Status Coordinator::CreateStudy(const std::string& config_text, const std::string& origin,
@@ -242,7 +220,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   {
     // Checked before parsing too, so a client over the cap cannot keep the parser busy.
     std::lock_guard<std::mutex> lock(mu_);
-    if (Status s = RunningStudiesCap(); !s.ok()) return s;
+    if (Status s = studies_.RunningCap(); !s.ok()) return s;
   }
   StudyConfig config;
   // `origin` is the config file's absolute path when the client knows it (sift submit, sift run):
@@ -255,7 +233,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     return Status::Error(Status::Code::kInvalidArgument, msg);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (Status s = RunningStudiesCap(); !s.ok()) return s;
+  if (Status s = studies_.RunningCap(); !s.ok()) return s;
   const double now = Now();
   if (Status s = CheckQuotas(config.tags, now); !s.ok()) return s;
   StudyRecord record;
@@ -266,7 +244,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     commit_->Run([&] {
       *id = store_->CreateStudy(record);
       store_->InsertStudyEvent({*id, now, user.empty() ? "unknown" : user, "created", origin});
-      if (!ClaimStudyLease(*id, now)) throw std::runtime_error("its lease is taken");
+      if (!studies_.Claim(*id, now)) throw std::runtime_error("its lease is taken");
     });
   } catch (const std::exception& e) {
     return StorageError(e, "the study");
@@ -274,55 +252,23 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   spdlog::info("study {} '{}' created: searcher {}, scheduler {}, {} trials x {} epochs", *id,
                config.name, config.searcher.type, config.scheduler.type,
                config.budget.max_trials, config.budget.max_epochs);
-  studies_[*id] = std::make_unique<StudyRunner>(*id, std::move(config), now);
+  studies_.Add(std::make_unique<StudyRunner>(*id, std::move(config), now));
   return Status::Ok();
 }
 
 Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(id);
+  StudyRunner* runner = studies_.Find(id);
   if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
   const double now = Now();
-  auto record = store_->GetStudy(id);
-  out->record = record ? *record : StudyRecord{};
-  out->record.state = runner->state();
-  out->record.end_reason = runner->end_reason();
-  out->metric = runner->config().objective.metric;
-  out->maximize = runner->config().objective.maximize;
-  out->max_trials = runner->config().budget.max_trials;
-  const auto& view = runner->view();
-  out->total = static_cast<int64_t>(view.trials.size());
-  out->finished = out->running = 0;
-  out->best_trial.reset();
-  out->by_state.clear();
-  for (const auto& t : view.trials) {
-    ++out->by_state[search::ToString(t.state)];
-    out->finished += search::IsTerminal(t.state);
-    out->running += t.state == TrialState::kRunning;
-    auto v = t.LastValue();
-    if (v && t.state != TrialState::kFailed && t.state != TrialState::kDiverged &&
-        (!out->best_trial || view.Score(*v) > view.Score(out->best_value))) {
-      out->best_trial = t.number;
-      out->best_value = *v;
-    }
-  }
-  out->dollars = ledger_.StudyDollars(id, now);
-  out->budget = runner->config().budget;
-  out->events = store_->ListStudyEvents(id);
-  out->tags = runner->config().tags;
-  out->target = runner->config().target;
+  const auto record = store_->GetStudy(id);
   const auto segments = store_->ListSegments(id);
-  out->forecast.reset();
+  *out = SummarizeStudy(record ? *record : StudyRecord{}, *runner, store_->ListStudyEvents(id),
+                        segments, store_->ListIdleSegments(id), ledger_.StudyDollars(id, now),
+                        now);
   if (IsOpen(runner->state())) {
     if (Forecast f = ForecastNow(*runner, segments, now); f.possible) out->forecast = f;
   }
-  const StudyCost cost = StudyCostOf(segments, store_->ListIdleSegments(id), now);
-  out->wasted_dollars = cost.wasted_dollars;
-  out->dollars_by_market = cost.dollars_by_market;
-  out->preemptions = cost.preemptions;
-  out->expirations = cost.expirations;
-  out->idle_dollars = cost.idle_dollars;
-  out->idle_seconds = cost.idle_seconds;
   // Idle stretches still open, to now or the worker's last sign of life.
   ledger_.OpenIdleOf(
       id,
@@ -338,7 +284,7 @@ std::vector<StudySummary> Coordinator::ListStudies() {
   std::vector<int64_t> ids;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, runner] : studies_) ids.push_back(id);
+    for (const auto& [id, runner] : studies_.all()) ids.push_back(id);
   }
   std::vector<StudySummary> out;
   for (int64_t id : ids) {
@@ -348,50 +294,34 @@ std::vector<StudySummary> Coordinator::ListStudies() {
   return out;
 }
 
-TrialSummary Coordinator::Summarize(const StudyRunner& runner, const TrialRecord& t,
-                                    const std::vector<ReportRecord>& reports,
-                                    const TrialCost& cost) const {
-  TrialSummary s;
-  s.record = t;
-  for (const auto& r : reports) {
-    if (r.number == t.number) s.reports.push_back(r);
-  }
-  s.dollars = cost.dollars;
-  s.seconds = cost.seconds;
-  s.wasted_dollars = cost.wasted_dollars;
-  s.segments = cost.segments;
-  s.interruptions = cost.interruptions;
-  const auto& view_trial = runner.view().trials.at(t.number);
-  s.objective = view_trial.LastValue();
-  s.epochs = view_trial.LastResource();
-  s.checkpoint = ResumeCheckpoint(runner.id(), t.number);
-  if (auto it = evaluations_.find({runner.id(), t.number}); it != evaluations_.end()) {
-    s.evaluation = it->second;
-  }
-  return s;
+TrialExtras Coordinator::TrialExtrasOf(int64_t study_id) const {
+  TrialExtras extras;
+  extras.checkpoint = [this, study_id](int64_t number) {
+    return ResumeCheckpoint(study_id, number);
+  };
+  extras.evaluation = [this, study_id](int64_t number) -> std::optional<EvaluationRecord> {
+    auto it = evaluations_.find({study_id, number});
+    if (it == evaluations_.end()) return std::nullopt;
+    return it->second;
+  };
+  return extras;
 }
 
 Status Coordinator::ListTrials(int64_t study_id, std::vector<TrialSummary>* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(study_id);
+  StudyRunner* runner = studies_.Find(study_id);
   if (!runner) {
     return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(study_id));
   }
   const double now = Now();
-  auto current = CurrentReports(store_->ListReports(study_id));
-  std::vector<ReportRecord> reports;
-  for (auto& [key, r] : current) reports.push_back(std::move(r));
-  auto costs = TrialCosts(store_->ListSegments(study_id), now);
-  out->clear();
-  for (const auto& t : store_->ListTrials(study_id)) {
-    out->push_back(Summarize(*runner, t, reports, costs[t.number]));
-  }
+  *out = SummarizeTrials(*runner, store_->ListTrials(study_id), store_->ListReports(study_id),
+                         store_->ListSegments(study_id), now, TrialExtrasOf(study_id));
   return Status::Ok();
 }
 
 Status Coordinator::CancelStudy(int64_t id, const std::string& user, const std::string& detail) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(id);
+  StudyRunner* runner = studies_.Find(id);
   if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
   if (!IsOpen(runner->state())) return Status::Ok();
   const double now = Now();
@@ -462,7 +392,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     *result = AcquireResult::kAssigned;
     return Status::Ok();
   }
-  for (auto& [study_id, runner] : studies_) {
+  for (auto& [study_id, runner] : studies_.all()) {
     if (w->cannot_run.count(study_id)) continue;
     std::string why_none;
     UpdateQuotaUse(*runner, now);
@@ -529,7 +459,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     return Status::Ok();
   }
   bool all_finished = true;
-  for (auto& [id, runner] : studies_) {
+  for (auto& [id, runner] : studies_.all()) {
     MaybeFinishStudy(*runner, now);
     all_finished &= !IsOpen(runner->state());
   }
@@ -601,7 +531,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   }
   TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
-  StudyRunner* runner = FindStudy(lease->study_id);
+  StudyRunner* runner = studies_.Find(lease->study_id);
   const auto& trial = runner->view().trials.at(lease->number);
   const std::string& metric = runner->config().objective.metric;
   auto m = metrics.find(metric);
@@ -694,7 +624,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   // directory is swept when the lease ends.
   if (!previous.empty() && previous != checkpoint) {
     lock.lock();
-    if (StudyRunner* still = FindStudy(r.study_id)) PruneCheckpoints(*still, {previous});
+    if (StudyRunner* still = studies_.Find(r.study_id)) PruneCheckpoints(*still, {previous});
     lock.unlock();
   }
   std::string shown;
@@ -719,7 +649,7 @@ void Coordinator::UndoReport(const std::string& lease_id, int64_t study_id, int6
     commit_->Run([] {});
   } catch (const std::exception&) {
   }
-  if (StudyRunner* runner = FindStudy(study_id)) {
+  if (StudyRunner* runner = studies_.Find(study_id)) {
     try {
       runner->Rebuild(store_->ListTrials(study_id), store_->ListReports(study_id));
     } catch (const std::exception& e) {
@@ -840,7 +770,7 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
 void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double end) {
   if (!leases_.Find(lease_id)) return;
   if (auto charge = ledger_.Close(lease_id, end)) {
-    if (StudyRunner* runner = FindStudy(charge->study_id)) {
+    if (StudyRunner* runner = studies_.Find(charge->study_id)) {
       runner->ApplyCost(charge->number, charge->dollars, charge->seconds);
     }
   }
@@ -857,7 +787,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
-  StudyRunner* runner = FindStudy(lease->study_id);
+  StudyRunner* runner = studies_.Find(lease->study_id);
   const auto& trial = runner->view().trials.at(lease->number);
   const double now = Now();
   // A running trial that ends here trained to its last epoch; stopped or paused ones were
@@ -912,7 +842,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
   }
   TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
-  StudyRunner* runner = FindStudy(lease->study_id);
+  StudyRunner* runner = studies_.Find(lease->study_id);
   const double now = Now();
   if (worker_cannot_run) {
     // Not the trial's fault: requeue it for a worker that can, and offer this one no more.
@@ -975,7 +905,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
-  StudyRunner* runner = FindStudy(lease->study_id);
+  StudyRunner* runner = studies_.Find(lease->study_id);
   const double now = Now();
   const double wasted = checkpoint.empty() ? ledger_.LostSecondsAt(lease_id, now) : 0.0;
   // Its worker stopped because the study was paused (Ctrl-C on `sift run`): not a preemption.
@@ -1039,7 +969,7 @@ void Coordinator::Tick() {
   RenewStudyLeases(now);
   for (const auto& id : leases_.Expired(now, options_.lease_timeout_s)) {
     const TrialLease lease = *leases_.Find(id);
-    StudyRunner* runner = FindStudy(lease.study_id);
+    StudyRunner* runner = studies_.Find(lease.study_id);
     const bool requeue =
         runner && runner->view().trials.at(lease.number).state == TrialState::kRunning;
     // A lost VM is billed to its last sign of life; the work since its last checkpoint is lost.
@@ -1065,7 +995,7 @@ void Coordinator::Tick() {
                  requeue ? "; requeued" : "");
   }
   ExpireEvaluationLeases(now);
-  for (auto& [id, runner] : studies_) {
+  for (auto& [id, runner] : studies_.all()) {
     if (IsOpen(runner->state())) WatchCosts(*runner, now);
     MaybeFinishStudy(*runner, now);
   }
@@ -1154,7 +1084,7 @@ void Coordinator::EndStudy(StudyRunner& runner, StudyState state, const std::str
 
 bool Coordinator::AllStudiesFinished() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [id, runner] : studies_) {
+  for (const auto& [id, runner] : studies_.all()) {
     if (IsOpen(runner->state())) return false;  // a paused study can still be resumed
   }
   return !EvaluationsOpen();  // a finished study's best trial is still being scored

@@ -97,8 +97,6 @@ const Ledger::OpenSegment* Ledger::Find(const std::string& lease_id) const {
   return const_cast<Ledger*>(this)->Find(lease_id);
 }
 
-bool Ledger::IsOpen(const std::string& lease_id) const { return Find(lease_id) != nullptr; }
-
 std::optional<double> Ledger::Start(const std::string& lease_id) const {
   const OpenSegment* seg = Find(lease_id);
   if (!seg) return std::nullopt;

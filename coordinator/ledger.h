@@ -82,8 +82,7 @@ class Ledger {
 
   // A lease starts billing (seg.end unset).
   void Open(const SegmentRecord& seg);
-  bool IsOpen(const std::string& lease_id) const;
-  // Its start, or nullopt when it is not open.
+  // Its start, or nullopt when it is not open (never opened, or closed).
   std::optional<double> Start(const std::string& lease_id) const;
   // The lease checkpointed at `at`: work before it is no longer at risk.
   void NoteCheckpoint(const std::string& lease_id, double at);

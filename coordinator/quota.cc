@@ -38,7 +38,7 @@ std::string ParseQuota(const std::string& text, Quota* out) {
 double Coordinator::TagDollars(const std::string& key, const std::string& value,
                                double now) const {
   std::vector<int64_t> tagged;
-  for (const auto& [id, study] : studies_) {
+  for (const auto& [id, study] : studies_.all()) {
     const auto it = study->config().tags.find(key);
     if (it != study->config().tags.end() && it->second == value) tagged.push_back(id);
   }

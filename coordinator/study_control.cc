@@ -83,7 +83,7 @@ void ReplayStudyEvents(const std::vector<StudyEventRecord>& events, StudyRunner*
 
 Status Coordinator::SetOpenState(int64_t id, StudyState state, const std::string& action,
                                  const std::string& user, const std::string& detail) {
-  StudyRunner* runner = FindStudy(id);
+  StudyRunner* runner = studies_.Find(id);
   if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
   if (!IsOpen(runner->state())) {
     return Status::Error(Status::Code::kFailedPrecondition,
@@ -129,7 +129,7 @@ Status Coordinator::ResumeStudy(int64_t id, const std::string& user, const std::
 Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
                                  const std::string& user) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(id);
+  StudyRunner* runner = studies_.Find(id);
   if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
   if (!IsOpen(runner->state())) {
     return Status::Error(Status::Code::kFailedPrecondition,
@@ -160,7 +160,7 @@ Status Coordinator::EndLeaseAndRequeue(const std::string& lease_id, double end,
                                        const std::string& reason, const std::string& checkpoint,
                                        double wasted) {
   const TrialLease lease = *leases_.Find(lease_id);
-  StudyRunner* runner = FindStudy(lease.study_id);
+  StudyRunner* runner = studies_.Find(lease.study_id);
   const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
   try {
     commit_->Run([&] {

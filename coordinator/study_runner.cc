@@ -131,11 +131,6 @@ bool StudyRunner::CanAffordNewTrial(double spent, std::string* why) const {
   return true;
 }
 
-double StudyRunner::DollarsLeft(double spent) const {
-  if (config_.budget.max_dollars <= 0) return std::numeric_limits<double>::infinity();
-  return config_.budget.max_dollars - spent;
-}
-
 int64_t StudyRunner::CountInState(TrialState state) const {
   int64_t n = 0;
   for (const auto& t : view_.trials) n += t.state == state;
@@ -244,11 +239,6 @@ void StudyRunner::ApplyState(int64_t number, TrialState state) {
 
 void StudyRunner::ApplyReport(int64_t number, int64_t epoch, double value) {
   view_.trials.at(number).values[epoch] = value;
-}
-
-void StudyRunner::ApplyTruncate(int64_t number, int64_t keep_epochs) {
-  auto& values = view_.trials.at(number).values;
-  values.erase(values.upper_bound(keep_epochs), values.end());
 }
 
 void StudyRunner::ApplyCost(int64_t number, double dollars, double seconds) {

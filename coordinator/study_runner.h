@@ -59,7 +59,6 @@ class StudyRunner {
   void ApplyNewTrial(int64_t number, const search::Params& params);
   void ApplyState(int64_t number, search::TrialState state);
   void ApplyReport(int64_t number, int64_t epoch, double value);
-  void ApplyTruncate(int64_t number, int64_t keep_epochs);  // drop values after keep_epochs
   void ApplyCost(int64_t number, double dollars, double seconds);  // the ledger's charge
   void ApplyStudyState(StudyState state, const std::string& reason);
   void ApplyBudget(const BudgetConfig& budget) { config_.budget = budget; }
@@ -71,8 +70,6 @@ class StudyRunner {
   void NoteResumed(double at);
 
   int64_t CountInState(search::TrialState state) const;
-  // Dollar budget left, or +inf when unlimited.
-  double DollarsLeft(double spent) const;
 
  private:
   void MakeAlgorithms();

@@ -110,7 +110,7 @@ void Coordinator::QueueBestEvaluation(const StudyRunner& runner, double now) {
 Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const std::string& user,
                                       TrialSummary* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(study_id);
+  StudyRunner* runner = studies_.Find(study_id);
   if (!runner) {
     return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(study_id));
   }
@@ -119,16 +119,17 @@ Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const st
     return s;
   }
   if (out) {
+    std::vector<TrialRecord> trial;
+    for (auto& t : store_->ListTrials(study_id)) {
+      if (t.number == number) trial.push_back(std::move(t));
+    }
     std::vector<ReportRecord> reports;
     for (auto& r : store_->ListReports(study_id)) {
       if (r.number == number) reports.push_back(std::move(r));
     }
-    for (const auto& t : store_->ListTrials(study_id)) {
-      if (t.number == number) {
-        const auto costs = TrialCosts(store_->ListSegments(study_id), now);
-        *out = Summarize(*runner, t, reports, costs.count(number) ? costs.at(number) : TrialCost{});
-      }
-    }
+    auto summaries = SummarizeTrials(*runner, trial, reports, store_->ListSegments(study_id), now,
+                                     TrialExtrasOf(study_id));
+    if (!summaries.empty()) *out = std::move(summaries.front());
   }
   return Status::Ok();
 }
@@ -136,7 +137,7 @@ Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const st
 bool Coordinator::AssignEvaluation(Worker& w, double now, Assignment* out) {
   for (auto& [key, e] : evaluations_) {
     if (e.state != EvaluationState::kPending || w.cannot_run.count(key.first)) continue;
-    StudyRunner* runner = FindStudy(key.first);
+    StudyRunner* runner = studies_.Find(key.first);
     if (!runner) continue;
     EvaluationLease lease{EvaluationLeaseId(), w.record.id, key.first, key.second, now};
     EvaluationRecord running = e;

@@ -29,7 +29,7 @@ TEST(Ledger, OpenSegmentsAreBilledToNowAndClosedOnesChargeTheirTrial) {
   ledger.Open(Segment("L1", 1, 0, 100, std::nullopt));
   ledger.Open(Segment("L2", 1, 1, 110, std::nullopt, 7.2));
   ledger.Open(Segment("L3", 2, 0, 100, std::nullopt));
-  EXPECT_TRUE(ledger.IsOpen("L1"));
+  EXPECT_TRUE(ledger.Start("L1").has_value());
   EXPECT_EQ(ledger.Start("L2"), 110);
   EXPECT_DOUBLE_EQ(ledger.StudyDollars(1, 120), 20 * 0.001 + 10 * 0.002);
   EXPECT_DOUBLE_EQ(ledger.StudyDollars(2, 120), 20 * 0.001);
@@ -41,7 +41,6 @@ TEST(Ledger, OpenSegmentsAreBilledToNowAndClosedOnesChargeTheirTrial) {
   EXPECT_EQ(charge->number, 0);
   EXPECT_DOUBLE_EQ(charge->seconds, 30);
   EXPECT_DOUBLE_EQ(charge->dollars, 0.03);
-  EXPECT_FALSE(ledger.IsOpen("L1"));
   EXPECT_FALSE(ledger.Close("L1", 140).has_value());  // closed once
   EXPECT_FALSE(ledger.Start("L1").has_value());
   // Closed dollars stay; the open one goes on.
@@ -73,7 +72,7 @@ TEST(Ledger, RestoreSumsClosedSegmentsBillsOpenOnesAndDropForgetsTheStudy) {
   EXPECT_DOUBLE_EQ(costs.at(0).seconds, 20);
   EXPECT_EQ(costs.at(0).segments, 2);
   EXPECT_DOUBLE_EQ(costs.at(1).dollars, 0.01);  // open: to `now`
-  EXPECT_TRUE(ledger.IsOpen("C"));
+  EXPECT_TRUE(ledger.Start("C").has_value());
   EXPECT_DOUBLE_EQ(ledger.StudyDollars(1, 125), 0.04);
   EXPECT_DOUBLE_EQ(ledger.StudyDollars(1, 135), 0.05);
   EXPECT_DOUBLE_EQ(ledger.LostSecondsAt("C", 120), 5);  // from its start: no checkpoint known
@@ -82,7 +81,7 @@ TEST(Ledger, RestoreSumsClosedSegmentsBillsOpenOnesAndDropForgetsTheStudy) {
   EXPECT_DOUBLE_EQ(ledger.StudyDollars(1, 125), 0.04);
   ledger.DropStudy(1);
   EXPECT_EQ(ledger.StudyDollars(1, 125), 0);
-  EXPECT_FALSE(ledger.IsOpen("C"));
+  EXPECT_FALSE(ledger.Start("C").has_value());
 }
 
 TEST(Ledger, TheRunningTotalsEqualTheStoresRowsPriced) {
