@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "coordinator/coordinator.h"
 #include "coordinator/report_cost.h"
 
 namespace sift::coordinator {

@@ -53,14 +53,6 @@ std::string DivergenceReason(const StudyConfig& config, int64_t epoch,
   return why;
 }
 
-// Keeps, for each epoch of each trial, the newest report that is still part of its curve.
-std::map<std::pair<int64_t, int64_t>, ReportRecord> CurrentReports(
-    const std::vector<ReportRecord>& reports) {
-  std::map<std::pair<int64_t, int64_t>, ReportRecord> out;
-  for (const auto& r : reports) out[{r.number, r.epoch}] = r;
-  return out;
-}
-
 // The decision a stored report answered with.
 search::Decision DecisionOf(const ReportRecord& r) {
   search::Decision d;
@@ -92,15 +84,12 @@ namespace {
 // registers anew, as sift-worker does. (A template: the maps' element types are private.)
 constexpr size_t kMaxLostWorkers = 1000;
 
-template <typename Workers, typename Leases, typename EvaluationLeases>
-void ForgetLostWorkers(Workers& workers, const Leases& leases,
-                       const EvaluationLeases& evaluation_leases, double now, double timeout_s) {
-  std::set<std::string> holding;
-  for (const auto& [id, lease] : leases) holding.insert(lease.worker_id);
-  for (const auto& [id, lease] : evaluation_leases) holding.insert(lease.worker_id);
+template <typename Workers>
+void ForgetLostWorkers(Workers& workers, const std::set<std::string>& holding,
+                       const Ledger& ledger, double now, double timeout_s) {
   std::vector<std::pair<double, std::string>> lost;  // (last seen, id)
   for (const auto& [id, w] : workers) {
-    if (now - w.last_seen > timeout_s && !w.idle_since && !holding.count(id)) {
+    if (now - w.last_seen > timeout_s && !ledger.IdleOf(id) && !holding.count(id)) {
       lost.emplace_back(w.last_seen, id);
     }
   }
@@ -117,15 +106,16 @@ void ForgetLostWorkers(Workers& workers, const Leases& leases,
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
     : store_(std::move(store)),
       commit_(std::make_unique<GroupCommit>(*store_)),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner) {
   if (!options_.clock) options_.clock = SystemNow;
   const double now = Now();
   for (const auto& w : store_->ListWorkers()) {
-    workers_[w.id] = Worker{w, now, std::nullopt, 0, {}};
+    workers_[w.id] = Worker{w, now, 0, {}};
   }
   for (const auto& s : store_->ListStudies()) {
     // With study leases, an open study another coordinator serves is left to it.
-    if (IsOpen(s.state) && !ClaimStudyLease(s.id, now)) continue;
+    if (IsOpen(s.state) && !studies_.Claim(s.id, now)) continue;
     RestoreStudy(s, now);
   }
 }
@@ -144,7 +134,12 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   auto trials = store_->ListTrials(s.id);
   auto segments = store_->ListSegments(s.id);
   auto reports = store_->ListReports(s.id);
-  runner->Restore(trials, reports, segments, now);
+  runner->Restore(trials, reports);
+  for (const auto& [number, cost] : ledger_.RestoreStudy(s.id, segments, now)) {
+    if (number >= 0 && number < static_cast<int64_t>(trials.size())) {
+      runner->ApplyCost(number, cost.dollars, cost.seconds);
+    }
+  }
   if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
   const auto events = store_->ListStudyEvents(s.id);
   ReplayStudyEvents(events, runner.get());
@@ -168,10 +163,8 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
       resume_[{s.id, r.number}] = r.checkpoint;
     }
   }
-  double& closed = closed_dollars_[s.id];
   for (const auto& seg : segments) {
     if (seg.end) {
-      closed += seg.Dollars(now);
       if (seg.checkpoint.empty()) continue;
       auto [at, fresh] = newest_checkpoint_at.emplace(seg.number, *seg.end);
       if (fresh || *seg.end >= at->second) {
@@ -182,9 +175,9 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     }
     // A lease held when the coordinator stopped: its worker gets one lease timeout to resume
     // heartbeats and reports before the trial is requeued.
-    Lease lease{seg.lease_id, seg.worker_id, s.id,  seg.number,
-                seg.start,    now,           seg.price_per_hour, seg.market};
-    lease.last_checkpoint_at = std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]);
+    TrialLease lease{seg.lease_id, seg.worker_id, s.id, seg.number, now};
+    ledger_.NoteCheckpoint(seg.lease_id,
+                           std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]));
     // A running trial told PAUSE was told so by a study pause (a rung pause parks it).
     lease.study_paused = last_decision_by_lease[seg.lease_id] == "PAUSE" &&
                          seg.number < static_cast<int64_t>(runner->view().trials.size()) &&
@@ -194,27 +187,14 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
       lease.last_seq = newest->seq;
       lease.last_decision = DecisionOf(*newest);
     }
-    leases_[seg.lease_id] = lease;
+    leases_.Grant(lease);
   }
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
                ToString(s.state), trials.size(), leases_.size());
-  studies_[s.id] = std::move(runner);
+  StudyRunner& restored = *runner;
+  studies_.Add(std::move(runner));
   RestoreEvaluations(s.id);
-  PruneCheckpoints(*studies_[s.id]);
-}
-
-StudyRunner* Coordinator::FindStudy(int64_t id) {
-  auto it = studies_.find(id);
-  return it == studies_.end() ? nullptr : it->second.get();
-}
-
-double Coordinator::StudyDollars(int64_t study_id, double now) const {
-  double total = 0;
-  if (auto it = closed_dollars_.find(study_id); it != closed_dollars_.end()) total = it->second;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == study_id) total += (now - lease.start) * lease.price_per_hour / 3600.0;
-  }
-  return total;
+  PruneCheckpoints(restored);
 }
 
 Status Coordinator::StorageError(const std::exception& e, const std::string& what) {
@@ -225,17 +205,6 @@ Status Coordinator::StorageError(const std::exception& e, const std::string& wha
   return Status::Error(Status::Code::kUnavailable, "could not record " + what +
                                                        ": database write failed (" + msg +
                                                        "); nothing was changed, retry later");
-}
-
-Status Coordinator::RunningStudiesCap() const {
-  int64_t running = 0;
-  for (const auto& [id, runner] : studies_) running += runner->state() == StudyState::kRunning;
-  if (running < options_.max_running_studies) return Status::Ok();
-  return Status::Error(Status::Code::kResourceExhausted,
-                       std::to_string(running) + " studies are running, the limit " +
-                           "(--max-running-studies " +
-                           std::to_string(options_.max_running_studies) +
-                           "); cancel one or wait for one to finish");
 }
 
 Status Coordinator::CreateStudy(const std::string& config_text, const std::string& origin,
@@ -251,7 +220,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   {
     // Checked before parsing too, so a client over the cap cannot keep the parser busy.
     std::lock_guard<std::mutex> lock(mu_);
-    if (Status s = RunningStudiesCap(); !s.ok()) return s;
+    if (Status s = studies_.RunningCap(); !s.ok()) return s;
   }
   StudyConfig config;
   // `origin` is the config file's absolute path when the client knows it (sift submit, sift run):
@@ -264,7 +233,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     return Status::Error(Status::Code::kInvalidArgument, msg);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (Status s = RunningStudiesCap(); !s.ok()) return s;
+  if (Status s = studies_.RunningCap(); !s.ok()) return s;
   const double now = Now();
   if (Status s = CheckQuotas(config.tags, now); !s.ok()) return s;
   StudyRecord record;
@@ -275,7 +244,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     commit_->Run([&] {
       *id = store_->CreateStudy(record);
       store_->InsertStudyEvent({*id, now, user.empty() ? "unknown" : user, "created", origin});
-      if (!ClaimStudyLease(*id, now)) throw std::runtime_error("its lease is taken");
+      if (!studies_.Claim(*id, now)) throw std::runtime_error("its lease is taken");
     });
   } catch (const std::exception& e) {
     return StorageError(e, "the study");
@@ -283,69 +252,31 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   spdlog::info("study {} '{}' created: searcher {}, scheduler {}, {} trials x {} epochs", *id,
                config.name, config.searcher.type, config.scheduler.type,
                config.budget.max_trials, config.budget.max_epochs);
-  studies_[*id] = std::make_unique<StudyRunner>(*id, std::move(config), now);
+  studies_.Add(std::make_unique<StudyRunner>(*id, std::move(config), now));
   return Status::Ok();
 }
 
 Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(id);
+  StudyRunner* runner = studies_.Find(id);
   if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
   const double now = Now();
-  auto record = store_->GetStudy(id);
-  out->record = record ? *record : StudyRecord{};
-  out->record.state = runner->state();
-  out->record.end_reason = runner->end_reason();
-  out->metric = runner->config().objective.metric;
-  out->maximize = runner->config().objective.maximize;
-  out->max_trials = runner->config().budget.max_trials;
-  const auto& view = runner->view();
-  out->total = static_cast<int64_t>(view.trials.size());
-  out->finished = out->running = 0;
-  out->best_trial.reset();
-  out->by_state.clear();
-  for (const auto& t : view.trials) {
-    ++out->by_state[search::ToString(t.state)];
-    out->finished += search::IsTerminal(t.state);
-    out->running += t.state == TrialState::kRunning;
-    auto v = t.LastValue();
-    if (v && t.state != TrialState::kFailed && t.state != TrialState::kDiverged &&
-        (!out->best_trial || view.Score(*v) > view.Score(out->best_value))) {
-      out->best_trial = t.number;
-      out->best_value = *v;
-    }
-  }
-  out->dollars = StudyDollars(id, now);
-  out->budget = runner->config().budget;
-  out->events = store_->ListStudyEvents(id);
-  out->tags = runner->config().tags;
-  out->target = runner->config().target;
-  out->wasted_dollars = 0;
-  out->dollars_by_market.clear();
-  out->preemptions = out->expirations = 0;
+  const auto record = store_->GetStudy(id);
   const auto segments = store_->ListSegments(id);
-  out->forecast.reset();
+  *out = SummarizeStudy(record ? *record : StudyRecord{}, *runner, store_->ListStudyEvents(id),
+                        segments, store_->ListIdleSegments(id), ledger_.StudyDollars(id, now),
+                        now);
   if (IsOpen(runner->state())) {
     if (Forecast f = ForecastNow(*runner, segments, now); f.possible) out->forecast = f;
   }
-  for (const auto& seg : segments) {
-    out->wasted_dollars += seg.WastedDollars();
-    out->dollars_by_market[seg.market] += seg.Dollars(now);
-    out->preemptions += seg.end_reason == "preempted";
-    out->expirations += seg.end_reason == "expired";
-  }
-  out->idle_dollars = out->idle_seconds = 0;
-  for (const auto& idle : store_->ListIdleSegments(id)) {
-    out->idle_seconds += idle.Seconds();
-    out->idle_dollars += idle.Dollars();
-  }
-  for (const auto& [wid, w] : workers_) {  // stretches still open, to now or the last sign of life
-    if (!w.idle_since || w.last_study_id != id) continue;
-    const bool live = now - w.last_seen <= options_.lease_timeout_s;
-    const double seconds = std::max(0.0, (live ? now : w.last_seen) - *w.idle_since);
-    out->idle_seconds += seconds;
-    out->idle_dollars += seconds * w.record.price_per_hour / 3600.0;
-  }
+  // Idle stretches still open, to now or the worker's last sign of life.
+  ledger_.OpenIdleOf(
+      id,
+      [&](const std::string& worker_id) {
+        const Worker& w = workers_.at(worker_id);
+        return now - w.last_seen <= options_.lease_timeout_s ? now : w.last_seen;
+      },
+      &out->idle_seconds, &out->idle_dollars);
   return Status::Ok();
 }
 
@@ -353,7 +284,7 @@ std::vector<StudySummary> Coordinator::ListStudies() {
   std::vector<int64_t> ids;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, runner] : studies_) ids.push_back(id);
+    for (const auto& [id, runner] : studies_.all()) ids.push_back(id);
   }
   std::vector<StudySummary> out;
   for (int64_t id : ids) {
@@ -363,54 +294,34 @@ std::vector<StudySummary> Coordinator::ListStudies() {
   return out;
 }
 
-TrialSummary Coordinator::Summarize(const StudyRunner& runner, const TrialRecord& t,
-                                    const std::vector<ReportRecord>& reports,
-                                    const std::vector<SegmentRecord>& segments,
-                                    double now) const {
-  TrialSummary s;
-  s.record = t;
-  for (const auto& r : reports) {
-    if (r.number == t.number) s.reports.push_back(r);
-  }
-  for (const auto& seg : segments) {
-    if (seg.number != t.number) continue;
-    s.dollars += seg.Dollars(now);
-    s.seconds += seg.Seconds(now);
-    s.wasted_dollars += seg.WastedDollars();
-    ++s.segments;
-    s.interruptions += seg.end_reason == "preempted" || seg.end_reason == "expired";
-  }
-  const auto& view_trial = runner.view().trials.at(t.number);
-  s.objective = view_trial.LastValue();
-  s.epochs = view_trial.LastResource();
-  s.checkpoint = ResumeCheckpoint(runner.id(), t.number);
-  if (auto it = evaluations_.find({runner.id(), t.number}); it != evaluations_.end()) {
-    s.evaluation = it->second;
-  }
-  return s;
+TrialExtras Coordinator::TrialExtrasOf(int64_t study_id) const {
+  TrialExtras extras;
+  extras.checkpoint = [this, study_id](int64_t number) {
+    return ResumeCheckpoint(study_id, number);
+  };
+  extras.evaluation = [this, study_id](int64_t number) -> std::optional<EvaluationRecord> {
+    auto it = evaluations_.find({study_id, number});
+    if (it == evaluations_.end()) return std::nullopt;
+    return it->second;
+  };
+  return extras;
 }
 
 Status Coordinator::ListTrials(int64_t study_id, std::vector<TrialSummary>* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(study_id);
+  StudyRunner* runner = studies_.Find(study_id);
   if (!runner) {
     return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(study_id));
   }
   const double now = Now();
-  auto current = CurrentReports(store_->ListReports(study_id));
-  std::vector<ReportRecord> reports;
-  for (auto& [key, r] : current) reports.push_back(std::move(r));
-  auto segments = store_->ListSegments(study_id);
-  out->clear();
-  for (const auto& t : store_->ListTrials(study_id)) {
-    out->push_back(Summarize(*runner, t, reports, segments, now));
-  }
+  *out = SummarizeTrials(*runner, store_->ListTrials(study_id), store_->ListReports(study_id),
+                         store_->ListSegments(study_id), now, TrialExtrasOf(study_id));
   return Status::Ok();
 }
 
 Status Coordinator::CancelStudy(int64_t id, const std::string& user, const std::string& detail) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(id);
+  StudyRunner* runner = studies_.Find(id);
   if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
   if (!IsOpen(runner->state())) return Status::Ok();
   const double now = Now();
@@ -462,7 +373,7 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
   } catch (const std::exception& e) {
     return StorageError(e, "the worker");
   }
-  workers_[request.id] = Worker{request, now, std::nullopt, 0, {}};
+  workers_[request.id] = Worker{request, now, 0, {}};
   spdlog::info("worker {} registered: {} {} {} at ${:.4f}/h, {} threads", request.id,
                request.name, request.instance_type, request.market, request.price_per_hour,
                request.threads);
@@ -481,15 +392,22 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     *result = AcquireResult::kAssigned;
     return Status::Ok();
   }
-  for (auto& [study_id, runner] : studies_) {
+  for (auto& [study_id, runner] : studies_.all()) {
     if (w->cannot_run.count(study_id)) continue;
     std::string why_none;
     UpdateQuotaUse(*runner, now);
-    auto next = runner->PickNext(now, StudyDollars(study_id, now), &why_none);
+    auto next = runner->PickNext(now, ledger_.StudyDollars(study_id, now), &why_none);
     if (!next) continue;
-    Lease lease{RandomId("L-"), worker_id, study_id, next->number, now, now,
-                w->record.price_per_hour, w->record.market};
-    lease.last_checkpoint_at = now;
+    TrialLease lease{RandomId("L-"), worker_id, study_id, next->number, now};
+    SegmentRecord seg;
+    seg.lease_id = lease.id;
+    seg.worker_id = worker_id;
+    seg.study_id = study_id;
+    seg.number = next->number;
+    seg.start = now;
+    seg.price_per_hour = w->record.price_per_hour;
+    seg.market = w->record.market;
+    seg.start_epoch = next->start_epoch;
     try {
       commit_->Run([&] {
         if (next->is_new) {
@@ -503,15 +421,6 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
         } else {
           store_->UpdateTrialState(study_id, next->number, TrialState::kRunning, "", 0);
         }
-        SegmentRecord seg;
-        seg.lease_id = lease.id;
-        seg.worker_id = worker_id;
-        seg.study_id = study_id;
-        seg.number = next->number;
-        seg.start = now;
-        seg.price_per_hour = lease.price_per_hour;
-        seg.market = lease.market;
-        seg.start_epoch = next->start_epoch;
         store_->OpenSegment(seg);
       });
     } catch (const std::exception& e) {
@@ -519,7 +428,8 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     }
     if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
     runner->ApplyState(next->number, TrialState::kRunning);
-    leases_[lease.id] = lease;
+    leases_.Grant(lease);
+    ledger_.Open(seg);
     CloseIdle(*w, now, "leased");
     w->last_study_id = study_id;
 
@@ -549,19 +459,20 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     return Status::Ok();
   }
   bool all_finished = true;
-  for (auto& [id, runner] : studies_) {
+  for (auto& [id, runner] : studies_.all()) {
     MaybeFinishStudy(*runner, now);
     all_finished &= !IsOpen(runner->state());
   }
   all_finished &= !EvaluationsOpen();  // after the loop: a study it ended may have queued one
-  if (!w->idle_since) w->idle_since = now;
+  ledger_.OpenIdle(worker_id, w->last_study_id, now, w->record.price_per_hour, w->record.market);
+  const double idle_since = ledger_.IdleOf(worker_id)->start;
   *result = AcquireResult::kNoWork;
   if (options_.shutdown_when_idle && all_finished) {
     CloseIdle(*w, now, "shutdown");
     *result = AcquireResult::kShutdown;
-  } else if (idle_exit_s > 0 && now - *w->idle_since >= idle_exit_s) {
+  } else if (idle_exit_s > 0 && now - idle_since >= idle_exit_s) {
     spdlog::info("worker {} ({}) found no work for {:.0f} s (its idle exit): told to leave",
-                 worker_id, w->record.name, now - *w->idle_since);
+                 worker_id, w->record.name, now - idle_since);
     CloseIdle(*w, now, "idle-exit");
     *result = AcquireResult::kShutdown;
   }
@@ -580,20 +491,10 @@ Status Coordinator::TouchWorker(const std::string& worker_id, double now, Worker
 }
 
 Status Coordinator::CheckLease(const std::string& worker_id, const std::string& lease_id,
-                               Lease** out) {
+                               TrialLease** out) {
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, Now(), &w); !s.ok()) return s;
-  auto it = leases_.find(lease_id);
-  if (it == leases_.end()) {
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "lease '" + lease_id + "' is not held (expired, ended or never granted)");
-  }
-  if (it->second.worker_id != worker_id) {
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "lease '" + lease_id + "' belongs to another worker");
-  }
-  *out = &it->second;
-  return Status::Ok();
+  return leases_.Held(worker_id, lease_id, out);
 }
 
 Status Coordinator::ReportProgress(const std::string& worker_id, const std::string& lease_id,
@@ -604,13 +505,12 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   // A retried report (same lease and seq) gets the answer it got the first time, even when
   // that answer ended the lease: from memory when the lease knows its newest report (waiting
   // for that report's commit, which may still be running), else from the Store.
-  auto held = leases_.find(lease_id);
-  const bool known = held != leases_.end() && held->second.worker_id == worker_id &&
-                     held->second.reports_known &&
-                     (!held->second.has_report || seq >= held->second.last_seq);
-  if (known && held->second.has_report && seq == held->second.last_seq) {
-    *decision = held->second.last_decision;
-    const std::shared_future<void> done = held->second.last_commit;
+  const TrialLease* held = leases_.Find(lease_id);
+  const bool known = held && held->worker_id == worker_id && held->reports_known &&
+                     (!held->has_report || seq >= held->last_seq);
+  if (known && held->has_report && seq == held->last_seq) {
+    *decision = held->last_decision;
+    const std::shared_future<void> done = held->last_commit;
     lock.unlock();
     try {
       if (done.valid()) done.get();
@@ -629,9 +529,9 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
       return StorageError(e, "the report lookup");
     }
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
-  StudyRunner* runner = FindStudy(lease->study_id);
+  StudyRunner* runner = studies_.Find(lease->study_id);
   const auto& trial = runner->view().trials.at(lease->number);
   const std::string& metric = runner->config().objective.metric;
   auto m = metrics.find(metric);
@@ -660,7 +560,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   UpdateQuotaUse(*runner, now);
   *decision = !diverged.empty() ? search::Decision::Stop(diverged)
                                 : runner->Decide(lease->number, epoch, m->second, now,
-                                                 StudyDollars(lease->study_id, now));
+                                                 ledger_.StudyDollars(lease->study_id, now));
   // A paused study's trial hands back at this epoch: PAUSE makes its worker checkpoint and
   // release the lease; the trial stays RUNNING until then and is requeued by CompleteTrial.
   bool paused_by_it = false;
@@ -708,7 +608,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   std::string previous;
   if (!checkpoint.empty()) {
     previous = ResumeCheckpoint(r.study_id, r.number);
-    lease->last_checkpoint_at = now;
+    ledger_.NoteCheckpoint(lease_id, now);
     resume_[{r.study_id, r.number}] = checkpoint;
   }
   const int64_t max_epochs = runner->config().budget.max_epochs;
@@ -724,7 +624,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   // directory is swept when the lease ends.
   if (!previous.empty() && previous != checkpoint) {
     lock.lock();
-    if (StudyRunner* still = FindStudy(r.study_id)) PruneCheckpoints(*still, {previous});
+    if (StudyRunner* still = studies_.Find(r.study_id)) PruneCheckpoints(*still, {previous});
     lock.unlock();
   }
   std::string shown;
@@ -749,7 +649,7 @@ void Coordinator::UndoReport(const std::string& lease_id, int64_t study_id, int6
     commit_->Run([] {});
   } catch (const std::exception&) {
   }
-  if (StudyRunner* runner = FindStudy(study_id)) {
+  if (StudyRunner* runner = studies_.Find(study_id)) {
     try {
       runner->Rebuild(store_->ListTrials(study_id), store_->ListReports(study_id));
     } catch (const std::exception& e) {
@@ -757,10 +657,10 @@ void Coordinator::UndoReport(const std::string& lease_id, int64_t study_id, int6
                     study_id, e.what());
     }
   }
-  if (auto it = leases_.find(lease_id); it != leases_.end() && it->second.last_seq == seq) {
+  if (TrialLease* lease = leases_.Find(lease_id); lease && lease->last_seq == seq) {
     // Its previous report's answer is in the Store; a retry of this one is a new report.
-    it->second.reports_known = false;
-    if (paused_by_it) it->second.study_paused = false;
+    lease->reports_known = false;
+    if (paused_by_it) lease->study_paused = false;
   }
   auto resume = resume_.find({study_id, number});
   if (!checkpoint.empty() && resume != resume_.end() && resume->second == checkpoint) {
@@ -796,7 +696,7 @@ std::vector<std::string> Coordinator::OlderCheckpoints(int64_t study_id, int64_t
 Status Coordinator::RecordRedoneWork(const std::string& worker_id, const std::string& lease_id,
                                      double redone_seconds, const std::string& damaged) {
   std::lock_guard<std::mutex> lock(mu_);
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (!std::isfinite(redone_seconds) || redone_seconds < 0) {
     return Status::Error(Status::Code::kInvalidArgument, "redone_seconds must be >= 0");
@@ -841,10 +741,7 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
     if (end == std::string::npos) continue;
     if (auto p = common::ParseCheckpointName(name.substr(0, end + 5))) named.insert(p->trial);
   }
-  std::set<int64_t> leased;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == runner.id()) leased.insert(lease.number);
-  }
+  std::set<int64_t> leased = leases_.TrialsOf(runner.id());
   for (const auto& [key, e] : evaluations_) {  // a checkpoint waiting to be scored stays
     const bool open = e.state == EvaluationState::kPending || e.state == EvaluationState::kRunning;
     if (key.first == runner.id() && open) leased.insert(key.second);
@@ -871,16 +768,13 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
 }
 
 void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double end) {
-  auto it = leases_.find(lease_id);
-  if (it == leases_.end()) return;
-  const Lease& lease = it->second;
-  const double seconds = end - lease.start;
-  const double dollars = seconds * lease.price_per_hour / 3600.0;
-  closed_dollars_[lease.study_id] += dollars;
-  if (StudyRunner* runner = FindStudy(lease.study_id)) {
-    runner->ApplyCost(lease.number, dollars, seconds);
+  if (!leases_.Find(lease_id)) return;
+  if (auto charge = ledger_.Close(lease_id, end)) {
+    if (StudyRunner* runner = studies_.Find(charge->study_id)) {
+      runner->ApplyCost(charge->number, charge->dollars, charge->seconds);
+    }
   }
-  leases_.erase(it);
+  leases_.End(lease_id);
 }
 
 Status Coordinator::CompleteTrial(const std::string& worker_id, const std::string& lease_id,
@@ -890,10 +784,10 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   if (auto s = EndEvaluationLease(worker_id, lease_id, EvaluationState::kDone, final_metrics, "")) {
     return *s;
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
-  StudyRunner* runner = FindStudy(lease->study_id);
+  StudyRunner* runner = studies_.Find(lease->study_id);
   const auto& trial = runner->view().trials.at(lease->number);
   const double now = Now();
   // A running trial that ends here trained to its last epoch; stopped or paused ones were
@@ -946,9 +840,9 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
                                   worker_cannot_run)) {
     return *s;
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
-  StudyRunner* runner = FindStudy(lease->study_id);
+  StudyRunner* runner = studies_.Find(lease->study_id);
   const double now = Now();
   if (worker_cannot_run) {
     // Not the trial's fault: requeue it for a worker that can, and offer this one no more.
@@ -997,19 +891,7 @@ Status Coordinator::Heartbeat(const std::string& worker_id,
   const double now = Now();
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
-  for (const auto& id : lease_ids) {
-    if (auto e = evaluation_leases_.find(id);
-        e != evaluation_leases_.end() && e->second.worker_id == worker_id) {
-      e->second.last_seen = now;
-      continue;
-    }
-    auto it = leases_.find(id);
-    if (it == leases_.end() || it->second.worker_id != worker_id) {
-      revoked->push_back(id);
-    } else {
-      it->second.last_seen = now;
-    }
-  }
+  for (auto& id : leases_.Heartbeat(worker_id, lease_ids, now)) revoked->push_back(std::move(id));
   return Status::Ok();
 }
 
@@ -1020,12 +902,12 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
                                   "preempted (" + reason + ")")) {
     return *s;
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
-  StudyRunner* runner = FindStudy(lease->study_id);
+  StudyRunner* runner = studies_.Find(lease->study_id);
   const double now = Now();
-  const double wasted = checkpoint.empty() ? std::max(0.0, now - lease->last_checkpoint_at) : 0.0;
+  const double wasted = checkpoint.empty() ? ledger_.LostSecondsAt(lease_id, now) : 0.0;
   // Its worker stopped because the study was paused (Ctrl-C on `sift run`): not a preemption.
   if (runner->state() == StudyState::kPaused) {
     return EndLeaseAndRequeue(lease_id, now, kStudyPausedSegment, checkpoint, wasted);
@@ -1056,17 +938,17 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
 Status Coordinator::CheckpointPath(const std::string& worker_id, const std::string& lease_id,
                                    const std::string& name, std::string* path) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto e = evaluation_leases_.find(lease_id);
-      e != evaluation_leases_.end() && e->second.worker_id == worker_id) {
+  if (const EvaluationLease* e = leases_.FindEvaluation(lease_id);
+      e && e->worker_id == worker_id) {
     // An evaluation reads the one checkpoint it was given, and writes none.
-    if (name != ResumeCheckpoint(e->second.study_id, e->second.number)) {
+    if (name != ResumeCheckpoint(e->study_id, e->number)) {
       return Status::Error(Status::Code::kInvalidArgument,
                            "'" + name + "' is not the checkpoint this evaluation scores");
     }
-    *path = StudyCheckpointDir(e->second.study_id) + "/" + name;
+    *path = StudyCheckpointDir(e->study_id) + "/" + name;
     return Status::Ok();
   }
-  Lease* lease = nullptr;
+  TrialLease* lease = nullptr;
   if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
   if (options_.checkpoint_dir.empty()) {
     return Status::Error(Status::Code::kFailedPrecondition,
@@ -1085,18 +967,14 @@ void Coordinator::Tick() {
   std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
   RenewStudyLeases(now);
-  std::vector<std::string> expired;
-  for (const auto& [id, lease] : leases_) {
-    if (now - lease.last_seen > options_.lease_timeout_s) expired.push_back(id);
-  }
-  for (const auto& id : expired) {
-    const Lease lease = leases_.at(id);
-    StudyRunner* runner = FindStudy(lease.study_id);
+  for (const auto& id : leases_.Expired(now, options_.lease_timeout_s)) {
+    const TrialLease lease = *leases_.Find(id);
+    StudyRunner* runner = studies_.Find(lease.study_id);
     const bool requeue =
         runner && runner->view().trials.at(lease.number).state == TrialState::kRunning;
     // A lost VM is billed to its last sign of life; the work since its last checkpoint is lost.
-    const double end = std::max(lease.start, lease.last_seen);
-    const double wasted = std::max(0.0, end - lease.last_checkpoint_at);
+    const double end = std::max(ledger_.Start(id).value_or(lease.last_seen), lease.last_seen);
+    const double wasted = ledger_.LostSecondsAt(id, end);
     try {
       commit_->Run([&] {
         store_->CloseSegment(id, end, "expired", "", wasted);
@@ -1117,33 +995,25 @@ void Coordinator::Tick() {
                  requeue ? "; requeued" : "");
   }
   ExpireEvaluationLeases(now);
-  for (auto& [id, runner] : studies_) {
+  for (auto& [id, runner] : studies_.all()) {
     if (IsOpen(runner->state())) WatchCosts(*runner, now);
     MaybeFinishStudy(*runner, now);
   }
   for (auto& [id, w] : workers_) {
-    if (w.idle_since && now - w.last_seen > options_.lease_timeout_s) {
-      CloseIdle(w, std::max(*w.idle_since, w.last_seen), "lost");
+    const Ledger::Idle* idle = ledger_.IdleOf(id);
+    if (idle && now - w.last_seen > options_.lease_timeout_s) {
+      CloseIdle(w, std::max(idle->start, w.last_seen), "lost");
     }
   }
-  ForgetLostWorkers(workers_, leases_, evaluation_leases_, now, options_.lease_timeout_s);
+  ForgetLostWorkers(workers_, leases_.Holders(), ledger_, now, options_.lease_timeout_s);
 }
 
 
 void Coordinator::CloseIdle(Worker& w, double end, const char* reason) {
-  if (!w.idle_since) return;
-  IdleSegmentRecord idle;
-  idle.worker_id = w.record.id;
-  idle.after_study_id = w.last_study_id;
-  idle.start = *w.idle_since;
-  idle.end = end;
-  idle.price_per_hour = w.record.price_per_hour;
-  idle.market = w.record.market;
-  idle.end_reason = reason;
-  w.idle_since.reset();
-  if (idle.end <= idle.start) return;
+  const auto idle = ledger_.CloseIdle(w.record.id, end, reason);
+  if (!idle) return;
   try {
-    store_->InsertIdleSegment(idle);
+    store_->InsertIdleSegment(*idle);
   } catch (const std::exception& e) {
     StorageError(e, "an idle stretch");  // logged; the ledger of trials is unaffected
   }
@@ -1151,9 +1021,7 @@ void Coordinator::CloseIdle(Worker& w, double end, const char* reason) {
 
 void Coordinator::MaybeFailUnrunnable(StudyRunner& runner, const std::string& why, double now) {
   if (!options_.fail_unrunnable_studies || runner.state() != StudyState::kRunning) return;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == runner.id()) return;  // some worker is running one of its trials
-  }
+  if (leases_.AnyOf(runner.id())) return;  // some worker is running one of its trials
   for (const auto& [id, w] : workers_) {
     const bool live = now - w.last_seen <= options_.lease_timeout_s;
     if (live && !w.cannot_run.count(runner.id())) return;
@@ -1163,12 +1031,10 @@ void Coordinator::MaybeFailUnrunnable(StudyRunner& runner, const std::string& wh
 
 void Coordinator::MaybeFinishStudy(StudyRunner& runner, double now) {
   if (runner.state() != StudyState::kRunning) return;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == runner.id()) return;  // a worker still owes a completion
-  }
+  if (leases_.AnyOf(runner.id())) return;  // a worker still owes a completion
   std::string reason;
   UpdateQuotaUse(runner, now);
-  if (!runner.Finished(now, StudyDollars(runner.id(), now), &reason)) return;
+  if (!runner.Finished(now, ledger_.StudyDollars(runner.id(), now), &reason)) return;
   const auto& trials = runner.view().trials;
   const bool all_failed =
       !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {
@@ -1213,12 +1079,12 @@ void Coordinator::EndStudy(StudyRunner& runner, StudyState state, const std::str
   auto log = state == StudyState::kFailed ? spdlog::level::err : spdlog::level::info;
   spdlog::log(log, "[study {}] {}: {}; ${:.4f} spent", runner.id(),
               state == StudyState::kFailed ? "FAILED" : "finished", reason,
-              StudyDollars(runner.id(), now));
+              ledger_.StudyDollars(runner.id(), now));
 }
 
 bool Coordinator::AllStudiesFinished() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [id, runner] : studies_) {
+  for (const auto& [id, runner] : studies_.all()) {
     if (IsOpen(runner->state())) return false;  // a paused study can still be resumed
   }
   return !EvaluationsOpen();  // a finished study's best trial is still being scored

@@ -19,11 +19,15 @@
 #include "coordinator/cost_alerts.h"
 #include "coordinator/forecast.h"
 #include "coordinator/group_commit.h"
+#include "coordinator/lease_table.h"
+#include "coordinator/ledger.h"
 #include "coordinator/quota.h"
 #include "coordinator/records.h"
 #include "coordinator/status.h"
 #include "coordinator/store.h"
+#include "coordinator/study_registry.h"
 #include "coordinator/study_runner.h"
+#include "coordinator/summaries.h"
 #include "search/decision.h"
 
 namespace sift::coordinator {
@@ -65,27 +69,6 @@ struct CoordinatorOptions {
 CoordinatorOptions SharedDatabaseOptions(const std::string& db, const std::string& listen,
                                          double lease_s);
 
-struct StudySummary {
-  StudyRecord record;
-  std::string metric;
-  bool maximize = true;
-  int64_t max_trials = 0;
-  int64_t total = 0, finished = 0, running = 0;
-  std::map<std::string, int64_t> by_state;  // trials per state name (PENDING, RUNNING, ...)
-  std::optional<int64_t> best_trial;
-  double best_value = 0;
-  double dollars = 0;
-  double wasted_dollars = 0;                 // over closed segments
-  std::map<std::string, double> dollars_by_market;
-  int64_t preemptions = 0, expirations = 0;  // lease endings of each kind
-  double idle_dollars = 0, idle_seconds = 0;  // workers waiting after its trials, on no trial
-  BudgetConfig budget;                        // in force now (the config's, or as changed)
-  std::vector<StudyEventRecord> events;       // the audit trail, oldest first
-  Tags tags;                                  // the config's cost allocation tags
-  std::optional<double> target;               // the config's objective.target
-  std::optional<Forecast> forecast;           // an open study's, once a trial has ended
-};
-
 // A budget change; only the fields that are set change.
 struct BudgetChange {
   std::optional<double> max_dollars, max_hours;
@@ -95,19 +78,6 @@ struct BudgetChange {
 // What a segment ends with when the study was paused under it: not a preemption, not billed
 // as one, and its trial resumes from the checkpoint it left.
 inline constexpr const char* kStudyPausedSegment = "study paused";
-
-struct TrialSummary {
-  TrialRecord record;
-  std::vector<ReportRecord> reports;  // current curve, in epoch order
-  double dollars = 0, seconds = 0;
-  double wasted_dollars = 0;          // work redone after preemptions and lost leases
-  int64_t segments = 0, interruptions = 0;
-  std::optional<double> objective;    // last reported objective value
-  int64_t epochs = 0;
-  std::string checkpoint;  // its newest checkpoint: a resume point, or a finished trial's model
-  // Its held-out test score, when one was asked for (the best trial's at the study's end).
-  std::optional<EvaluationRecord> evaluation;
-};
 
 struct Assignment {
   int64_t study_id = 0;
@@ -204,40 +174,14 @@ class Coordinator {
   struct Worker {
     WorkerRecord record;
     double last_seen = 0;
-    std::optional<double> idle_since;  // first AcquireTrial that found no work, since a lease
     int64_t last_study_id = 0;         // its idle time is reported with this study
     std::set<int64_t> cannot_run;      // studies it refused (worker_cannot_run)
   };
-  struct Lease {
-    std::string id, worker_id;
-    int64_t study_id = 0, number = 0;
-    double start = 0, last_seen = 0, price_per_hour = 0;
-    std::string market;
-    double last_checkpoint_at = 0;  // when its newest checkpoint was written (or it started)
-    bool study_paused = false;      // told to hand back because its study was paused
-    // Its newest report, so that a retry is answered from memory (the report path reads
-    // nothing from the Store): its seq, decision and commit. Not known for a lease restored
-    // from the Store, or one whose newest report failed to commit; then the Store is asked.
-    bool has_report = false;
-    int64_t last_seq = 0;
-    search::Decision last_decision{};
-    std::shared_future<void> last_commit{};
-    bool reports_known = true;
-  };
-
-  // A worker scoring a trial's checkpoint on the test split. Kept apart from trial leases: it
-  // trains nothing, reports nothing and is charged to no trial.
-  struct EvaluationLease {
-    std::string id, worker_id;
-    int64_t study_id = 0, number = 0;
-    double last_seen = 0;
-  };
-
   double Now() const { return options_.clock(); }
   // Rebuilds one study (its trials, leases, ledger and resume points) from the Store.
   void RestoreStudy(const StudyRecord& s, double now);
-  // Study leases (coordinator/study_leases.cc); all true/no-ops when study_lease_s is 0.
-  bool ClaimStudyLease(int64_t study_id, double now);
+  // Study leases (coordinator/study_leases.cc): renews them, drops the studies whose lease
+  // passed to another coordinator and takes over those whose lease is free.
   void RenewStudyLeases(double now);
   void DropStudy(int64_t study_id);
   // test_evaluations.cc. The caller holds mu_.
@@ -256,11 +200,10 @@ class Coordinator {
                                            const std::map<std::string, double>& metrics,
                                            const std::string& error, bool cannot_run = false);
   void ExpireEvaluationLeases(double now);
-  StudyRunner* FindStudy(int64_t id);
   // Finds a registered worker and notes that it is alive.
   Status TouchWorker(const std::string& worker_id, double now, Worker** out);
-  Status CheckLease(const std::string& worker_id, const std::string& lease_id, Lease** out);
-  double StudyDollars(int64_t study_id, double now) const;
+  Status CheckLease(const std::string& worker_id, const std::string& lease_id,
+                    TrialLease** out);
   // Ends a lease: closes its segment and charges the trial. The Store write is the caller's.
   void ApplyLeaseEnd(const std::string& lease_id, double end);
   std::string ResumeCheckpoint(int64_t study_id, int64_t number) const;
@@ -284,8 +227,6 @@ class Coordinator {
   void UndoReport(const std::string& lease_id, int64_t study_id, int64_t number, int64_t seq,
                   const std::string& checkpoint, const std::string& previous_checkpoint,
                   bool paused_by_it);
-  // RESOURCE_EXHAUSTED when options_.max_running_studies are running.
-  Status RunningStudiesCap() const;
   // Sets an open study's state and records who did it; the caller holds mu_.
   Status SetOpenState(int64_t id, StudyState state, const std::string& action,
                       const std::string& user, const std::string& detail);
@@ -305,9 +246,8 @@ class Coordinator {
   double TagDollars(const std::string& key, const std::string& value, double now) const;
   // RESOURCE_EXHAUSTED when a quota on `tags` is spent already.
   Status CheckQuotas(const Tags& tags, double now) const;
-  TrialSummary Summarize(const StudyRunner& runner, const TrialRecord& t,
-                         const std::vector<ReportRecord>& reports,
-                         const std::vector<SegmentRecord>& segments, double now) const;
+  // What its trials' summaries take from memory: newest checkpoints, test evaluations.
+  TrialExtras TrialExtrasOf(int64_t study_id) const;
 
   std::mutex mu_;
   std::unique_ptr<Store> store_;
@@ -315,16 +255,13 @@ class Coordinator {
   // write and waits for the commit outside mu_; the other writers wait under mu_.
   std::unique_ptr<GroupCommit> commit_;
   CoordinatorOptions options_;
-  std::map<int64_t, std::unique_ptr<StudyRunner>> studies_;
+  StudyRegistry studies_;  // the studies served, one StudyRunner each; their study leases
   std::map<std::string, Worker> workers_;
-  std::map<std::string, Lease> leases_;
-  std::map<int64_t, double> closed_dollars_;  // per study, over closed segments
+  LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
+  Ledger ledger_;  // every dollar: segments, idle stretches, study totals
   // The newest checkpoint of each (study, trial): an epoch's, a spot notice's or a pause's.
   std::map<std::pair<int64_t, int64_t>, std::string> resume_;
-  std::map<int64_t, double> lease_until_;  // study leases held: until when
-  double next_lease_check_ = 0;
   std::map<std::pair<int64_t, int64_t>, EvaluationRecord> evaluations_;
-  std::map<std::string, EvaluationLease> evaluation_leases_;
   // Per study: the alerts and forecasts recorded (their keys, from its events), and when its
   // forecast was last made for them, with how many trials had ended then.
   std::map<int64_t, std::set<std::string>> cost_events_;

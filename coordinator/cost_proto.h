@@ -1,7 +1,7 @@
 // sift.v1 <-> the cost controls of a study summary: its tags, target and forecast.
 #pragma once
 
-#include "coordinator/coordinator.h"
+#include "coordinator/summaries.h"
 #include "sift/v1/study.pb.h"
 
 namespace sift::coordinator {

@@ -29,7 +29,7 @@ Forecast Coordinator::ForecastNow(const StudyRunner& runner,
 
 void Coordinator::FireCostEvent(StudyRunner& runner, const CostEvent& event, double now) {
   const StudyConfig& config = runner.config();
-  CostFacts facts{runner.id(), config.name, config.tags, now, StudyDollars(runner.id(), now),
+  CostFacts facts{runner.id(), config.name, config.tags, now, ledger_.StudyDollars(runner.id(), now),
                   config.budget};
   const std::string detail = CostEventJson(event, facts);
   try {
@@ -54,7 +54,7 @@ void Coordinator::WatchCosts(StudyRunner& runner, double now) {
   const int64_t id = runner.id();
   const StudyConfig& config = runner.config();
   const std::set<std::string>& recorded = cost_events_[id];
-  const double spent = StudyDollars(id, now);
+  const double spent = ledger_.StudyDollars(id, now);
   for (const auto& e : DueBudgetAlerts(config.alerts, spent, config.budget.max_dollars, recorded)) {
     FireCostEvent(runner, e, now);
   }

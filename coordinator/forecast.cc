@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/metric_json.h"
+#include "coordinator/ledger.h"
 #include "coordinator/report.h"
 
 namespace sift::coordinator {
@@ -80,10 +81,7 @@ TargetForecast ForecastTarget(const ForecastInput& in, const std::map<size_t, do
 
 double SpentAt(const std::vector<SegmentRecord>& segments, double at) {
   double dollars = 0;
-  for (const auto& s : segments) {
-    const double end = std::min(s.end ? *s.end : at, at);
-    if (end > s.start) dollars += (end - s.start) * s.price_per_hour / 3600.0;
-  }
+  for (const auto& s : segments) dollars += SegmentDollarsBy(s, at);
   return dollars;
 }
 
@@ -95,10 +93,7 @@ Forecast MakeForecast(const ForecastInput& in, const std::vector<SegmentRecord>&
   // Dollars by `at` per trial (by index: trial numbers are indices into in.trials).
   std::map<size_t, double> spent_by_trial;
   for (const auto& s : segments) {
-    const double end = std::min(s.end ? *s.end : at, at);
-    if (end > s.start && s.number >= 0) {
-      spent_by_trial[static_cast<size_t>(s.number)] += (end - s.start) * s.price_per_hour / 3600.0;
-    }
+    if (s.number >= 0) spent_by_trial[static_cast<size_t>(s.number)] += SegmentDollarsBy(s, at);
   }
   double ended_dollars = 0;
   int64_t created = 0;

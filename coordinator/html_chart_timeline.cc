@@ -70,7 +70,7 @@ std::string TimelineChart(const HtmlStudy& s, const std::map<std::string, Worker
                        r.study.record.id, seg.number,
                        interrupted ? fmt::format(R"( data-m="lease {} {} after {}")",
                                                  Escape(seg.lease_id), reason,
-                                                 Dollars(seg.Dollars(now)))
+                                                 Dollars(SegmentDollars(seg, now)))
                                    : "",
                        Px(x0), Px(top(seg.worker_id)), Px(std::max(0.5, x1 - x0)), Px(row_h - 2),
                        StateColor(reason));

@@ -37,12 +37,12 @@ std::string ParseQuota(const std::string& text, Quota* out) {
 
 double Coordinator::TagDollars(const std::string& key, const std::string& value,
                                double now) const {
-  double spent = 0;
-  for (const auto& [id, study] : studies_) {
+  std::vector<int64_t> tagged;
+  for (const auto& [id, study] : studies_.all()) {
     const auto it = study->config().tags.find(key);
-    if (it != study->config().tags.end() && it->second == value) spent += StudyDollars(id, now);
+    if (it != study->config().tags.end() && it->second == value) tagged.push_back(id);
   }
-  return spent;
+  return ledger_.StudiesDollars(tagged, now);
 }
 
 void Coordinator::UpdateQuotaUse(StudyRunner& runner, double now) {

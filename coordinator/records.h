@@ -93,7 +93,7 @@ struct WorkerRecord {
   double registered_at = 0;
 };
 
-// A lease is one stretch of one worker on one trial: the unit the ledger charges.
+// A lease is one stretch of one worker on one trial: the unit the ledger (ledger.h) charges.
 struct SegmentRecord {
   std::string lease_id;
   std::string worker_id;
@@ -107,11 +107,7 @@ struct SegmentRecord {
   int64_t start_epoch = 0;
   std::string checkpoint;  // preempted: the checkpoint it left behind
   double wasted_seconds = 0;  // work lost: from the last checkpoint to the interruption
-
-  double WastedDollars() const { return wasted_seconds * price_per_hour / 3600.0; }
-
-  double Seconds(double now) const { return (end ? *end : now) - start; }
-  double Dollars(double now) const { return Seconds(now) * price_per_hour / 3600.0; }
+  // Priced by the ledger (coordinator/ledger.h): SegmentDollars, WastedDollars.
 };
 
 // A worker's billed time on no trial: from the first AcquireTrial that found no work until it
@@ -126,8 +122,7 @@ struct IdleSegmentRecord {
   std::string market;
   std::string end_reason;  // leased, shutdown, idle-exit, lost
 
-  double Seconds() const { return end - start; }
-  double Dollars() const { return Seconds() * price_per_hour / 3600.0; }
+  double Seconds() const { return end - start; }  // priced by the ledger: IdleDollars
 };
 
 }  // namespace sift::coordinator

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/coordinator.h"
+#include "coordinator/summaries.h"
 
 namespace sift::coordinator {
 

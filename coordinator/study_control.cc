@@ -83,7 +83,7 @@ void ReplayStudyEvents(const std::vector<StudyEventRecord>& events, StudyRunner*
 
 Status Coordinator::SetOpenState(int64_t id, StudyState state, const std::string& action,
                                  const std::string& user, const std::string& detail) {
-  StudyRunner* runner = FindStudy(id);
+  StudyRunner* runner = studies_.Find(id);
   if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
   if (!IsOpen(runner->state())) {
     return Status::Error(Status::Code::kFailedPrecondition,
@@ -129,7 +129,7 @@ Status Coordinator::ResumeStudy(int64_t id, const std::string& user, const std::
 Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
                                  const std::string& user) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(id);
+  StudyRunner* runner = studies_.Find(id);
   if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
   if (!IsOpen(runner->state())) {
     return Status::Error(Status::Code::kFailedPrecondition,
@@ -159,8 +159,8 @@ Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
 Status Coordinator::EndLeaseAndRequeue(const std::string& lease_id, double end,
                                        const std::string& reason, const std::string& checkpoint,
                                        double wasted) {
-  const Lease lease = leases_.at(lease_id);
-  StudyRunner* runner = FindStudy(lease.study_id);
+  const TrialLease lease = *leases_.Find(lease_id);
+  StudyRunner* runner = studies_.Find(lease.study_id);
   const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
   try {
     commit_->Run([&] {
@@ -185,13 +185,9 @@ Status Coordinator::EndLeaseAndRequeue(const std::string& lease_id, double end,
 int Coordinator::InterruptLeases(int64_t study_id) {
   std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
-  std::vector<std::string> ids;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.study_id == study_id) ids.push_back(id);
-  }
   int ended = 0;
-  for (const auto& id : ids) {
-    const double wasted = std::max(0.0, now - leases_.at(id).last_checkpoint_at);
+  for (const auto& id : leases_.OfStudy(study_id)) {
+    const double wasted = ledger_.LostSecondsAt(id, now);
     ended += EndLeaseAndRequeue(id, now, kStudyPausedSegment, "", wasted).ok();
   }
   return ended;

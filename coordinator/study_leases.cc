@@ -24,26 +24,17 @@ CoordinatorOptions SharedDatabaseOptions(const std::string& db, const std::strin
   return o;
 }
 
-bool Coordinator::ClaimStudyLease(int64_t study_id, double now) {
-  if (options_.study_lease_s <= 0) return true;
-  const double until = now + options_.study_lease_s;
-  if (!store_->ClaimStudy(study_id, options_.owner, now, until)) return false;
-  lease_until_[study_id] = until;
-  return true;
-}
-
 void Coordinator::RenewStudyLeases(double now) {
-  if (options_.study_lease_s <= 0 || now < next_lease_check_) return;
-  next_lease_check_ = now + options_.study_lease_s / 3;
+  if (!studies_.RenewalDue(now)) return;
   std::vector<int64_t> lost;
-  for (const auto& [id, runner] : studies_) {
+  for (const auto& [id, runner] : studies_.all()) {
     if (!IsOpen(runner->state())) continue;
     try {
-      if (!ClaimStudyLease(id, now)) lost.push_back(id);
+      if (!studies_.Claim(id, now)) lost.push_back(id);
     } catch (const std::exception& e) {
       spdlog::error("[study {}] cannot renew its lease: {}", id, e.what());
       // Unrenewed, another coordinator may take it once it expires: stop serving it by then.
-      if (now >= lease_until_[id]) lost.push_back(id);
+      if (now >= studies_.HeldUntil(id)) lost.push_back(id);
     }
   }
   for (int64_t id : lost) {
@@ -59,13 +50,13 @@ void Coordinator::RenewStudyLeases(double now) {
   }
   bool workers_loaded = false;
   for (const auto& s : studies) {
-    if (!IsOpen(s.state) || studies_.count(s.id)) continue;
+    if (!IsOpen(s.state) || studies_.Find(s.id)) continue;
     try {
-      if (!ClaimStudyLease(s.id, now)) continue;
+      if (!studies_.Claim(s.id, now)) continue;
       // Its workers registered with the coordinator that served it; they keep their ids here.
       if (!workers_loaded) {
         for (const auto& w : store_->ListWorkers()) {
-          workers_.try_emplace(w.id, Worker{w, now, std::nullopt, 0, {}});
+          workers_.try_emplace(w.id, Worker{w, now, 0, {}});
         }
         workers_loaded = true;
       }
@@ -80,12 +71,9 @@ void Coordinator::RenewStudyLeases(double now) {
 }
 
 void Coordinator::DropStudy(int64_t study_id) {
-  studies_.erase(study_id);
-  lease_until_.erase(study_id);
-  closed_dollars_.erase(study_id);
-  for (auto it = leases_.begin(); it != leases_.end();) {
-    it = it->second.study_id == study_id ? leases_.erase(it) : std::next(it);
-  }
+  studies_.Remove(study_id);
+  ledger_.DropStudy(study_id);
+  leases_.DropStudy(study_id);
   for (auto it = resume_.begin(); it != resume_.end();) {
     it = it->first.first == study_id ? resume_.erase(it) : std::next(it);
   }
@@ -93,15 +81,7 @@ void Coordinator::DropStudy(int64_t study_id) {
 
 void Coordinator::ReleaseStudyLeases() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (options_.study_lease_s <= 0) return;
-  for (const auto& [id, until] : lease_until_) {
-    try {
-      store_->ReleaseStudy(id, options_.owner);
-    } catch (const std::exception& e) {
-      spdlog::warn("[study {}] cannot release its lease (it expires by itself): {}", id, e.what());
-    }
-  }
-  lease_until_.clear();
+  studies_.ReleaseAll();
 }
 
 }  // namespace sift::coordinator

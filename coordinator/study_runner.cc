@@ -49,7 +49,7 @@ void StudyRunner::Rebuild(const std::vector<TrialRecord>& trials,
   std::vector<std::pair<double, double>> costs;
   for (const auto& t : view_.trials) costs.emplace_back(t.cost_dollars, t.train_seconds);
   MakeAlgorithms();
-  Restore(trials, reports, {}, 0);
+  Restore(trials, reports);
   for (size_t i = 0; i < costs.size() && i < view_.trials.size(); ++i) {
     view_.trials[i].cost_dollars = costs[i].first;
     view_.trials[i].train_seconds = costs[i].second;
@@ -57,8 +57,7 @@ void StudyRunner::Rebuild(const std::vector<TrialRecord>& trials,
 }
 
 void StudyRunner::Restore(const std::vector<TrialRecord>& trials,
-                          const std::vector<ReportRecord>& reports,
-                          const std::vector<SegmentRecord>& segments, double now) {
+                          const std::vector<ReportRecord>& reports) {
   view_.trials.clear();
   for (const auto& t : trials) {
     if (t.number != static_cast<int64_t>(view_.trials.size())) {
@@ -74,13 +73,6 @@ void StudyRunner::Restore(const std::vector<TrialRecord>& trials,
     if (it != r.metrics.end() && std::isfinite(it->second) &&
         r.number < static_cast<int64_t>(view_.trials.size())) {
       ApplyReport(r.number, r.epoch, it->second);
-    }
-  }
-  for (const auto& s : segments) {
-    if (s.number < static_cast<int64_t>(view_.trials.size())) {
-      auto& t = view_.trials[s.number];
-      t.cost_dollars += s.Dollars(now);
-      t.train_seconds += s.Seconds(now);
     }
   }
 }
@@ -137,11 +129,6 @@ bool StudyRunner::CanAffordNewTrial(double spent, std::string* why) const {
     if (q.spent + committed > q.limit) return overshoots("quota " + q.name, q.spent, q.limit);
   }
   return true;
-}
-
-double StudyRunner::DollarsLeft(double spent) const {
-  if (config_.budget.max_dollars <= 0) return std::numeric_limits<double>::infinity();
-  return config_.budget.max_dollars - spent;
 }
 
 int64_t StudyRunner::CountInState(TrialState state) const {
@@ -252,11 +239,6 @@ void StudyRunner::ApplyState(int64_t number, TrialState state) {
 
 void StudyRunner::ApplyReport(int64_t number, int64_t epoch, double value) {
   view_.trials.at(number).values[epoch] = value;
-}
-
-void StudyRunner::ApplyTruncate(int64_t number, int64_t keep_epochs) {
-  auto& values = view_.trials.at(number).values;
-  values.erase(values.upper_bound(keep_epochs), values.end());
 }
 
 void StudyRunner::ApplyCost(int64_t number, double dollars, double seconds) {

@@ -30,9 +30,9 @@ class StudyRunner {
   // `config` must be valid (ParseStudyConfig returned no errors).
   StudyRunner(int64_t id, StudyConfig config, double created_at);
 
-  // Rebuilds history from the Store after a restart: trials, their reports, their cost so far.
-  void Restore(const std::vector<TrialRecord>& trials, const std::vector<ReportRecord>& reports,
-               const std::vector<SegmentRecord>& segments, double now);
+  // Rebuilds history from the Store after a restart: trials and their reports. Their cost so
+  // far comes from the ledger (ApplyCost).
+  void Restore(const std::vector<TrialRecord>& trials, const std::vector<ReportRecord>& reports);
 
   // Starts the history over from the Store (what committed) with a fresh searcher and scheduler,
   // whose caches may hold values the Store never got; the trials' costs so far are kept.
@@ -59,8 +59,7 @@ class StudyRunner {
   void ApplyNewTrial(int64_t number, const search::Params& params);
   void ApplyState(int64_t number, search::TrialState state);
   void ApplyReport(int64_t number, int64_t epoch, double value);
-  void ApplyTruncate(int64_t number, int64_t keep_epochs);  // drop values after keep_epochs
-  void ApplyCost(int64_t number, double dollars, double seconds);
+  void ApplyCost(int64_t number, double dollars, double seconds);  // the ledger's charge
   void ApplyStudyState(StudyState state, const std::string& reason);
   void ApplyBudget(const BudgetConfig& budget) { config_.budget = budget; }
   // The quotas on its tags and what their studies have spent: they limit it as max_dollars
@@ -71,8 +70,6 @@ class StudyRunner {
   void NoteResumed(double at);
 
   int64_t CountInState(search::TrialState state) const;
-  // Dollar budget left, or +inf when unlimited.
-  double DollarsLeft(double spent) const;
 
  private:
   void MakeAlgorithms();

@@ -110,7 +110,7 @@ void Coordinator::QueueBestEvaluation(const StudyRunner& runner, double now) {
 Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const std::string& user,
                                       TrialSummary* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = FindStudy(study_id);
+  StudyRunner* runner = studies_.Find(study_id);
   if (!runner) {
     return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(study_id));
   }
@@ -119,15 +119,17 @@ Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const st
     return s;
   }
   if (out) {
+    std::vector<TrialRecord> trial;
+    for (auto& t : store_->ListTrials(study_id)) {
+      if (t.number == number) trial.push_back(std::move(t));
+    }
     std::vector<ReportRecord> reports;
     for (auto& r : store_->ListReports(study_id)) {
       if (r.number == number) reports.push_back(std::move(r));
     }
-    for (const auto& t : store_->ListTrials(study_id)) {
-      if (t.number == number) {
-        *out = Summarize(*runner, t, reports, store_->ListSegments(study_id), now);
-      }
-    }
+    auto summaries = SummarizeTrials(*runner, trial, reports, store_->ListSegments(study_id), now,
+                                     TrialExtrasOf(study_id));
+    if (!summaries.empty()) *out = std::move(summaries.front());
   }
   return Status::Ok();
 }
@@ -135,7 +137,7 @@ Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const st
 bool Coordinator::AssignEvaluation(Worker& w, double now, Assignment* out) {
   for (auto& [key, e] : evaluations_) {
     if (e.state != EvaluationState::kPending || w.cannot_run.count(key.first)) continue;
-    StudyRunner* runner = FindStudy(key.first);
+    StudyRunner* runner = studies_.Find(key.first);
     if (!runner) continue;
     EvaluationLease lease{EvaluationLeaseId(), w.record.id, key.first, key.second, now};
     EvaluationRecord running = e;
@@ -147,7 +149,7 @@ bool Coordinator::AssignEvaluation(Worker& w, double now, Assignment* out) {
       return false;
     }
     e = running;
-    evaluation_leases_[lease.id] = lease;
+    leases_.GrantEvaluation(lease);
     const StudyConfig& config = runner->config();
     const auto& trial = runner->view().trials.at(key.second);
     out->study_id = key.first;
@@ -176,16 +178,16 @@ bool Coordinator::AssignEvaluation(Worker& w, double now, Assignment* out) {
 std::optional<Status> Coordinator::EndEvaluationLease(
     const std::string& worker_id, const std::string& lease_id, EvaluationState state,
     const std::map<std::string, double>& metrics, const std::string& error, bool cannot_run) {
-  auto it = evaluation_leases_.find(lease_id);
-  if (it == evaluation_leases_.end()) return std::nullopt;
+  const EvaluationLease* held = leases_.FindEvaluation(lease_id);
+  if (!held) return std::nullopt;
   const double now = Now();
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
-  if (it->second.worker_id != worker_id) {
+  if (held->worker_id != worker_id) {
     return Status::Error(Status::Code::kFailedPrecondition,
                          "lease '" + lease_id + "' belongs to another worker");
   }
-  const EvaluationLease lease = it->second;
+  const EvaluationLease lease = *held;
   EvaluationRecord e = evaluations_.at({lease.study_id, lease.number});
   e.state = cannot_run ? EvaluationState::kPending : state;
   if (cannot_run && options_.fail_unrunnable_studies) {
@@ -211,7 +213,7 @@ std::optional<Status> Coordinator::EndEvaluationLease(
     return StorageError(ex, "the test evaluation");
   }
   evaluations_[{lease.study_id, lease.number}] = e;
-  evaluation_leases_.erase(it);
+  leases_.EndEvaluation(lease_id);
   if (cannot_run) w->cannot_run.insert(lease.study_id);
   const std::string what = e.state == EvaluationState::kPending && cannot_run
                                ? "requeued: the worker cannot run it: " + error
@@ -224,12 +226,8 @@ std::optional<Status> Coordinator::EndEvaluationLease(
 }
 
 void Coordinator::ExpireEvaluationLeases(double now) {
-  std::vector<std::string> expired;
-  for (const auto& [id, lease] : evaluation_leases_) {
-    if (now - lease.last_seen > options_.lease_timeout_s) expired.push_back(id);
-  }
-  for (const auto& id : expired) {
-    const EvaluationLease lease = evaluation_leases_.at(id);
+  for (const auto& id : leases_.ExpiredEvaluations(now, options_.lease_timeout_s)) {
+    const EvaluationLease lease = *leases_.FindEvaluation(id);
     EvaluationRecord e = evaluations_.at({lease.study_id, lease.number});
     e.state = EvaluationState::kPending;
     try {
@@ -239,7 +237,7 @@ void Coordinator::ExpireEvaluationLeases(double now) {
       continue;
     }
     evaluations_[{lease.study_id, lease.number}] = e;
-    evaluation_leases_.erase(id);
+    leases_.EndEvaluation(id);
     spdlog::warn("[study {}] trial {}: test evaluation lease {} of worker {} expired; requeued",
                  lease.study_id, lease.number, id, lease.worker_id);
   }

@@ -1,14 +1,14 @@
 // The trainer's parameter schema on its own (worker/hparams): every kind of setting parsed from a
 // trial's flat parameter map, its range, and errors that name the parameter; and the model path's
 // {name} placeholders.
-#include "worker/hparams/hparams.h"
+#include "common/hparams/hparams.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "worker/hparams/model_path.h"
+#include "common/hparams/model_path.h"
 
 namespace sift::worker {
 namespace {

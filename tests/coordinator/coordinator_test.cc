@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "common/checkpoint_names.h"
-#include "tests/coordinator/test_clock.h"
+#include "tests/coordinator/coordinator_fixture.h"
 
 namespace sift::coordinator {
 namespace {
@@ -39,55 +39,21 @@ std::string Config(const std::string& scheduler = "{type: fifo}", int trials = 3
          "seed: 5\n";
 }
 
-class CoordinatorTest : public ::testing::Test {
+class CoordinatorTest : public testing::CoordinatorFixture {
  protected:
+  CoordinatorTest() : CoordinatorFixture("sift-coord") {}
   void SetUp() override {
-    db_ = std::filesystem::temp_directory_path() /
-          ("sift-coord-" + std::to_string(getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
-    Cleanup();
+    CoordinatorFixture::SetUp();
     Open();
-  }
-  void TearDown() override {
-    c_.reset();
-    Cleanup();
-  }
-  void Cleanup() {
-    for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + s);
-    std::filesystem::remove_all(db_.string() + ".checkpoints");
   }
   // `embedded`: as `sift run` configures it; otherwise as a standalone `sift coordinator`.
   void Open(bool embedded = true) {
     CoordinatorOptions o;
-    o.clock = clock_.fn();
     o.lease_timeout_s = 10;
     o.shutdown_when_idle = embedded;
     o.fail_unrunnable_studies = embedded;
     o.checkpoint_dir = db_.string() + ".checkpoints";
-    c_ = std::make_unique<Coordinator>(OpenSqliteStore(db_.string()), o);
-  }
-  std::string Worker(double price = 3.6) {
-    WorkerRecord in, out;
-    in.name = "w";
-    in.instance_type = "x";
-    in.market = "spot";
-    in.price_per_hour = price;  // $0.001 per second
-    EXPECT_TRUE(c_->RegisterWorker(in, &out).ok());
-    return out.id;
-  }
-  int64_t Study(const std::string& text) {
-    int64_t id = 0;
-    std::vector<std::string> errors;
-    Status s = c_->CreateStudy(text, "test.yaml", &id, &errors);
-    EXPECT_TRUE(s.ok()) << s.message;
-    return id;
-  }
-  Assignment Acquire(const std::string& worker) {
-    AcquireResult r;
-    Assignment a;
-    EXPECT_TRUE(c_->AcquireTrial(worker, &r, &a).ok());
-    EXPECT_EQ(r, AcquireResult::kAssigned);
-    return a;
+    Reopen(o);
   }
   // Reports epoch `epoch`, checkpointed under its epoch name as workers do by default.
   search::Decision Report(const std::string& w, const Assignment& a, int64_t seq, int64_t epoch,
@@ -123,10 +89,6 @@ class CoordinatorTest : public ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-
-  testing::TestClock clock_;
-  std::filesystem::path db_;
-  std::unique_ptr<Coordinator> c_;
 };
 
 TEST_F(CoordinatorTest, BadConfigIsRefusedWithEveryProblemNamed) {

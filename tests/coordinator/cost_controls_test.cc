@@ -16,7 +16,7 @@
 #include "coordinator/cost_alerts.h"
 #include "coordinator/forecast.h"
 #include "coordinator/report_cost.h"
-#include "tests/coordinator/test_clock.h"
+#include "tests/coordinator/coordinator_fixture.h"
 
 namespace sift::coordinator {
 namespace {
@@ -287,53 +287,20 @@ std::string Config(const std::string& name, const std::string& extra, double max
          std::to_string(max_dollars) + "}\n" + extra;
 }
 
-class CostControlsTest : public ::testing::Test {
+class CostControlsTest : public testing::CoordinatorFixture {
  protected:
+  CostControlsTest() : CoordinatorFixture("sift-cost") {}
   void SetUp() override {
-    db_ = std::filesystem::temp_directory_path() /
-          ("sift-cost-" + std::to_string(getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
-    Cleanup();
+    CoordinatorFixture::SetUp();
     Open();
   }
-  void TearDown() override {
-    c_.reset();
-    Cleanup();
-  }
-  void Cleanup() {
-    for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + s);
-  }
   void Open(std::vector<Quota> quotas = {}) {
-    c_.reset();
     CoordinatorOptions o;
-    o.clock = clock_.fn();
     o.lease_timeout_s = 1000;
     o.quotas = std::move(quotas);
-    c_ = std::make_unique<Coordinator>(OpenSqliteStore(db_.string()), o);
+    Reopen(o);
   }
-  std::string Worker() {
-    WorkerRecord in, out;
-    in.name = "w";
-    in.instance_type = "x";
-    in.market = "on-demand";
-    in.price_per_hour = 3.6;  // $0.001 per second
-    EXPECT_TRUE(c_->RegisterWorker(in, &out).ok());
-    return out.id;
-  }
-  int64_t Study(const std::string& text) {
-    int64_t id = 0;
-    std::vector<std::string> errors;
-    Status s = c_->CreateStudy(text, "test.yaml", &id, &errors);
-    EXPECT_TRUE(s.ok()) << s.message;
-    return id;
-  }
-  Assignment Acquire(const std::string& w) {
-    AcquireResult r;
-    Assignment a;
-    EXPECT_TRUE(c_->AcquireTrial(w, &r, &a).ok());
-    EXPECT_EQ(r, AcquireResult::kAssigned);
-    return a;
-  }
+  std::string Worker() { return CoordinatorFixture::Worker(3.6, "on-demand"); }
   std::vector<std::string> Keys(int64_t id, const std::string& action) {
     StudySummary s;
     EXPECT_TRUE(c_->GetStudy(id, &s).ok());
@@ -344,10 +311,6 @@ class CostControlsTest : public ::testing::Test {
     }
     return out;
   }
-
-  testing::TestClock clock_;
-  std::filesystem::path db_;
-  std::unique_ptr<Coordinator> c_;
 };
 
 TEST_F(CostControlsTest, BudgetAlertsFireOnceEachAcrossARestartAndRunTheirCommand) {

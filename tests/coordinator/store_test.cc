@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "coordinator/ledger.h"
 #include "tests/pg_server.h"
 
 namespace sift::coordinator {
@@ -110,7 +111,7 @@ TEST_P(StoreTest, SegmentsOpenAndClose) {
   auto open = store_->ListSegments(1);
   ASSERT_EQ(open.size(), 1u);
   EXPECT_FALSE(open[0].end.has_value());
-  EXPECT_DOUBLE_EQ(open[0].Dollars(/*now=*/110), 0.01);
+  EXPECT_DOUBLE_EQ(SegmentDollars(open[0], /*now=*/110), 0.01);
   store_->CloseSegment("L-1", 120, "completed");
   store_->CloseSegment("L-1", 500, "again");  // closing twice keeps the first end
   auto closed = store_->ListSegments(1);

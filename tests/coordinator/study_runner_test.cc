@@ -151,7 +151,6 @@ TEST(StudyRunnerTest, SpentDollarBudgetStopsTrialsAndEndsTheStudy) {
   // The last epoch is not cut short: it is trained and paid for already.
   EXPECT_EQ(r.Decide(0, 3, 0.6, kT0, 5.0).action, Action::kContinue);
   EXPECT_EQ(WhyNone(r, kT0, 1.0), "budget: $1.0000 spent of $1.0000");
-  EXPECT_EQ(r.DollarsLeft(0.25), 0.75);
   r.ApplyState(0, TrialState::kStopped);
   std::string reason;
   EXPECT_TRUE(r.Finished(kT0, 1.0, &reason));
@@ -259,7 +258,7 @@ TEST(StudyRunnerTest, PromotionPausesATrialAndResumesItWhenItIsPromoted) {
   Lease(r);
   const auto first = Report(r, 0, 1, 0.3);  // alone at the rung: not in its top half yet
   EXPECT_EQ(first.action, Action::kPause);
-  EXPECT_EQ(first.reason, "asha: paused at rung 0 (epoch 1): rank 1 of 1, 0 promoted so far (top 1/2)");
+  EXPECT_EQ(first.reason, "asha: paused at rung 0 (epoch 1): not in the top 0 of 1 (top 1/2)");
   EXPECT_EQ(r.view().trials[0].state, TrialState::kPaused);
   Lease(r);
   EXPECT_EQ(Report(r, 1, 1, 0.1).action, Action::kPause);  // worse than trial 0
@@ -279,41 +278,36 @@ TEST(StudyRunnerTest, RestoreRefusesAGapInTrialNumbers) {
   TrialRecord a, b;
   a.number = 0;
   b.number = 2;
-  EXPECT_THROW(r.Restore({a, b}, {}, {}, kT0), std::runtime_error);
+  EXPECT_THROW(r.Restore({a, b}, {}), std::runtime_error);
 }
 
-TEST(StudyRunnerTest, RestoreKeepsCostsAndFiniteObjectiveValuesOnly) {
+TEST(StudyRunnerTest, RestoreKeepsFiniteObjectiveValuesOnlyAndRebuildKeepsCosts) {
   StudyRunner r(1, Config(""), kT0);
   TrialRecord t;
   t.number = 0;
   t.params = {{"lr", 0.01}, {"hidden", int64_t{32}}};
   t.state = TrialState::kDiverged;
-  ReportRecord ok, nan, other;
+  ReportRecord ok, nan;
   ok.number = nan.number = 0;
   ok.epoch = 1;
   ok.metrics = {{"val_accuracy", 0.4}, {"val_loss", 1.0}};
   nan.epoch = 2;
   nan.metrics = {{"val_accuracy", std::nan("")}};
-  SegmentRecord closed, open;
-  closed.number = open.number = 0;
-  closed.start = kT0;
-  closed.end = kT0 + 3600;
-  closed.price_per_hour = 2;
-  open.start = kT0 + 3600;
-  open.price_per_hour = 1;
-  r.Restore({t}, {ok, nan}, {closed, open}, kT0 + 5400);
+  r.Restore({t}, {ok, nan});
+  // Costs come from the ledger (coordinator/ledger.h): its closed segments' charge.
+  r.ApplyCost(0, 2.0, 3600);
   ASSERT_EQ(r.view().trials.size(), 1u);
   const auto& v = r.view().trials[0];
   EXPECT_EQ(v.state, TrialState::kDiverged);
   EXPECT_EQ(v.params, t.params);
   EXPECT_EQ(v.values, (std::map<int64_t, double>{{1, 0.4}}));
-  EXPECT_DOUBLE_EQ(v.cost_dollars, 2.0 + 0.5);  // the open segment up to `now`
-  EXPECT_DOUBLE_EQ(v.train_seconds, 5400);
+  EXPECT_DOUBLE_EQ(v.cost_dollars, 2.0);
+  EXPECT_DOUBLE_EQ(v.train_seconds, 3600);
   // Rebuild rereads the history and keeps the costs.
   ok.metrics["val_accuracy"] = 0.7;
   r.Rebuild({t}, {ok});
   EXPECT_EQ(r.view().trials[0].values, (std::map<int64_t, double>{{1, 0.7}}));
-  EXPECT_DOUBLE_EQ(r.view().trials[0].cost_dollars, 2.5);
+  EXPECT_DOUBLE_EQ(r.view().trials[0].cost_dollars, 2.0);
 }
 
 // ---- A runner rebuilt from the Store's history decides as the one that lived through it.
@@ -383,7 +377,7 @@ class Drive {
   // A coordinator restart: a new runner from what the Store holds.
   void Restart() {
     runner_ = std::make_unique<StudyRunner>(7, config_, kT0);
-    runner_->Restore(trials_, reports_, {}, now_);
+    runner_->Restore(trials_, reports_);
   }
   // A failed write: the same runner starts its history over from the Store.
   void Reread() { runner_->Rebuild(trials_, reports_); }
