@@ -62,14 +62,19 @@ std::map<int64_t, TrialCost> Ledger::RestoreStudy(int64_t study_id,
                                                   double now) {
   DropStudy(study_id);
   Study& study = studies_[study_id];
+  std::vector<SegmentRecord> closed;
   for (const auto& seg : segments) {
     if (seg.end) {
       study.closed += SegmentDollars(seg, now);
+      closed.push_back(seg);
     } else {
       Open(seg);
     }
   }
-  return TrialCosts(segments, now);
+  // Only closed segments are charged to their trials: an open one is charged whole when it
+  // closes (Close), as on a coordinator that never restarted. Charging it to `now` here too
+  // counted its first part twice.
+  return TrialCosts(closed, now);
 }
 
 void Ledger::DropStudy(int64_t study_id) {

@@ -73,7 +73,8 @@ class Ledger {
   };
 
   // Loads a study's segments from the Store: closed ones summed, open ones billed on (their
-  // last checkpoint: their start). Returns each trial's cost so far, open segments to `now`.
+  // last checkpoint: their start). Returns each trial's cost over its closed segments; an open
+  // one is charged to its trial when it closes.
   std::map<int64_t, TrialCost> RestoreStudy(int64_t study_id,
                                             const std::vector<SegmentRecord>& segments,
                                             double now);
