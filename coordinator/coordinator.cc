@@ -190,7 +190,7 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     leases_.Grant(lease);
   }
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
-               ToString(s.state), trials.size(), leases_.size());
+               ToString(s.state), trials.size(), leases_.OfStudy(s.id).size());
   StudyRunner& restored = *runner;
   studies_.Add(std::move(runner));
   RestoreEvaluations(s.id);

@@ -77,6 +77,13 @@ void Coordinator::DropStudy(int64_t study_id) {
   for (auto it = resume_.begin(); it != resume_.end();) {
     it = it->first.first == study_id ? resume_.erase(it) : std::next(it);
   }
+  // Its evaluations, alerts and forecast checks are the new owner's now; kept here, they would
+  // be stale if the study came back.
+  for (auto it = evaluations_.begin(); it != evaluations_.end();) {
+    it = it->first.first == study_id ? evaluations_.erase(it) : std::next(it);
+  }
+  cost_events_.erase(study_id);
+  forecast_checks_.erase(study_id);
 }
 
 void Coordinator::ReleaseStudyLeases() {
