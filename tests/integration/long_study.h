@@ -1,5 +1,6 @@
-// A study long enough (16 trial-epochs on 4,096 images) that a signal or a command sent after its
-// first report lands mid-study.
+// A study long enough (16 trial-epochs on 12,288 images) that a signal or a command sent after
+// its first report lands mid-study: on 4,096 images (60 ms epochs) an idle machine finished both
+// running trials before a Ctrl-C sent 180 ms after the first report arrived.
 #pragma once
 
 #include <string>
@@ -16,7 +17,7 @@ searcher: {type: random}
 scheduler: {type: fifo}
 budget: {max_trials: 4, max_epochs: 4}
 seed: 3
-data: {train_limit: 4096, val_size: 512, test_limit: 200}
+data: {train_limit: 12288, val_size: 512, test_limit: 200}
 )";
 }
 
