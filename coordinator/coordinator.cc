@@ -13,6 +13,7 @@
 #include "common/checkpoint_names.h"
 #include "common/hparams/hparams.h"
 #include "common/metric_json.h"
+#include "common/metric_names.h"
 #include "coordinator/checkpoint_retention.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/study_control.h"
@@ -48,7 +49,7 @@ std::string DivergenceReason(const StudyConfig& config, int64_t epoch,
   std::string why = non_finite(config.objective.metric);
   worker::HParams hp;
   if (why.empty() && worker::ParseHParams(config.fixed, &hp).empty() && hp.stop_on_divergence) {
-    why = non_finite("train_loss");
+    why = non_finite(common::kTrainLoss);
   }
   return why;
 }
@@ -629,7 +630,7 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   }
   std::string shown;
   for (const auto& [k, v] : metrics) {
-    if (k == metric || k == "train_loss") shown += fmt::format(" {}={:.4f}", k, v);
+    if (k == metric || k == common::kTrainLoss) shown += fmt::format(" {}={:.4f}", k, v);
   }
   spdlog::info("[study {}] trial {} epoch {}/{}:{} -> {}{}", r.study_id, r.number, epoch,
                max_epochs, shown, r.decision, r.reason.empty() ? "" : " (" + r.reason + ")");

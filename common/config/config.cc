@@ -116,7 +116,7 @@ void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out, bool
   if (any_metric && metric_given) {
     metric_ok = r.String("metric", &out->metric);
     if (metric_ok && out->metric.empty()) d->Error("objective.metric", "must not be empty");
-    if (metric_ok && !out->metric.empty() && !IsBuiltinMetric(out->metric)) {
+    if (metric_ok && !out->metric.empty() && !common::IsBuiltinObjective(out->metric)) {
       std::string direction;
       if (r.Enum("direction", {"maximize", "minimize"}, &direction)) {
         out->maximize = direction == "maximize";

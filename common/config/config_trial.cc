@@ -1,5 +1,4 @@
 #include "common/config/config_trial.h"
-#include "common/metric_names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,8 +56,6 @@ std::string CheckCommandProgram(const TrialConfig& trial) {
   }
   return "trial.command[0]: '" + program + "' is not found on PATH";
 }
-
-bool IsBuiltinMetric(const std::string& metric) { return common::IsBuiltinObjective(metric); }
 
 void ParseTrial(yamlcfg::MapReader& top, const std::string& origin, yamlcfg::Diagnostics* d,
                 TrialConfig* out) {

@@ -17,7 +17,5 @@ void ParseTrial(yamlcfg::MapReader& top, const std::string& origin, yamlcfg::Dia
 // relative to trial.dir), else the problem naming it. Checked with the data, before any trial.
 std::string CheckCommandProgram(const TrialConfig& trial);
 
-// Whether `metric` is one the built-in trainer reports.
-bool IsBuiltinMetric(const std::string& metric);
 
 }  // namespace sift::coordinator
