@@ -71,7 +71,14 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& o,
 
 std::string CurrentUser() {
   if (const char* u = getenv("USER"); u && *u) return u;
-  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_name) return pw->pw_name;
+  // getpwuid_r: the client contexts of several threads get here at once (getpwuid's static
+  // record is not thread-safe; TSan flagged it).
+  passwd pw{};
+  passwd* found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &found) == 0 && found && found->pw_name) {
+    return found->pw_name;
+  }
   return "uid " + std::to_string(getuid());
 }
 
