@@ -1,7 +1,9 @@
 #include "search/asha_scheduler.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <string>
+
+#include "search/number_text.h"
 
 namespace sift::search {
 
@@ -54,29 +56,23 @@ Decision AshaScheduler::OnReport(const StudyView& study, const TrialView& trial)
   const double score = study.Score(*trial.LastValue());
   const bool top = rung.InTop(trial.number, score);
   const int64_t n = rung.size();
-  const long long eta = options_.eta;
-  char reason[200];
+  if (!options_.promotion && top) return Decision::Continue();
+  // The reason, appended into one buffer rather than snprintf'd or concatenated (see
+  // number_text.h): stopping most trials at rung 0 makes this text the bulk of the decision.
+  std::string r = Prefix(b);
+  r.reserve(r.size() + 96);
+  const auto add = [&r](const auto&... parts) { (r.append(parts), ...); };
+  const std::string eta = std::to_string(options_.eta), of = std::to_string(n);
+  const std::string at = std::to_string(k), epoch = std::to_string(resource);
   if (!options_.promotion) {
-    if (top) return Decision::Continue();
-    const double cutoff = study.Score(rung.Cutoff().score);
-    std::snprintf(reason, sizeof(reason),
-                  "below rung %d (epoch %lld) cutoff %.6g (top 1/%lld of %lld trials)", k,
-                  static_cast<long long>(resource), cutoff, eta, static_cast<long long>(n));
-    return Decision::Stop(Prefix(b) + reason);
+    add("below rung ", at, " (epoch ", epoch, ") cutoff ", G6(study.Score(rung.Cutoff().score)),
+        " (top 1/", eta, " of ", of, " trials)");
+    return Decision::Stop(std::move(r));
   }
-  const int64_t promotable = rung.top_count();
-  if (top) {
-    std::snprintf(reason, sizeof(reason),
-                  "promoted at rung %d (epoch %lld): in the top %lld of %lld (top 1/%lld)", k,
-                  static_cast<long long>(resource), static_cast<long long>(promotable),
-                  static_cast<long long>(n), eta);
-    return Decision::Continue(Prefix(b) + reason);
-  }
-  std::snprintf(reason, sizeof(reason),
-                "paused at rung %d (epoch %lld): not in the top %lld of %lld (top 1/%lld)", k,
-                static_cast<long long>(resource), static_cast<long long>(promotable),
-                static_cast<long long>(n), eta);
-  return Decision::Pause(Prefix(b) + reason);
+  const std::string top_k = std::to_string(rung.top_count());
+  add(top ? "promoted at rung " : "paused at rung ", at, " (epoch ", epoch,
+      top ? "): in the top " : "): not in the top ", top_k, " of ", of, " (top 1/", eta, ")");
+  return top ? Decision::Continue(std::move(r)) : Decision::Pause(std::move(r));
 }
 
 std::optional<int64_t> AshaScheduler::NextPromotion(const StudyView& study) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
+#include <string>
+
+#include "search/number_text.h"
 
 namespace sift::search {
 namespace {
@@ -124,12 +126,11 @@ Decision MedianScheduler::OnReport(const StudyView& study, const TrialView& tria
     }
   }
   if (mine >= median - options_.grace) return Decision::Continue();
-  char reason[200];
-  std::snprintf(reason, sizeof(reason),
-                "median rule: %s %.6g at epoch %lld is worse than the median running average "
-                "%.6g of %lld other trials",
-                options_.running_average ? "running average" : "best value", study.Score(mine),
-                static_cast<long long>(t), study.Score(median), static_cast<long long>(others));
+  const std::string reason =
+      std::string("median rule: ") + (options_.running_average ? "running average" : "best value") +
+      " " + G6(study.Score(mine)) + " at epoch " + std::to_string(t) +
+      " is worse than the median running average " + G6(study.Score(median)) + " of " +
+      std::to_string(others) + " other trials";
   return Decision::Stop(reason);
 }
 

@@ -1,14 +1,12 @@
 #include "search/param_value.h"
 
-#include <cstdio>
+#include "search/number_text.h"
 
 namespace sift::search {
 
 std::string ToString(const ParamValue& value) {
   if (const auto* d = std::get_if<double>(&value)) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.6g", *d);
-    return buf;
+    return G6(*d);
   }
   if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
   return std::get<std::string>(value);
