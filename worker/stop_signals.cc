@@ -12,6 +12,12 @@ StopSignals::StopSignals(std::function<void(int)> on_signal, std::initializer_li
   if (const int e = pthread_sigmask(SIG_BLOCK, &set_, nullptr); e != 0) {
     throw std::runtime_error("pthread_sigmask: error " + std::to_string(e));
   }
+  // An ignored signal is dropped as it is sent, so sigwait would never see it: undo an SIG_IGN
+  // inherited from the parent, as signal(SIGTERM, handler) did. The default action cannot fire
+  // while every thread blocks the signal.
+  struct sigaction default_action = {};
+  default_action.sa_handler = SIG_DFL;
+  for (int s : signals) sigaction(s, &default_action, nullptr);
   thread_ = std::thread([this] { Listen(); });
 }
 

@@ -24,7 +24,8 @@ class StopSignals {
  public:
   // Blocks `signals` in the calling thread, and so in every thread started after (threads
   // inherit the mask), and calls on_signal(signal) on its own thread as each arrives. Construct
-  // it before any other thread exists: one started earlier keeps the signals unblocked.
+  // it before any other thread exists: one started earlier keeps the signals unblocked. Their
+  // handlers are reset to the default (an inherited SIG_IGN included).
   explicit StopSignals(std::function<void(int)> on_signal,
                        std::initializer_list<int> signals = {SIGTERM, SIGINT});
   // Stops listening. The signals stay blocked: one that arrives later stays pending.

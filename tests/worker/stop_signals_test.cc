@@ -109,6 +109,24 @@ TEST(StopSignalsTest, SigtermReachesTheListenerAndNeverInterruptsTheComputingThr
   EXPECT_EXIT(SgemmUnderSigterm(/*stop_signals=*/true), ::testing::ExitedWithCode(0), "");
 }
 
+// A worker started with SIGTERM ignored (an inherited SIG_IGN) still hears it, as it did when
+// it installed a handler.
+TEST(StopSignalsTest, ASigtermIgnoredByTheParentStillArrives) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        signal(SIGTERM, SIG_IGN);
+        std::atomic<int> taken{0};
+        StopSignals signals([&](int) { ++taken; });
+        kill(getpid(), SIGTERM);
+        for (int i = 0; i < 1000 && taken == 0; ++i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        _exit(taken > 0 ? 0 : kNoneTaken);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 // A program started by a command trial gets its signals unblocked again (exec keeps the mask):
 // the worker's SIGTERM must reach it.
 TEST(StopSignalsTest, AChildUnblocksWhatTheWorkerBlocked) {
