@@ -33,6 +33,7 @@
 #include "worker/dir_archive.h"
 #include "worker/report_line.h"
 #include "worker/spot_simulator.h"
+#include "worker/stop_signals.h"
 
 extern char** environ;
 
@@ -215,6 +216,7 @@ class CommandTrial {
     const pid_t pid = fork();
     if (pid < 0) return std::string("fork: ") + std::strerror(errno);
     if (pid == 0) {
+      UnblockAllSignals();  // sift-worker blocks SIGTERM and SIGINT in its threads (stop_signals.h)
       setpgid(0, 0);  // its own group: signals reach what it starts, too
       prctl(PR_SET_PDEATHSIG, SIGKILL);  // a worker that vanishes takes its trial with it
       if (getppid() != parent) _exit(127);

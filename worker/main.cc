@@ -1,29 +1,21 @@
 // sift-worker: trains trials for a coordinator, or one trial standalone (`sift-worker train`).
 #include <CLI/CLI.hpp>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
 #include <iostream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "common/config/config.h"
 #include "common/main_guard.h"
 #include "worker/export_command.h"
 #include "worker/standalone.h"
+#include "worker/stop_signals.h"
 #include "worker/worker_client.h"
-
-namespace {
-
-sift::worker::WorkerClient* g_client = nullptr;
-
-void OnTerminate(int) {
-  if (g_client) g_client->RequestStop();
-}
-
-}  // namespace
 
 int Main(int argc, char** argv) {
   CLI::App app{"sift-worker: trains Sift trials with LibTorch"};
@@ -82,12 +74,23 @@ int Main(int argc, char** argv) {
     s.memory_limit_mb = o.memory_limit_mb;
     return sift::worker::RunStandalone(s);
   }
-  sift::worker::WorkerClient client(o);
-  g_client = &client;
-  // A spot VM's notice arrives as SIGTERM: finish the step, then leave.
-  signal(SIGTERM, OnTerminate);
-  signal(SIGINT, OnTerminate);
-  return client.Run();
+  // A spot VM's notice arrives as SIGTERM: finish the step, then leave. Taken on a thread of its
+  // own (stop_signals.h says why), listening before the client starts gRPC's threads, and
+  // gone before the client is.
+  std::mutex mu;
+  bool requested = false;  // a stop that came while the client was being made
+  std::optional<sift::worker::WorkerClient> worker;
+  sift::worker::StopSignals signals([&](int) {
+    std::lock_guard<std::mutex> lock(mu);
+    requested = true;
+    if (worker) worker->RequestStop();
+  });
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    worker.emplace(o);
+    if (requested) worker->RequestStop();
+  }
+  return worker->Run();
 }
 
 int main(int argc, char** argv) {
