@@ -111,7 +111,7 @@ print(len(rows), sum((lease, int(seq)) not in rows for lease, seq in acked))" "$
 
 cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 alloc="$(ldd "$sift" | grep -oE 'tcmalloc|jemalloc|mimalloc' | head -1 || true)"
-echo "# $(date -u +%F) $(nproc) cores ($cpu), load $(cut -d' ' -f1-3 /proc/loadavg), $epochs reports per trial, commit $(git -C "$root" rev-parse --short HEAD)${SIFT_BIN:+, coordinator $SIFT_BIN}, allocator ${alloc:-glibc malloc}, gRPC sync server pool (4-64 pollers), SQLite WAL synchronous=NORMAL"
+echo "# $(date -u +%F) $(nproc) cores ($cpu), load $(cut -d' ' -f1-3 /proc/loadavg), $epochs reports per trial, commit $(git -C "$root" rev-parse --short HEAD)${SIFT_BIN:+, coordinator $SIFT_BIN}, allocator ${alloc:-glibc malloc}, gRPC sync server pool (4-64 pollers; since a0c3da7 ReportProgress and Heartbeat on the callback API), SQLite WAL synchronous=NORMAL"
 echo "| searcher / scheduler | workers | trials | reports/s | coordinator CPU per report | p50 latency | p99 latency | reports |"
 echo "|---|---|---|---|---|---|---|---|"
 if [[ "$mode" == row ]]; then
