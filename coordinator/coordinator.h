@@ -266,8 +266,9 @@ class Coordinator {
 
   std::mutex mu_;
   std::unique_ptr<Store> store_;
-  // Every transaction goes through it, in mu_'s order. A report applies to memory, queues its
-  // write and waits for the commit outside mu_; the other writers wait under mu_.
+  // Every transaction goes through it, in mu_'s order. A report applies to memory and queues
+  // its write with a completion that answers it (nothing waits); the other writers wait under
+  // mu_ (Run), which is why the writer's completions never take mu_.
   std::unique_ptr<GroupCommit> commit_;
   // What a committed (or failed) report does under mu_ before it is answered: pruning the
   // checkpoint it superseded, UndoReport. Not on the writer thread, which a Run under mu_ waits.
