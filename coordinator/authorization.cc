@@ -70,7 +70,8 @@ grpc::Status Authorizer::Decide(std::string_view method, const std::string* auth
   return grpc::Status::OK;
 }
 
-grpc::Status Authorizer::Authorize(const grpc::ServerContext* ctx, std::string_view method) const {
+grpc::Status Authorizer::Authorize(const grpc::ServerContextBase* ctx,
+                                   std::string_view method) const {
   std::string authorization;
   const auto& metadata = ctx->client_metadata();
   const auto it = metadata.find("authorization");

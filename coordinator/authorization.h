@@ -27,7 +27,8 @@ class Authorizer {
   Authorizer(common::Credentials credentials, bool worker_cert_required)
       : credentials_(std::move(credentials)), worker_cert_required_(worker_cert_required) {}
 
-  grpc::Status Authorize(const grpc::ServerContext* ctx, std::string_view method) const;
+  // A sync handler's ServerContext or a callback handler's CallbackServerContext.
+  grpc::Status Authorize(const grpc::ServerContextBase* ctx, std::string_view method) const;
   // The same decision from its inputs: the "authorization" metadata (nullptr when absent) and
   // whether the peer presented a verified client certificate.
   grpc::Status Decide(std::string_view method, const std::string* authorization,

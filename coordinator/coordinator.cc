@@ -107,6 +107,7 @@ void ForgetLostWorkers(Workers& workers, const std::set<std::string>& holding,
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
     : store_(std::move(store)),
       commit_(std::make_unique<GroupCommit>(*store_)),
+      after_commit_(std::make_unique<TaskThread>("sift-committed")),
       options_(std::move(options)),
       studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner) {
   if (!options_.clock) options_.clock = SystemNow;
@@ -196,6 +197,16 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   studies_.Add(std::move(runner));
   RestoreEvaluations(s.id);
   PruneCheckpoints(restored);
+}
+
+Coordinator::~Coordinator() {
+  // The reports still queued are committed and answered (in order: this empty write last),
+  // and what their answers wait for under mu_ runs while everything it touches is here.
+  try {
+    commit_->Run([] {});
+  } catch (const std::exception&) {
+  }
+  after_commit_.reset();
 }
 
 Status Coordinator::StorageError(const std::exception& e, const std::string& what) {
@@ -502,56 +513,85 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
                                    int64_t seq, int64_t epoch,
                                    const std::map<std::string, double>& metrics,
                                    const std::string& checkpoint, search::Decision* decision) {
+  std::promise<Status> answered;
+  std::future<Status> status = answered.get_future();
+  ReportProgressAsync(worker_id, lease_id, seq, epoch, metrics, checkpoint,
+                      [&](const Status& s, const search::Decision& d) {
+                        *decision = d;
+                        answered.set_value(s);
+                      });
+  return status.get();
+}
+
+void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::string& lease_id,
+                                      int64_t seq, int64_t epoch,
+                                      const std::map<std::string, double>& metrics,
+                                      const std::string& checkpoint, ReportAnswer answer) {
   std::unique_lock<std::mutex> lock(mu_);
+  search::Decision decided;
+  search::Decision* decision = &decided;
+  // What needs no write is answered at once, outside mu_.
+  auto answer_now = [&](const Status& s) {
+    lock.unlock();
+    answer(s, decided);
+  };
   // A retried report (same lease and seq) gets the answer it got the first time, even when
-  // that answer ended the lease: from memory when the lease knows its newest report (waiting
-  // for that report's commit, which may still be running), else from the Store.
+  // that answer ended the lease: from memory when the lease knows its newest report (once
+  // that report's commit, which may still be running, is over), else from the Store.
   const TrialLease* held = leases_.Find(lease_id);
   const bool known = held && held->worker_id == worker_id && held->reports_known &&
                      (!held->has_report || seq >= held->last_seq);
   if (known && held->has_report && seq == held->last_seq) {
-    *decision = held->last_decision;
+    const search::Decision first = held->last_decision;
     const std::shared_future<void> done = held->last_commit;
     lock.unlock();
-    try {
-      if (done.valid()) done.get();
-    } catch (const std::exception& e) {
-      return StorageError(e, "the report");
+    auto reply = [this, first, done, answer = std::move(answer)] {
+      try {
+        if (done.valid()) done.get();
+      } catch (const std::exception& e) {
+        return answer(StorageError(e, "the report"), first);
+      }
+      answer(Status::Ok(), first);
+    };
+    if (!done.valid() || done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      reply();
+    } else {  // writes are answered in order: this empty one right after the first report's
+      commit_->Submit([] {}, [reply = std::move(reply)](std::exception_ptr) { reply(); });
     }
-    return Status::Ok();
+    return;
   }
   if (!known) {
     try {
       if (auto prior = store_->FindReport(lease_id, seq)) {
         *decision = DecisionOf(*prior);
-        return Status::Ok();
+        return answer_now(Status::Ok());
       }
     } catch (const std::exception& e) {
-      return StorageError(e, "the report lookup");
+      return answer_now(StorageError(e, "the report lookup"));
     }
   }
   TrialLease* lease = nullptr;
-  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return answer_now(s);
   StudyRunner* runner = studies_.Find(lease->study_id);
   const auto& trial = runner->view().trials.at(lease->number);
   const std::string& metric = runner->config().objective.metric;
   auto m = metrics.find(metric);
   if (m == metrics.end()) {
-    return Status::Error(Status::Code::kInvalidArgument,
-                         "report for trial " + std::to_string(lease->number) +
-                             " lacks the objective metric '" + metric + "'");
+    return answer_now(Status::Error(Status::Code::kInvalidArgument,
+                                    "report for trial " + std::to_string(lease->number) +
+                                        " lacks the objective metric '" + metric + "'"));
   }
   if (trial.state != TrialState::kRunning) {
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "trial " + std::to_string(lease->number) + " is " +
-                             search::ToString(trial.state) + ", not running");
+    return answer_now(Status::Error(Status::Code::kFailedPrecondition,
+                                    "trial " + std::to_string(lease->number) + " is " +
+                                        search::ToString(trial.state) + ", not running"));
   }
-  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
+  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return answer_now(s);
   if (epoch != trial.LastResource() + 1 || epoch > runner->config().budget.max_epochs) {
-    return Status::Error(Status::Code::kInvalidArgument,
-                         "trial " + std::to_string(lease->number) + ": epoch " +
-                             std::to_string(epoch) + " reported, expected " +
-                             std::to_string(trial.LastResource() + 1));
+    return answer_now(Status::Error(Status::Code::kInvalidArgument,
+                                    "trial " + std::to_string(lease->number) + ": epoch " +
+                                        std::to_string(epoch) + " reported, expected " +
+                                        std::to_string(trial.LastResource() + 1)));
   }
   const double now = Now();
   lease->last_seen = now;
@@ -571,7 +611,8 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
     paused_by_it = !lease->study_paused;
     lease->study_paused = true;
   }
-  ReportRecord r;
+  auto report = std::make_shared<ReportRecord>();
+  ReportRecord& r = *report;
   r.study_id = lease->study_id;
   r.number = lease->number;
   r.epoch = epoch;
@@ -587,17 +628,63 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
       : decision->action == search::Action::kStop                          ? TrialState::kStopped
       : decision->action == search::Action::kPause && !lease->study_paused ? TrialState::kPaused
                                                                            : trial.state;
+  // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
+  const std::string previous = checkpoint.empty() ? "" : ResumeCheckpoint(r.study_id, r.number);
+  // Once committed: a failed write is taken back, and only then can the checkpoint it
+  // superseded go (the directory is swept when the lease ends); both under mu_, so not on the
+  // writer thread. Then the worker hears the decision.
+  const bool prunes = !previous.empty() && previous != checkpoint;
+  auto committed = [this, report, previous, paused_by_it, diverged, metric,
+                    max_epochs = runner->config().budget.max_epochs, decided,
+                    answer = std::move(answer)](std::exception_ptr error) {
+    const ReportRecord& r = *report;
+    if (error) {
+      std::unique_lock<std::mutex> relock(mu_);
+      UndoReport(r.lease_id, r.study_id, r.number, r.seq, r.checkpoint, previous, paused_by_it);
+      relock.unlock();
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        return answer(StorageError(e, "the report"), decided);
+      } catch (...) {
+        return answer(StorageError(std::runtime_error("unknown error"), "the report"), decided);
+      }
+    }
+    if (!previous.empty() && previous != r.checkpoint) {
+      std::lock_guard<std::mutex> relock(mu_);
+      if (StudyRunner* still = studies_.Find(r.study_id)) PruneCheckpoints(*still, {previous});
+    }
+    std::string shown;
+    for (const auto& [k, v] : r.metrics) {
+      if (k == metric || k == common::kTrainLoss) shown += fmt::format(" {}={:.4f}", k, v);
+    }
+    spdlog::info("[study {}] trial {} epoch {}/{}:{} -> {}{}", r.study_id, r.number, r.epoch,
+                 max_epochs, shown, r.decision, r.reason.empty() ? "" : " (" + r.reason + ")");
+    if (!diverged.empty()) {
+      spdlog::warn("[study {}] trial {} DIVERGED: {}", r.study_id, r.number, diverged);
+    }
+    answer(Status::Ok(), decided);
+  };
   // Group commit: the write joins the batch the writer commits next. Memory takes the report
   // now, in mu_'s order (the order of the writes), so the next report decides on it; the worker
   // hears the decision only once it committed, and UndoReport takes it back if it did not.
   const bool state_changes = next_state != trial.state;
   const double ended_at = search::IsTerminal(next_state) ? now : 0;
-  std::shared_future<void> done = commit_->Submit([this, r, state_changes, next_state, ended_at] {
-    store_->InsertReport(r);
-    if (state_changes) {
-      store_->UpdateTrialState(r.study_id, r.number, next_state, r.reason, ended_at);
-    }
-  });
+  std::shared_future<void> done = commit_->Submit(
+      [this, report, state_changes, next_state, ended_at] {
+        store_->InsertReport(*report);
+        if (state_changes) {
+          store_->UpdateTrialState(report->study_id, report->number, next_state, report->reason,
+                                   ended_at);
+        }
+      },
+      [this, prunes, committed = std::move(committed)](std::exception_ptr error) {
+        if (error || prunes) {
+          after_commit_->Post([committed, error] { committed(error); });
+        } else {
+          committed(nullptr);
+        }
+      });
   lease->has_report = true;
   lease->last_seq = seq;
   lease->last_decision = *decision;
@@ -605,39 +692,10 @@ Status Coordinator::ReportProgress(const std::string& worker_id, const std::stri
   // The view holds finite values only; a restart replays the same (StudyRunner::Restore).
   if (std::isfinite(m->second)) runner->ApplyReport(r.number, epoch, m->second);
   runner->ApplyState(r.number, next_state);
-  // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
-  std::string previous;
   if (!checkpoint.empty()) {
-    previous = ResumeCheckpoint(r.study_id, r.number);
     ledger_.NoteCheckpoint(lease_id, now);
     resume_[{r.study_id, r.number}] = checkpoint;
   }
-  const int64_t max_epochs = runner->config().budget.max_epochs;
-  lock.unlock();
-  try {
-    done.get();
-  } catch (const std::exception& e) {
-    lock.lock();
-    UndoReport(lease_id, r.study_id, r.number, seq, checkpoint, previous, paused_by_it);
-    return StorageError(e, "the report");
-  }
-  // Only the checkpoint it supersedes can go now, and only once the new one is on record; the
-  // directory is swept when the lease ends.
-  if (!previous.empty() && previous != checkpoint) {
-    lock.lock();
-    if (StudyRunner* still = studies_.Find(r.study_id)) PruneCheckpoints(*still, {previous});
-    lock.unlock();
-  }
-  std::string shown;
-  for (const auto& [k, v] : metrics) {
-    if (k == metric || k == common::kTrainLoss) shown += fmt::format(" {}={:.4f}", k, v);
-  }
-  spdlog::info("[study {}] trial {} epoch {}/{}:{} -> {}{}", r.study_id, r.number, epoch,
-               max_epochs, shown, r.decision, r.reason.empty() ? "" : " (" + r.reason + ")");
-  if (!diverged.empty()) {
-    spdlog::warn("[study {}] trial {} DIVERGED: {}", r.study_id, r.number, diverged);
-  }
-  return Status::Ok();
 }
 
 void Coordinator::UndoReport(const std::string& lease_id, int64_t study_id, int64_t number,

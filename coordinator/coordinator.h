@@ -28,6 +28,7 @@
 #include "coordinator/study_registry.h"
 #include "coordinator/study_runner.h"
 #include "coordinator/summaries.h"
+#include "coordinator/task_thread.h"
 #include "search/decision.h"
 
 namespace sift::coordinator {
@@ -108,6 +109,8 @@ class Coordinator {
  public:
   // Rebuilds every study from `store`; throws if the database cannot be read.
   Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options);
+  // Answers the reports still waiting for their commit first.
+  ~Coordinator();
 
   // Studies.
   Status CreateStudy(const std::string& config_text, const std::string& origin, int64_t* id,
@@ -135,6 +138,18 @@ class Coordinator {
   Status ReportProgress(const std::string& worker_id, const std::string& lease_id, int64_t seq,
                         int64_t epoch, const std::map<std::string, double>& metrics,
                         const std::string& checkpoint, search::Decision* decision);
+  // ReportProgress without a thread waiting for the commit: decides and queues the report's
+  // write, and calls `answer` once with what ReportProgress would return. A refused report or
+  // a retry answered from the Store is answered at once, on the caller's thread; else once the
+  // write (or the first report's, for a retry) committed or failed, on the group commit's
+  // writer thread (or, when the Coordinator's lock is needed first, on its after-commit
+  // thread). `answer` must not wait for the Coordinator or its commits. What throws (an
+  // unreadable record) throws before anything was queued, and `answer` is then never called.
+  using ReportAnswer = std::function<void(const Status&, const search::Decision&)>;
+  void ReportProgressAsync(const std::string& worker_id, const std::string& lease_id,
+                           int64_t seq, int64_t epoch,
+                           const std::map<std::string, double>& metrics,
+                           const std::string& checkpoint, ReportAnswer answer);
   // `checkpoint`: for a paused trial, the file its promotion resumes from.
   Status CompleteTrial(const std::string& worker_id, const std::string& lease_id,
                        const std::map<std::string, double>& final_metrics,
@@ -251,9 +266,13 @@ class Coordinator {
 
   std::mutex mu_;
   std::unique_ptr<Store> store_;
-  // Every transaction goes through it, in mu_'s order. A report applies to memory, queues its
-  // write and waits for the commit outside mu_; the other writers wait under mu_.
+  // Every transaction goes through it, in mu_'s order. A report applies to memory and queues
+  // its write with a completion that answers it (nothing waits); the other writers wait under
+  // mu_ (Run), which is why the writer's completions never take mu_.
   std::unique_ptr<GroupCommit> commit_;
+  // What a committed (or failed) report does under mu_ before it is answered: pruning the
+  // checkpoint it superseded, UndoReport. Not on the writer thread, which a Run under mu_ waits.
+  std::unique_ptr<TaskThread> after_commit_;
   CoordinatorOptions options_;
   StudyRegistry studies_;  // the studies served, one StudyRunner each; their study leases
   std::map<std::string, Worker> workers_;

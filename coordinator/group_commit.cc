@@ -5,6 +5,8 @@
 
 #include <exception>
 
+#include "common/main_guard.h"
+
 namespace sift::coordinator {
 
 GroupCommit::GroupCommit(Store& store, std::chrono::microseconds max_delay)
@@ -23,8 +25,9 @@ GroupCommit::~GroupCommit() {
   }
 }
 
-std::shared_future<void> GroupCommit::Enqueue(std::function<void()> write, bool urgent) {
-  Pending p{std::move(write), {}};
+std::shared_future<void> GroupCommit::Enqueue(std::function<void()> write, bool urgent,
+                                              Done then) {
+  Pending p{std::move(write), {}, std::move(then)};
   std::shared_future<void> done = p.done.get_future().share();
   bool wake = false;
   {
@@ -81,7 +84,7 @@ void GroupCommit::CommitBatch(std::deque<Pending>& batch) {
     store_.Atomically([&] {
       for (auto& p : batch) p.write();
     });
-    for (auto& p : batch) p.done.set_value();
+    for (auto& p : batch) Answer(p, nullptr);
     return;
   } catch (...) {
     // Rolled back whole. Either one write threw (it alone should fail) or the commit did (all
@@ -90,10 +93,25 @@ void GroupCommit::CommitBatch(std::deque<Pending>& batch) {
   for (auto& p : batch) {
     try {
       store_.Atomically(p.write);
-      p.done.set_value();
     } catch (...) {
-      p.done.set_exception(std::current_exception());
+      Answer(p, std::current_exception());
+      continue;
     }
+    Answer(p, nullptr);
+  }
+}
+
+void GroupCommit::Answer(Pending& p, std::exception_ptr error) {
+  if (error) {
+    p.done.set_exception(error);
+  } else {
+    p.done.set_value();
+  }
+  if (!p.then) return;
+  try {
+    p.then(error);
+  } catch (...) {  // the writer must go on: the write is answered, whatever its caller did
+    spdlog::error("a group commit's completion threw: {}", common::DescribeCurrentException());
   }
 }
 

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -40,11 +41,23 @@ class GroupCommit {
   // a write that throws fails only itself; a commit that fails fails every write of the batch,
   // and none of them is in the Store. The commit may wait up to `max_delay` for more writes.
   std::shared_future<void> Submit(std::function<void()> write) {
-    return Enqueue(std::move(write), /*urgent=*/false);
+    return Enqueue(std::move(write), /*urgent=*/false, nullptr);
+  }
+  // Submit, and call `done` once the write's transaction committed (with nullptr) or failed
+  // (with what failed it), on the writer thread, after the future became ready and in the
+  // order the writes were submitted. So nothing waits: a caller answers from `done`. It runs
+  // before the writer takes its next batch: keep it short, never let it throw, and never wait
+  // in it for this GroupCommit (Run, a future of a write not yet committed) or for a lock that
+  // a caller of Run may hold while it waits.
+  using Done = std::function<void(std::exception_ptr)>;
+  std::shared_future<void> Submit(std::function<void()> write, Done done) {
+    return Enqueue(std::move(write), /*urgent=*/false, std::move(done));
   }
   // Submit and wait: returns once committed, throws what failed it. Not delayed: it commits
   // what is queued with it at once.
-  void Run(std::function<void()> write) { Enqueue(std::move(write), /*urgent=*/true).get(); }
+  void Run(std::function<void()> write) {
+    Enqueue(std::move(write), /*urgent=*/true, nullptr).get();
+  }
 
   // Transactions committed or tried so far, and writes in them (for tests and metrics).
   int64_t batches() const;
@@ -54,8 +67,11 @@ class GroupCommit {
   struct Pending {
     std::function<void()> write;
     std::promise<void> done;
+    Done then;  // may be empty
   };
-  std::shared_future<void> Enqueue(std::function<void()> write, bool urgent);
+  std::shared_future<void> Enqueue(std::function<void()> write, bool urgent, Done then);
+  // Makes the write's future ready (error: nullptr once committed), then calls its Done.
+  static void Answer(Pending& p, std::exception_ptr error);
   void Loop();
   void CommitBatch(std::deque<Pending>& batch);
 

@@ -317,27 +317,35 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   return HandlerError("AcquireTrial");
 }
 
-grpc::Status WorkersService::ReportProgress(grpc::ServerContext* ctx,
-                                            const v1::ReportProgressRequest* req,
-                                            v1::ReportProgressResponse* resp) try {
-  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/ReportProgress"); !s.ok()) return s;
-  if (req->redone_seconds() > 0) {
-    // A ledger note; a lease that already ended (a retried report) has its segment closed.
-    coordinator_->RecordRedoneWork(req->worker_id(), req->lease_id(), req->redone_seconds(),
-                                   req->damaged_checkpoint());
+grpc::ServerUnaryReactor* WorkersService::ReportProgress(grpc::CallbackServerContext* ctx,
+                                                         const v1::ReportProgressRequest* req,
+                                                         v1::ReportProgressResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  try {
+    if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/ReportProgress"); !s.ok()) {
+      reactor->Finish(s);
+      return reactor;
+    }
+    if (req->redone_seconds() > 0) {
+      // A ledger note; a lease that already ended (a retried report) has its segment closed.
+      coordinator_->RecordRedoneWork(req->worker_id(), req->lease_id(), req->redone_seconds(),
+                                     req->damaged_checkpoint());
+    }
+    // Answered once the report's write committed, from the thread that saw it commit.
+    coordinator_->ReportProgressAsync(
+        req->worker_id(), req->lease_id(), req->seq(), req->epoch(), ToMap(req->metrics()),
+        req->checkpoint(), [reactor, resp](const Status& s, const search::Decision& d) {
+          if (!s.ok()) return reactor->Finish(ToGrpc(s));
+          resp->set_decision(d.action == search::Action::kStop    ? v1::DECISION_STOP
+                             : d.action == search::Action::kPause ? v1::DECISION_PAUSE
+                                                                  : v1::DECISION_CONTINUE);
+          resp->set_reason(d.reason);
+          reactor->Finish(grpc::Status::OK);
+        });
+  } catch (...) {  // thrown before the report was queued: nothing answered it
+    reactor->Finish(HandlerError("ReportProgress"));
   }
-  search::Decision d;
-  Status s = coordinator_->ReportProgress(req->worker_id(), req->lease_id(), req->seq(),
-                                          req->epoch(), ToMap(req->metrics()),
-                                          req->checkpoint(), &d);
-  if (!s.ok()) return ToGrpc(s);
-  resp->set_decision(d.action == search::Action::kStop    ? v1::DECISION_STOP
-                     : d.action == search::Action::kPause ? v1::DECISION_PAUSE
-                                                          : v1::DECISION_CONTINUE);
-  resp->set_reason(d.reason);
-  return grpc::Status::OK;
-} catch (...) {
-  return HandlerError("ReportProgress");
+  return reactor;
 }
 
 grpc::Status WorkersService::CompleteTrial(grpc::ServerContext* ctx,
@@ -359,17 +367,25 @@ grpc::Status WorkersService::FailTrial(grpc::ServerContext* ctx, const v1::FailT
   return HandlerError("FailTrial");
 }
 
-grpc::Status WorkersService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
-                                       v1::HeartbeatResponse* resp) try {
-  if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/Heartbeat"); !s.ok()) return s;
-  std::vector<std::string> leases(req->lease_ids().begin(), req->lease_ids().end()), revoked;
-  if (Status s = coordinator_->Heartbeat(req->worker_id(), leases, &revoked); !s.ok()) {
-    return ToGrpc(s);
-  }
-  for (const auto& id : revoked) resp->add_revoked_lease_ids(id);
-  return grpc::Status::OK;
-} catch (...) {
-  return HandlerError("Heartbeat");
+grpc::ServerUnaryReactor* WorkersService::Heartbeat(grpc::CallbackServerContext* ctx,
+                                                    const v1::HeartbeatRequest* req,
+                                                    v1::HeartbeatResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish([&]() -> grpc::Status {
+    try {
+      if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/Heartbeat"); !s.ok()) return s;
+      std::vector<std::string> leases(req->lease_ids().begin(), req->lease_ids().end()),
+          revoked;
+      if (Status s = coordinator_->Heartbeat(req->worker_id(), leases, &revoked); !s.ok()) {
+        return ToGrpc(s);
+      }
+      for (const auto& id : revoked) resp->add_revoked_lease_ids(id);
+      return grpc::Status::OK;
+    } catch (...) {
+      return HandlerError("Heartbeat");
+    }
+  }());
+  return reactor;
 }
 
 grpc::Status WorkersService::PreemptTrial(grpc::ServerContext* ctx,

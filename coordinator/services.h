@@ -45,7 +45,14 @@ class StudiesService final : public v1::Studies::Service {
   const Authorizer* auth_;
 };
 
-class WorkersService final : public v1::Workers::Service {
+// ReportProgress and Heartbeat on gRPC's callback API: a report is decided on a gRPC thread and
+// answered from the group commit's writer once its write committed, so no thread waits for a
+// commit. The other RPCs stay on the synchronous server's threads (AcquireTrial and
+// CompleteTrial wait for their commits).
+using WorkersBase = v1::Workers::WithCallbackMethod_ReportProgress<
+    v1::Workers::WithCallbackMethod_Heartbeat<v1::Workers::Service>>;
+
+class WorkersService final : public WorkersBase {
  public:
   WorkersService(Coordinator* coordinator, const Authorizer* auth)
       : coordinator_(coordinator), auth_(auth) {}
@@ -54,14 +61,16 @@ class WorkersService final : public v1::Workers::Service {
                               v1::RegisterWorkerResponse* resp) override;
   grpc::Status AcquireTrial(grpc::ServerContext* ctx, const v1::AcquireTrialRequest* req,
                             v1::AcquireTrialResponse* resp) override;
-  grpc::Status ReportProgress(grpc::ServerContext* ctx, const v1::ReportProgressRequest* req,
-                              v1::ReportProgressResponse* resp) override;
+  grpc::ServerUnaryReactor* ReportProgress(grpc::CallbackServerContext* ctx,
+                                           const v1::ReportProgressRequest* req,
+                                           v1::ReportProgressResponse* resp) override;
   grpc::Status CompleteTrial(grpc::ServerContext* ctx, const v1::CompleteTrialRequest* req,
                              v1::CompleteTrialResponse* resp) override;
   grpc::Status FailTrial(grpc::ServerContext* ctx, const v1::FailTrialRequest* req,
                          v1::FailTrialResponse* resp) override;
-  grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
-                         v1::HeartbeatResponse* resp) override;
+  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx,
+                                      const v1::HeartbeatRequest* req,
+                                      v1::HeartbeatResponse* resp) override;
   grpc::Status PreemptTrial(grpc::ServerContext* ctx, const v1::PreemptTrialRequest* req,
                             v1::PreemptTrialResponse* resp) override;
   grpc::Status UploadCheckpoint(grpc::ServerContext* ctx,

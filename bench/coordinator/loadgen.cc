@@ -72,6 +72,7 @@ struct Shared {
   std::atomic<bool> done{false};
   std::mutex mu;
   std::vector<double> latencies_us;  // every acknowledged report
+  std::vector<std::string> acked;    // and its "lease_id seq", for --acked
 };
 
 std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
@@ -132,6 +133,7 @@ void Worker(int index, std::shared_ptr<grpc::Channel> channel, const std::string
     }
   });
   std::vector<double> mine;
+  std::vector<std::string> acked;
   uint64_t draw = 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(index + 1);
   while (!shared->done) {
     v1::AcquireTrialRequest acq;
@@ -169,6 +171,7 @@ void Worker(int index, std::shared_ptr<grpc::Channel> channel, const std::string
         break;
       }
       mine.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      acked.push_back(t.lease_id() + " " + std::to_string(seq));
       ++shared->reports;
       if (r.decision() == v1::DECISION_STOP) break;
       if (r.decision() == v1::DECISION_PAUSE) {
@@ -190,6 +193,7 @@ void Worker(int index, std::shared_ptr<grpc::Channel> channel, const std::string
   heartbeat.join();
   std::lock_guard<std::mutex> l(shared->mu);
   shared->latencies_us.insert(shared->latencies_us.end(), mine.begin(), mine.end());
+  shared->acked.insert(shared->acked.end(), acked.begin(), acked.end());
 }
 
 // The same simulated worker on gRPC's callback client: no thread per worker blocks in a call;
@@ -232,6 +236,7 @@ class CallbackWorker {
   Clock::time_point retry_at() const { return retry_at_; }
   void Retry() { Acquire(); }
   std::vector<double>& latencies() { return mine_; }
+  std::vector<std::string>& acked() { return acked_; }
 
   std::function<void(CallbackWorker*)> schedule_retry;  // set by the owner before Start
 
@@ -277,6 +282,7 @@ class CallbackWorker {
         return Finish();  // the lease is lost: no CompleteTrial, as the blocking worker
       }
       mine_.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0_).count());
+      acked_.push_back(trial_.lease_id() + " " + std::to_string(seq_));
       ++shared_->reports;
       if (rep_resp_.decision() == v1::DECISION_PAUSE) paused_ = true;
       const bool stop = rep_resp_.decision() == v1::DECISION_STOP;
@@ -323,6 +329,7 @@ class CallbackWorker {
   std::mutex lease_mu_;
   std::string lease_;
   std::vector<double> mine_;
+  std::vector<std::string> acked_;
   std::promise<void> finished_;
 };
 
@@ -382,6 +389,7 @@ void RunCallbackWorkers(int workers, const std::vector<std::shared_ptr<grpc::Cha
   for (auto& w : sims) {
     shared->latencies_us.insert(shared->latencies_us.end(), w->latencies().begin(),
                                 w->latencies().end());
+    shared->acked.insert(shared->acked.end(), w->acked().begin(), w->acked().end());
   }
 }
 
@@ -416,6 +424,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sync", "callback"}));
   app.add_option("--token-file", token_file);
   app.add_option("--label", label, "first column of the printed row");
+  std::string acked_file;
+  app.add_option("--acked", acked_file,
+                 "write every acknowledged report's 'lease_id seq' there, one a line");
   CLI11_PARSE(app, argc, argv);
   std::string token;
   if (!token_file.empty()) {
@@ -472,6 +483,10 @@ int main(int argc, char** argv) {
   const auto threads1 = CpuByThreadName(pid);
   const double own = CpuSeconds(getpid());
   for (auto& t : threads) t.join();
+  if (!acked_file.empty()) {
+    std::ofstream out(acked_file);
+    for (const auto& a : shared.acked) out << a << '\n';
+  }
   const auto n = static_cast<double>(shared.reports.load());
   const std::string cpu_per_report =
       alive ? std::to_string(static_cast<long long>(cpu / n * 1e6 + 0.5)) + " us" : "-";

@@ -85,7 +85,7 @@ YAML
   fi
   "$loadgen" --coordinator "127.0.0.1:$port" --coordinator-pid "$coordinator" \
     --workers "$workers" --trials "$trials" --label "$label" --channels "${CHANNELS:-8}" \
-    --client "${CLIENT:-callback}" \
+    --client "${CLIENT:-callback}" --acked "$dir/acked.txt" \
     >"$dir/row.txt" 2>"$dir/loadgen.log" || [[ -n "$kill_after" ]] || {
       cat "$dir/loadgen.log" >&2
       exit 1
@@ -94,11 +94,16 @@ YAML
   kill "$coordinator" 2>/dev/null || true  # already gone after a kill -9
   wait "$coordinator" 2>/dev/null || true
   coordinator=""
-  local acked stored
+  # Every acknowledged report (its lease and seq) looked up in the file.
+  local acked stored missing
   acked=$(awk -F'|' '{gsub(/ /, "", $9); print $9}' "$dir/row.txt")
-  stored=$(/usr/bin/python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from reports').fetchone()[0])" "$dir/sift.db")
+  read -r stored missing < <(/usr/bin/python3 -c "
+import sqlite3, sys
+rows = set(sqlite3.connect(sys.argv[1]).execute('select lease_id, seq from reports').fetchall())
+acked = [l.split() for l in open(sys.argv[2])]
+print(len(rows), sum((lease, int(seq)) not in rows for lease, seq in acked))" "$dir/sift.db" "$dir/acked.txt")
   local check="all stored ($stored rows)"
-  [[ "$stored" -ge "$acked" ]] || check="LOST $((acked - stored))"
+  [[ "$missing" == 0 ]] || check="LOST $missing"
   sed "s/| $acked |\$/| $acked acked, $check |/" "$dir/row.txt"
   { grep -E "by thread|generator CPU" "$dir/loadgen.log"; grep -o "group commit: .*" "$dir/coordinator.log"; } |
     sed "s|^|  $label, $workers: |" >&2 || true
@@ -106,7 +111,7 @@ YAML
 
 cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 alloc="$(ldd "$sift" | grep -oE 'tcmalloc|jemalloc|mimalloc' | head -1 || true)"
-echo "# $(date -u +%F) $(nproc) cores ($cpu), load $(cut -d' ' -f1-3 /proc/loadavg), $epochs reports per trial, commit $(git -C "$root" rev-parse --short HEAD)${SIFT_BIN:+, coordinator $SIFT_BIN}, allocator ${alloc:-glibc malloc}, gRPC sync server pool (4-64 pollers), SQLite WAL synchronous=NORMAL"
+echo "# $(date -u +%F) $(nproc) cores ($cpu), load $(cut -d' ' -f1-3 /proc/loadavg), $epochs reports per trial, commit $(git -C "$root" rev-parse --short HEAD)${SIFT_BIN:+, coordinator $SIFT_BIN}, allocator ${alloc:-glibc malloc}, gRPC sync server pool (4-64 pollers; since a0c3da7 ReportProgress and Heartbeat on the callback API), SQLite WAL synchronous=NORMAL"
 echo "| searcher / scheduler | workers | trials | reports/s | coordinator CPU per report | p50 latency | p99 latency | reports |"
 echo "|---|---|---|---|---|---|---|---|"
 if [[ "$mode" == row ]]; then

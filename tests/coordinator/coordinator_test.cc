@@ -225,6 +225,26 @@ TEST_F(CoordinatorTest, AReportWhoseCommitFailsIsRefusedTakenBackAndCanBeRetried
   EXPECT_EQ(trials[0].record.state, TrialState::kRunning);
 }
 
+TEST_F(CoordinatorTest, AReportStillCommittingWhenTheCoordinatorStopsIsAnsweredOnceAndKept) {
+  const std::string w = Worker();
+  const int64_t id = Study(Config("{type: fifo}", 1, 5));
+  Assignment a = Acquire(w);
+  std::atomic<int> answers{0};
+  Status got = Status::Error(Status::Code::kInternal, "not answered");
+  search::Decision decision;
+  c_->ReportProgressAsync(w, a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "",
+                          [&](const Status& s, const search::Decision& d) {
+                            got = s;
+                            decision = d;
+                            ++answers;
+                          });
+  c_.reset();  // at once: the write is queued or committing
+  EXPECT_EQ(answers.load(), 1);
+  EXPECT_TRUE(got.ok()) << got.message;
+  EXPECT_EQ(decision.action, Action::kContinue);
+  EXPECT_EQ(OpenSqliteStoreReadOnly(db_.string())->ListReports(id).size(), 1u);
+}
+
 TEST_F(CoordinatorTest, ForeignUnknownAndMalformedCallsAreRefusedClearly) {
   const std::string w1 = Worker(), w2 = Worker();
   Study(Config());

@@ -8,9 +8,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -45,6 +47,29 @@ struct Gate {
     while (commit.batches() == 0) std::this_thread::yield();
     return held;
   }
+};
+
+// While it lives, no file of this process may grow past 64 KB more than the database's files
+// are now: a commit's new WAL frames hit a real EFBIG.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(const fs::path& db) {
+    std::error_code ec;
+    uintmax_t largest = 0;
+    for (const char* s : {"", "-wal", "-shm"}) {
+      const uintmax_t size = fs::file_size(db.string() + s, ec);
+      if (!ec) largest = std::max(largest, size);
+    }
+    EXPECT_EQ(getrlimit(RLIMIT_FSIZE, &old_), 0);
+    struct rlimit tight = old_;
+    tight.rlim_cur = static_cast<rlim_t>(largest + 64 * 1024);
+    signal(SIGXFSZ, SIG_IGN);
+    EXPECT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
+  }
+  ~FileSizeLimit() { EXPECT_EQ(setrlimit(RLIMIT_FSIZE, &old_), 0); }
+
+ private:
+  struct rlimit old_{};
 };
 
 class GroupCommitTest : public ::testing::Test {
@@ -133,33 +158,94 @@ TEST_F(GroupCommitTest, AFailingCommitAnswersEveryWaiterWithAnErrorAndKeepsNone)
       store_->InsertReport(Report("L-big", i, 200 * 1024));  // 4 MB in all: new WAL frames
     }));
   }
-  // No file of this process may grow now: the commit's WAL frames hit a real EFBIG.
-  std::error_code ec;
-  uintmax_t largest = 0;
-  for (const char* s : {"", "-wal", "-shm"}) {
-    const uintmax_t size = fs::file_size(db_.string() + s, ec);
-    if (!ec) largest = std::max(largest, size);
-  }
-  struct rlimit old{};
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
-  struct rlimit tight = old;
-  tight.rlim_cur = static_cast<rlim_t>(largest + 64 * 1024);
-  signal(SIGXFSZ, SIG_IGN);
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
-  gate.open.set_value();
   int failed = 0;
-  for (auto& w : waiting) {
-    try {
-      w.get();
-    } catch (const std::exception&) {
-      ++failed;
+  {
+    FileSizeLimit limit(db_);
+    gate.open.set_value();
+    for (auto& w : waiting) {
+      try {
+        w.get();
+      } catch (const std::exception&) {
+        ++failed;
+      }
     }
   }
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
   EXPECT_EQ(failed, 20);
   EXPECT_EQ(CommittedReports(), 1u);
   // The disk has room again: the same writer commits.
   commit.Run([this] { store_->InsertReport(Report("L-after", 1)); });
+  EXPECT_EQ(CommittedReports(), 2u);
+}
+
+TEST_F(GroupCommitTest, ACallbackIsCalledOnceAfterItsWriteCommittedInTheOrderSubmitted) {
+  GroupCommit commit(*store_);
+  Gate gate;
+  gate.Hold(commit);
+  std::mutex mu;
+  std::vector<int> called;           // by the writer, in its order
+  std::vector<bool> committed_then;  // whether another connection saw the row at the call
+  std::vector<std::shared_future<void>> futures(5);
+  for (int i = 1; i <= 5; ++i) {
+    futures[i - 1] = commit.Submit(
+        [this, i] { store_->InsertReport(Report("L", i)); },
+        [&, i](std::exception_ptr error) {
+          EXPECT_EQ(error, nullptr);
+          EXPECT_EQ(futures[i - 1].wait_for(std::chrono::seconds(0)), std::future_status::ready);
+          const bool seen = OpenSqliteStoreReadOnly(db_.string())->FindReport("L", i).has_value();
+          std::lock_guard<std::mutex> lock(mu);
+          called.push_back(i);
+          committed_then.push_back(seen);
+        });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_TRUE(called.empty());  // not before the commit
+  }
+  gate.open.set_value();
+  commit.Run([] {});  // answered after every write submitted before it, callbacks included
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(called, (std::vector<int>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(committed_then, std::vector<bool>(5, true));
+  EXPECT_EQ(CommittedReports(), 5u);
+}
+
+TEST_F(GroupCommitTest, ACallbackGetsWhatFailedItsWriteOrItsCommit) {
+  store_->InsertReport(Report("L", 7));
+  GroupCommit commit(*store_);
+  std::atomic<int> ok{0}, failed{0};
+  auto count = [&](std::exception_ptr error) { ++(error ? failed : ok); };
+  Gate gate;
+  gate.Hold(commit);
+  commit.Submit([this] { store_->InsertReport(Report("L", 1)); }, count);
+  auto duplicate = commit.Submit([this] { store_->InsertReport(Report("L", 7)); },
+                                 [&](std::exception_ptr error) {
+                                   ASSERT_NE(error, nullptr);  // UNIQUE(lease_id, seq)
+                                   EXPECT_THROW(std::rethrow_exception(error), std::exception);
+                                   ++failed;
+                                 });
+  gate.open.set_value();
+  commit.Run([] {});
+  EXPECT_THROW(duplicate.get(), std::exception);
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(failed.load(), 1);
+
+  // A commit that fails (the file may not grow): every callback of the batch hears it, once.
+  Gate full;
+  full.Hold(commit);
+  for (int i = 1; i <= 20; ++i) {
+    commit.Submit([this, i] { store_->InsertReport(Report("L-big", i, 200 * 1024)); }, count);
+  }
+  {
+    FileSizeLimit limit(db_);
+    full.open.set_value();
+    try {
+      commit.Run([] {});
+    } catch (const std::exception&) {  // the empty write may share the failed transaction
+    }
+  }
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(failed.load(), 21);
   EXPECT_EQ(CommittedReports(), 2u);
 }
 

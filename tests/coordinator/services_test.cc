@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <optional>
 #include <thread>
@@ -470,6 +471,56 @@ TEST_F(ServicesRpcTest, WorkerRpcsRunATrialFromLeaseToCompletion) {
   EXPECT_EQ(trials.trials(1).state(), v1::TRIAL_FAILED);
   EXPECT_NE(trials.trials(1).end_reason().find("out of memory"), std::string::npos)
       << trials.trials(1).end_reason();
+}
+
+TEST_F(ServicesRpcTest, AReportIsAnsweredOnlyOnceCommittedAndItsRetryMeanwhileTheSame) {
+  Start();
+  const int64_t study = Create();
+  const std::string w = Register();
+  const std::string lease = Acquire(w).assignment().lease_id();
+  // Another connection holds the database's write lock (as another process could): the
+  // coordinator's commit waits for it (busy_timeout).
+  SQLite::Database other((dir_ / "sift.db").string(), SQLite::OPEN_READWRITE);
+  other.exec("BEGIN IMMEDIATE");
+  struct Call {
+    grpc::ClientContext ctx;
+    v1::ReportProgressRequest req;
+    v1::ReportProgressResponse resp;
+    std::promise<grpc::Status> status;
+  };
+  auto send = [&](Call& c) {
+    c.ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    c.req.set_worker_id(w);
+    c.req.set_lease_id(lease);
+    c.req.set_seq(1);
+    c.req.set_epoch(1);
+    (*c.req.mutable_metrics())["val_accuracy"] = 0.5;
+    workers_->async()->ReportProgress(&c.ctx, &c.req, &c.resp,
+                                      [&c](grpc::Status s) { c.status.set_value(s); });
+    return c.status.get_future();
+  };
+  auto stored = [&] {
+    return OpenSqliteStoreReadOnly((dir_ / "sift.db").string())->ListReports(study).size();
+  };
+  Call first, retry;
+  auto first_status = send(first);
+  EXPECT_EQ(first_status.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  auto retry_status = send(retry);  // the worker gave up waiting and sent it again
+  EXPECT_EQ(retry_status.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  EXPECT_EQ(stored(), 0u);
+  other.exec("COMMIT");
+  const grpc::Status s1 = first_status.get(), s2 = retry_status.get();
+  ASSERT_TRUE(s1.ok()) << s1.error_message();
+  ASSERT_TRUE(s2.ok()) << s2.error_message();
+  EXPECT_EQ(stored(), 1u);
+  EXPECT_EQ(first.resp.decision(), v1::DECISION_CONTINUE);
+  EXPECT_EQ(retry.resp.decision(), first.resp.decision());
+  EXPECT_EQ(retry.resp.reason(), first.resp.reason());
+  // The next epoch is decided on it.
+  v1::ReportProgressResponse second;
+  ASSERT_TRUE(Report(w, lease, 2, 2, 0.6, &second).ok());
+  EXPECT_EQ(second.reason(), "max epochs reached (2)");
+  EXPECT_EQ(stored(), 2u);
 }
 
 TEST_F(ServicesRpcTest, WorkerRpcsRefuseUnknownWorkersAndLeasesNotTheirs) {
