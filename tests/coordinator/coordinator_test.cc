@@ -788,7 +788,9 @@ TEST_F(CoordinatorTest, OnlyTheLostWorkersHeardFromLastAreRemembered) {
     AcquireResult r;
     const Status s = c_->AcquireTrial(silent[i], &r, &ignored, 0);
     EXPECT_EQ(s.code, i < 3 ? Status::Code::kNotFound : Status::Code::kOk) << i << s.message;
-    if (i < 3) EXPECT_NE(s.message.find("register first"), std::string::npos) << s.message;
+    if (i < 3) {
+      EXPECT_NE(s.message.find("register first"), std::string::npos) << s.message;
+    }
   }
   EXPECT_EQ(AcquireOnly(*c_, live, 0), AcquireResult::kNoWork);
   Report(holder, a, 1, 1, 0.5);

@@ -200,7 +200,9 @@ class ServicesRpcTest : public ::testing::Test {
     }
     writer->WritesDone();
     grpc::Status s = writer->Finish();
-    if (s.ok()) EXPECT_EQ(resp.size(), static_cast<int64_t>(data.size()));
+    if (s.ok()) {
+      EXPECT_EQ(resp.size(), static_cast<int64_t>(data.size()));
+    }
     return s;
   }
 
