@@ -33,6 +33,24 @@ data: {train_limit: 2048, val_size: 256, test_limit: 500}
 checkpoint: {every_epochs: 1}
 )";
 
+// The takeover's study: long enough that it cannot end between the test seeing its second
+// report and killing the first coordinator (12 reports of 2,048 images did once, on a loaded
+// machine: the second coordinator then had nothing to take over).
+constexpr int kTakeoverTrials = 8, kTakeoverEpochs = 4;
+constexpr const char* kTakeoverConfig = R"(name: pg-takeover
+objective: {metric: val_accuracy, direction: maximize}
+search_space:
+  lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
+  hidden: {type: int, low: 32, high: 64}
+trainer: {model: mlp, depth: 1, batch_size: 128}
+searcher: {type: random}
+scheduler: {type: fifo}
+budget: {max_trials: 8, max_epochs: 4}
+seed: 5
+data: {train_limit: 8192, val_size: 256, test_limit: 500}
+checkpoint: {every_epochs: 1}
+)";
+
 // A fresh database on this binary's server; "" with *why when there is none.
 std::string DatabaseUrl(std::string* why) {
 #ifndef SIFT_HAVE_POSTGRES
@@ -70,7 +88,8 @@ TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
   const std::string second_address = "127.0.0.1:" + std::to_string(second_port);
 
   std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit", WriteFile(dir + "/study.yaml", kConfig),
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
+                        WriteFile(dir + "/study.yaml", kTakeoverConfig),
                         "--coordinator", first_address},
                        &output),
             0)
@@ -106,6 +125,12 @@ TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
 
   first->Signal(SIGKILL);
   EXPECT_EQ(first->Wait(10), 128 + SIGKILL);
+  {
+    const auto record = store->GetStudy(1);
+    ASSERT_TRUE(record.has_value());
+    ASSERT_EQ(record->state, coordinator::StudyState::kRunning)
+        << "the study ended before the first coordinator was killed: nothing to take over";
+  }
 
   const v1::Study study = WaitForStudyEnd(second_address, /*timeout_s=*/240);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED)
@@ -117,7 +142,7 @@ TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
   EXPECT_EQ(second->Wait(30), 0) << second->Log();
 
   const auto trials = store->ListTrials(1);
-  ASSERT_EQ(trials.size(), 4u);
+  ASSERT_EQ(trials.size(), static_cast<size_t>(kTakeoverTrials));
   for (const auto& t : trials) {
     EXPECT_EQ(t.state, search::TrialState::kCompleted) << "trial " << t.number;
   }
@@ -127,7 +152,7 @@ TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
   // Every trial has each epoch reported, its curve whole across the takeover.
   std::set<std::pair<int64_t, int64_t>> epochs;
   for (const auto& r : store->ListReports(1)) epochs.insert({r.number, r.epoch});
-  EXPECT_EQ(epochs.size(), 4u * 3u);
+  EXPECT_EQ(epochs.size(), static_cast<size_t>(kTakeoverTrials * kTakeoverEpochs));
 }
 
 // `sift run` on SQLite, then `sift migrate` to PostgreSQL: `sift report` prints the same from
