@@ -134,9 +134,12 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     return;
   }
   const Tags tags = config.tags;
-  // Not served yet: nobody else reaches it until studies_.Add, so it is filled unlocked.
+  // Served from now on, and filled under its lock: a call that finds it (a worker of a study
+  // taken over reporting on a lease restored below) waits until it is whole.
   auto study = std::make_shared<ServedStudy>(
       std::make_unique<StudyRunner>(s.id, std::move(config), s.created_at));
+  std::lock_guard<std::mutex> lock(study->mu);
+  studies_.Add(study);
   StudyRunner* runner = study->runner.get();
   auto trials = store_->ListTrials(s.id);
   auto segments = store_->ListSegments(s.id);
@@ -209,7 +212,6 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
                ToString(s.state), trials.size(), open_leases);
   RestoreEvaluations(*study);
   PruneCheckpoints(*study);
-  studies_.Add(std::move(study));
 }
 
 Status Coordinator::StorageError(const std::exception& e, const std::string& what) {

@@ -210,7 +210,8 @@ class Coordinator {
   std::unique_lock<std::mutex> LockStudyForTest(int64_t study_id);
   // The study's dollars (the ledger's, under the table lock).
   double StudyDollars(int64_t study_id, double now);
-  // Rebuilds one study (its trials, leases, ledger and resume points) from the Store.
+  // Rebuilds one study (its trials, leases, ledger and resume points) from the Store and serves
+  // it; it is filled under its own lock, so nobody sees it half restored.
   void RestoreStudy(const StudyRecord& s, double now);
   // Study leases (coordinator/study_leases.cc): renews them, drops the studies whose lease
   // passed to another coordinator and takes over those whose lease is free.
