@@ -110,16 +110,17 @@ std::string CreatedFromDir(const std::vector<StudyEventRecord>& events);
 //  - a study's lock (ServedStudy::mu, coordinator/study_registry.h): its StudyRunner, its
 //    resume points, its test evaluations, its cost alerts, and the report fields of its trial
 //    leases. Its Store writes are submitted under it, so they commit in the order memory took
-//    them; a call may wait for its study's commit under it (never for another study's).
+//    them. A call may wait for a commit under it: the commit thread takes no study or table
+//    lock.
 //  - the table lock (table_mu_): the LeaseTable's maps and each lease's last_seen, the workers,
 //    the Ledger and the studies' tags (quotas add dollars across studies). Held briefly: never
 //    across a Store write or a commit wait.
 //  - the registry's own locks (its map under a shared_mutex, its study leases): leaves, held
 //    only inside StudyRegistry's methods.
-// Order: study -> table -> registry (CreateStudy's own create_mu_ comes first of all). No call holds two study locks: AcquireTrial and Tick walk
-// the studies one lock at a time, and AcquireTrial first tries the studies not busy. A trial
-// lease ends only under its study's lock, so a TrialLease* found under the table lock stays
-// valid while the study's lock is held.
+// Order: create_mu_ (CreateStudy only) -> study -> table -> registry. No call holds two study
+// locks: AcquireTrial and Tick walk the studies one lock at a time, and AcquireTrial first tries
+// the studies not busy. A trial lease ends only under its study's lock, so a TrialLease* found
+// under the table lock stays valid while the study's lock is held.
 class Coordinator {
  public:
   // Rebuilds every study from `store`; throws if the database cannot be read.
