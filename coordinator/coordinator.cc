@@ -31,7 +31,9 @@ double SystemNow() {
 }
 
 std::string RandomId(const char* prefix) {
+  static std::mutex mu;  // called from every study's lock
   static std::mt19937_64 gen{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mu);
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%s%016llx", prefix, static_cast<unsigned long long>(gen()));
   return buf;
@@ -132,20 +134,33 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     spdlog::error("study {} ({}) cannot be restored: {}", s.id, s.name, errors.front());
     return;
   }
-  auto runner = std::make_unique<StudyRunner>(s.id, std::move(config), s.created_at);
+  const Tags tags = config.tags;
+  // Served from now on, and filled under its lock: a call that finds it (a worker of a study
+  // taken over reporting on a lease restored below) waits until it is whole.
+  auto study = std::make_shared<ServedStudy>(
+      std::make_unique<StudyRunner>(s.id, std::move(config), s.created_at));
+  std::lock_guard<std::mutex> lock(study->mu);
+  studies_.Add(study);
+  StudyRunner* runner = study->runner.get();
   auto trials = store_->ListTrials(s.id);
   auto segments = store_->ListSegments(s.id);
   auto reports = store_->ListReports(s.id);
   runner->Restore(trials, reports);
-  for (const auto& [number, cost] : ledger_.RestoreStudy(s.id, segments, now)) {
+  std::map<int64_t, TrialCost> costs;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    costs = ledger_.RestoreStudy(s.id, segments, now);
+    tags_[s.id] = tags;
+  }
+  for (const auto& [number, cost] : costs) {
     if (number >= 0 && number < static_cast<int64_t>(trials.size())) {
       runner->ApplyCost(number, cost.dollars, cost.seconds);
     }
   }
   if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
   const auto events = store_->ListStudyEvents(s.id);
-  ReplayStudyEvents(events, runner.get());
-  cost_events_[s.id] = RecordedCostKeys(events);
+  ReplayStudyEvents(events, runner);
+  study->cost_events = RecordedCostKeys(events);
   // Each trial resumes from its newest checkpoint: a checkpointed report's, or the one a
   // preempted or paused lease handed back (newer on a tie: it came after the report).
   std::map<std::string, double> last_checkpoint_by_lease;
@@ -162,24 +177,23 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     auto [at, fresh] = newest_checkpoint_at.emplace(r.number, r.created_at);
     if (fresh || r.created_at >= at->second) {
       at->second = r.created_at;
-      resume_[{s.id, r.number}] = r.checkpoint;
+      study->resume[r.number] = r.checkpoint;
     }
   }
+  size_t open_leases = 0;
   for (const auto& seg : segments) {
     if (seg.end) {
       if (seg.checkpoint.empty()) continue;
       auto [at, fresh] = newest_checkpoint_at.emplace(seg.number, *seg.end);
       if (fresh || *seg.end >= at->second) {
         at->second = *seg.end;
-        resume_[{s.id, seg.number}] = seg.checkpoint;
+        study->resume[seg.number] = seg.checkpoint;
       }
       continue;
     }
     // A lease held when the coordinator stopped: its worker gets one lease timeout to resume
     // heartbeats and reports before the trial is requeued.
     TrialLease lease{seg.lease_id, seg.worker_id, s.id, seg.number, now};
-    ledger_.NoteCheckpoint(seg.lease_id,
-                           std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]));
     // A running trial told PAUSE was told so by a study pause (a rung pause parks it).
     lease.study_paused = last_decision_by_lease[seg.lease_id] == "PAUSE" &&
                          seg.number < static_cast<int64_t>(runner->view().trials.size()) &&
@@ -189,19 +203,21 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
       lease.last_seq = newest->seq;
       lease.last_decision = DecisionOf(*newest);
     }
+    std::lock_guard<std::mutex> table(table_mu_);
+    ledger_.NoteCheckpoint(seg.lease_id,
+                           std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]));
     leases_.Grant(lease);
+    ++open_leases;
   }
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
-               ToString(s.state), trials.size(), leases_.OfStudy(s.id).size());
-  StudyRunner& restored = *runner;
-  studies_.Add(std::move(runner));
-  RestoreEvaluations(s.id);
-  PruneCheckpoints(restored);
+               ToString(s.state), trials.size(), open_leases);
+  RestoreEvaluations(*study);
+  PruneCheckpoints(*study);
 }
 
 Coordinator::~Coordinator() {
   // The reports still queued are committed and answered (in order: this empty write last),
-  // and what their answers wait for under mu_ runs while everything it touches is here.
+  // and what their answers do under a study's lock runs while everything it touches is here.
   try {
     commit_->Run([] {});
   } catch (const std::exception&) {
@@ -229,11 +245,8 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
                              " bytes, over the limit of " + std::to_string(limits.max_bytes) +
                              " (--max-config-bytes)");
   }
-  {
-    // Checked before parsing too, so a client over the cap cannot keep the parser busy.
-    std::lock_guard<std::mutex> lock(mu_);
-    if (Status s = studies_.RunningCap(); !s.ok()) return s;
-  }
+  // Checked before parsing too, so a client over the cap cannot keep the parser busy.
+  if (Status s = studies_.RunningCap(); !s.ok()) return s;
   StudyConfig config;
   // `origin` is the config file's absolute path when the client knows it (sift submit, sift run):
   // relative data paths are taken from its folder.
@@ -244,7 +257,9 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     for (const auto& e : *errors) msg += "\n  " + e;
     return Status::Error(Status::Code::kInvalidArgument, msg);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  // One creation at a time, so that two cannot both pass the cap. It is taken before any other
+  // lock (RunningCap takes the study locks in turn).
+  std::lock_guard<std::mutex> creating(create_mu_);
   if (Status s = studies_.RunningCap(); !s.ok()) return s;
   const double now = Now();
   if (Status s = CheckQuotas(config.tags, now); !s.ok()) return s;
@@ -264,24 +279,29 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   spdlog::info("study {} '{}' created: searcher {}, scheduler {}, {} trials x {} epochs", *id,
                config.name, config.searcher.type, config.scheduler.type,
                config.budget.max_trials, config.budget.max_epochs);
-  studies_.Add(std::make_unique<StudyRunner>(*id, std::move(config), now));
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    tags_[*id] = config.tags;
+  }
+  studies_.Add(std::make_shared<ServedStudy>(
+      std::make_unique<StudyRunner>(*id, std::move(config), now)));
   return Status::Ok();
 }
 
 Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = studies_.Find(id);
-  if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  LockedStudy study = LockStudy(id);
+  if (!study) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  const StudyRunner& runner = *study->runner;
   const double now = Now();
   const auto record = store_->GetStudy(id);
   const auto segments = store_->ListSegments(id);
-  *out = SummarizeStudy(record ? *record : StudyRecord{}, *runner, store_->ListStudyEvents(id),
-                        segments, store_->ListIdleSegments(id), ledger_.StudyDollars(id, now),
-                        now);
-  if (IsOpen(runner->state())) {
-    if (Forecast f = ForecastNow(*runner, segments, now); f.possible) out->forecast = f;
+  *out = SummarizeStudy(record ? *record : StudyRecord{}, runner, store_->ListStudyEvents(id),
+                        segments, store_->ListIdleSegments(id), StudyDollars(id, now), now);
+  if (IsOpen(runner.state())) {
+    if (Forecast f = ForecastNow(runner, segments, now); f.possible) out->forecast = f;
   }
   // Idle stretches still open, to now or the worker's last sign of life.
+  std::lock_guard<std::mutex> table(table_mu_);
   ledger_.OpenIdleOf(
       id,
       [&](const std::string& worker_id) {
@@ -293,48 +313,41 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
 }
 
 std::vector<StudySummary> Coordinator::ListStudies() {
-  std::vector<int64_t> ids;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, runner] : studies_.all()) ids.push_back(id);
-  }
   std::vector<StudySummary> out;
-  for (int64_t id : ids) {
+  for (const auto& study : studies_.All()) {
     StudySummary s;
-    if (GetStudy(id, &s).ok()) out.push_back(std::move(s));
+    if (GetStudy(study->id(), &s).ok()) out.push_back(std::move(s));
   }
   return out;
 }
 
-TrialExtras Coordinator::TrialExtrasOf(int64_t study_id) const {
+TrialExtras Coordinator::TrialExtrasOf(const ServedStudy& study) {
   TrialExtras extras;
-  extras.checkpoint = [this, study_id](int64_t number) {
-    return ResumeCheckpoint(study_id, number);
-  };
-  extras.evaluation = [this, study_id](int64_t number) -> std::optional<EvaluationRecord> {
-    auto it = evaluations_.find({study_id, number});
-    if (it == evaluations_.end()) return std::nullopt;
+  extras.checkpoint = [&study](int64_t number) { return ResumeCheckpoint(study, number); };
+  extras.evaluation = [&study](int64_t number) -> std::optional<EvaluationRecord> {
+    auto it = study.evaluations.find(number);
+    if (it == study.evaluations.end()) return std::nullopt;
     return it->second;
   };
   return extras;
 }
 
 Status Coordinator::ListTrials(int64_t study_id, std::vector<TrialSummary>* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = studies_.Find(study_id);
-  if (!runner) {
+  LockedStudy study = LockStudy(study_id);
+  if (!study) {
     return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(study_id));
   }
   const double now = Now();
-  *out = SummarizeTrials(*runner, store_->ListTrials(study_id), store_->ListReports(study_id),
-                         store_->ListSegments(study_id), now, TrialExtrasOf(study_id));
+  *out = SummarizeTrials(*study->runner, store_->ListTrials(study_id),
+                         store_->ListReports(study_id), store_->ListSegments(study_id), now,
+                         TrialExtrasOf(*study));
   return Status::Ok();
 }
 
 Status Coordinator::CancelStudy(int64_t id, const std::string& user, const std::string& detail) {
-  std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = studies_.Find(id);
-  if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  LockedStudy study = LockStudy(id);
+  if (!study) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  StudyRunner* runner = study->runner.get();
   if (!IsOpen(runner->state())) return Status::Ok();
   const double now = Now();
   try {
@@ -376,7 +389,6 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
                            problem + " (pass --price-per-hour or add it to the price catalog)");
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
   request.id = RandomId("w-");
   request.registered_at = now;
@@ -385,7 +397,10 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
   } catch (const std::exception& e) {
     return StorageError(e, "the worker");
   }
-  workers_[request.id] = Worker{request, now, 0, {}};
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    workers_[request.id] = Worker{request, now, 0, {}};
+  }
   spdlog::info("worker {} registered: {} {} {} at ${:.4f}/h, {} threads", request.id,
                request.name, request.instance_type, request.market, request.price_per_hour,
                request.threads);
@@ -395,99 +410,140 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
 
 Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* result,
                                  Assignment* out, double idle_exit_s) {
-  std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
-  Worker* w = nullptr;
-  if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+  Worker me;  // the worker as it is now (a copy: the table lock is not held below)
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    Worker* w = nullptr;
+    if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+    me = *w;
+  }
   // Test evaluations first: short, and a finished study's report waits for its best trial's.
-  if (AssignEvaluation(*w, now, out)) {
+  if (AssignEvaluation(worker_id, me, now, out)) {
     *result = AcquireResult::kAssigned;
     return Status::Ok();
   }
-  for (auto& [study_id, runner] : studies_.all()) {
-    if (w->cannot_run.count(study_id)) continue;
-    std::string why_none;
-    UpdateQuotaUse(*runner, now);
-    auto next = runner->PickNext(now, ledger_.StudyDollars(study_id, now), &why_none);
-    if (!next) continue;
-    TrialLease lease{RandomId("L-"), worker_id, study_id, next->number, now};
-    SegmentRecord seg;
-    seg.lease_id = lease.id;
-    seg.worker_id = worker_id;
-    seg.study_id = study_id;
-    seg.number = next->number;
-    seg.start = now;
-    seg.price_per_hour = w->record.price_per_hour;
-    seg.market = w->record.market;
-    seg.start_epoch = next->start_epoch;
-    try {
-      commit_->Run([&] {
-        if (next->is_new) {
-          TrialRecord t;
-          t.study_id = study_id;
-          t.number = next->number;
-          t.params = next->params;
-          t.state = TrialState::kRunning;
-          t.created_at = now;
-          store_->InsertTrial(t);
-        } else {
-          store_->UpdateTrialState(study_id, next->number, TrialState::kRunning, "", 0);
-        }
-        store_->OpenSegment(seg);
-      });
-    } catch (const std::exception& e) {
-      return StorageError(e, "the new lease");
+  // The studies in id order, one lock at a time, and those busy (deciding or committing under
+  // their lock) last: a worker waits for a busy study only when no other study has work.
+  std::vector<std::shared_ptr<ServedStudy>> busy;
+  for (const auto& study : studies_.All()) {
+    if (me.cannot_run.count(study->id())) continue;
+    std::unique_lock<std::mutex> lock(study->mu, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      busy.push_back(study);
+      continue;
     }
-    if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
-    runner->ApplyState(next->number, TrialState::kRunning);
-    leases_.Grant(lease);
-    ledger_.Open(seg);
-    CloseIdle(*w, now, "leased");
-    w->last_study_id = study_id;
-
-    const StudyConfig& config = runner->config();
-    out->study_id = study_id;
-    out->number = next->number;
-    out->lease_id = lease.id;
-    out->params = config.fixed;
-    for (const auto& [k, v] : next->params) out->params[k] = v;
-    out->max_epochs = config.budget.max_epochs;
-    out->start_epoch = next->start_epoch;
-    out->seed = search::DeriveSeed(config.seed, {static_cast<uint64_t>(next->number)});
-    out->data = config.data;
-    out->metric = config.objective.metric;
-    if (!options_.checkpoint_dir.empty() && options_.shared_checkpoints) {
-      out->checkpoint_dir = StudyCheckpointDir(study_id);
+    if (auto s = AssignTrial(*study, worker_id, me, now, out)) {
+      if (s->ok()) *result = AcquireResult::kAssigned;
+      return *s;
     }
-    out->resume_checkpoint = ResumeCheckpoint(study_id, next->number);
-    out->resume_fallbacks = OlderCheckpoints(study_id, next->number, out->resume_checkpoint);
-    out->checkpoint_every_epochs = config.checkpoint.every_epochs;
-    out->trial = config.trial;
-    *result = AcquireResult::kAssigned;
-    spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
-                 next->is_new ? "starts" : "resumes at epoch " +
-                                               std::to_string(next->start_epoch),
-                 worker_id, search::ToString(next->params));
-    return Status::Ok();
+  }
+  for (const auto& study : busy) {
+    std::lock_guard<std::mutex> lock(study->mu);
+    if (auto s = AssignTrial(*study, worker_id, me, now, out)) {
+      if (s->ok()) *result = AcquireResult::kAssigned;
+      return *s;
+    }
   }
   bool all_finished = true;
-  for (auto& [id, runner] : studies_.all()) {
-    MaybeFinishStudy(*runner, now);
-    all_finished &= !IsOpen(runner->state());
+  for (const auto& study : studies_.All()) {
+    std::lock_guard<std::mutex> lock(study->mu);
+    if (study->dropped) continue;
+    MaybeFinishStudy(*study, now);
+    all_finished &= !IsOpen(study->runner->state());
   }
   all_finished &= !EvaluationsOpen();  // after the loop: a study it ended may have queued one
-  ledger_.OpenIdle(worker_id, w->last_study_id, now, w->record.price_per_hour, w->record.market);
-  const double idle_since = ledger_.IdleOf(worker_id)->start;
+  double idle_since = now;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    auto it = workers_.find(worker_id);
+    const Worker& w = it != workers_.end() ? it->second : me;
+    ledger_.OpenIdle(worker_id, w.last_study_id, now, w.record.price_per_hour, w.record.market);
+    idle_since = ledger_.IdleOf(worker_id)->start;
+  }
   *result = AcquireResult::kNoWork;
   if (options_.shutdown_when_idle && all_finished) {
-    CloseIdle(*w, now, "shutdown");
+    CloseIdle(worker_id, now, "shutdown");
     *result = AcquireResult::kShutdown;
   } else if (idle_exit_s > 0 && now - idle_since >= idle_exit_s) {
     spdlog::info("worker {} ({}) found no work for {:.0f} s (its idle exit): told to leave",
-                 worker_id, w->record.name, now - idle_since);
-    CloseIdle(*w, now, "idle-exit");
+                 worker_id, me.record.name, now - idle_since);
+    CloseIdle(worker_id, now, "idle-exit");
     *result = AcquireResult::kShutdown;
   }
+  return Status::Ok();
+}
+
+std::optional<Status> Coordinator::AssignTrial(ServedStudy& study, const std::string& worker_id,
+                                               const Worker& w, double now, Assignment* out) {
+  if (study.dropped) return std::nullopt;
+  StudyRunner* runner = study.runner.get();
+  const int64_t study_id = study.id();
+  std::string why_none;
+  UpdateQuotaUse(*runner, now);
+  auto next = runner->PickNext(now, StudyDollars(study_id, now), &why_none);
+  if (!next) return std::nullopt;
+  TrialLease lease{RandomId("L-"), worker_id, study_id, next->number, now};
+  SegmentRecord seg;
+  seg.lease_id = lease.id;
+  seg.worker_id = worker_id;
+  seg.study_id = study_id;
+  seg.number = next->number;
+  seg.start = now;
+  seg.price_per_hour = w.record.price_per_hour;
+  seg.market = w.record.market;
+  seg.start_epoch = next->start_epoch;
+  try {
+    commit_->Run([&] {
+      if (next->is_new) {
+        TrialRecord t;
+        t.study_id = study_id;
+        t.number = next->number;
+        t.params = next->params;
+        t.state = TrialState::kRunning;
+        t.created_at = now;
+        store_->InsertTrial(t);
+      } else {
+        store_->UpdateTrialState(study_id, next->number, TrialState::kRunning, "", 0);
+      }
+      store_->OpenSegment(seg);
+    });
+  } catch (const std::exception& e) {
+    return StorageError(e, "the new lease");
+  }
+  if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
+  runner->ApplyState(next->number, TrialState::kRunning);
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    leases_.Grant(lease);
+    ledger_.Open(seg);
+    if (auto it = workers_.find(worker_id); it != workers_.end()) {
+      it->second.last_study_id = study_id;
+    }
+  }
+  CloseIdle(worker_id, now, "leased");
+
+  const StudyConfig& config = runner->config();
+  out->study_id = study_id;
+  out->number = next->number;
+  out->lease_id = lease.id;
+  out->params = config.fixed;
+  for (const auto& [k, v] : next->params) out->params[k] = v;
+  out->max_epochs = config.budget.max_epochs;
+  out->start_epoch = next->start_epoch;
+  out->seed = search::DeriveSeed(config.seed, {static_cast<uint64_t>(next->number)});
+  out->data = config.data;
+  out->metric = config.objective.metric;
+  if (!options_.checkpoint_dir.empty() && options_.shared_checkpoints) {
+    out->checkpoint_dir = StudyCheckpointDir(study_id);
+  }
+  out->resume_checkpoint = ResumeCheckpoint(study, next->number);
+  out->resume_fallbacks = OlderCheckpoints(study_id, next->number, out->resume_checkpoint);
+  out->checkpoint_every_epochs = config.checkpoint.every_epochs;
+  out->trial = config.trial;
+  spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
+               next->is_new ? "starts" : "resumes at epoch " + std::to_string(next->start_epoch),
+               worker_id, search::ToString(next->params));
   return Status::Ok();
 }
 
@@ -502,11 +558,47 @@ Status Coordinator::TouchWorker(const std::string& worker_id, double now, Worker
   return Status::Ok();
 }
 
-Status Coordinator::CheckLease(const std::string& worker_id, const std::string& lease_id,
-                               TrialLease** out) {
+Status Coordinator::CheckLease(const ServedStudy* study, const std::string& worker_id,
+                               const std::string& lease_id, TrialLease** out) {
+  std::lock_guard<std::mutex> table(table_mu_);
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, Now(), &w); !s.ok()) return s;
-  return leases_.Held(worker_id, lease_id, out);
+  if (Status s = leases_.Held(worker_id, lease_id, out); !s.ok()) return s;
+  if (!study || (*out)->study_id != study->id()) {  // granted since the caller looked
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         "lease '" + lease_id + "' is not held (expired, ended or never granted)");
+  }
+  return Status::Ok();
+}
+
+Coordinator::LockedStudy Coordinator::LockStudy(int64_t study_id) {
+  LockedStudy locked;
+  auto study = studies_.Find(study_id);
+  if (!study) return locked;
+  locked.lock = std::unique_lock<std::mutex>(study->mu);
+  if (study->dropped) {
+    locked.lock.unlock();
+    return locked;
+  }
+  locked.study = std::move(study);
+  return locked;
+}
+
+std::unique_lock<std::mutex> Coordinator::LockStudyForTest(int64_t study_id) {
+  LockedStudy locked = LockStudy(study_id);
+  return std::move(locked.lock);
+}
+
+int64_t Coordinator::StudyOfLease(const std::string& lease_id) {
+  std::lock_guard<std::mutex> table(table_mu_);
+  if (const TrialLease* lease = leases_.Find(lease_id)) return lease->study_id;
+  if (const EvaluationLease* lease = leases_.FindEvaluation(lease_id)) return lease->study_id;
+  return 0;
+}
+
+double Coordinator::StudyDollars(int64_t study_id, double now) {
+  std::lock_guard<std::mutex> table(table_mu_);
+  return ledger_.StudyDollars(study_id, now);
 }
 
 Status Coordinator::ReportProgress(const std::string& worker_id, const std::string& lease_id,
@@ -527,23 +619,34 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
                                       int64_t seq, int64_t epoch,
                                       const std::map<std::string, double>& metrics,
                                       const std::string& checkpoint, ReportAnswer answer) {
-  std::unique_lock<std::mutex> lock(mu_);
+  // Under its study's lock, which its Store writes are submitted under (empty: no such lease).
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
+  std::unique_lock<std::mutex>& lock = study.lock;
   search::Decision decided;
   search::Decision* decision = &decided;
-  // What needs no write is answered at once, outside mu_.
+  // What needs no write is answered at once, outside the study's lock.
   auto answer_now = [&](const Status& s) {
-    lock.unlock();
+    if (lock.owns_lock()) lock.unlock();
     answer(s, decided);
   };
   // A retried report (same lease and seq) gets the answer it got the first time, even when
   // that answer ended the lease: from memory when the lease knows its newest report (once
   // that report's commit, which may still be running, is over), else from the Store.
-  const TrialLease* held = leases_.Find(lease_id);
-  const bool known = held && held->worker_id == worker_id && held->reports_known &&
-                     (!held->has_report || seq >= held->last_seq);
-  if (known && held->has_report && seq == held->last_seq) {
-    const search::Decision first = held->last_decision;
-    const std::shared_future<void> done = held->last_commit;
+  bool known = false, retried = false;
+  search::Decision first;
+  std::shared_future<void> done;
+  if (study) {
+    std::lock_guard<std::mutex> table(table_mu_);
+    const TrialLease* held = leases_.Find(lease_id);
+    known = held && held->study_id == study->id() && held->worker_id == worker_id &&
+            held->reports_known && (!held->has_report || seq >= held->last_seq);
+    retried = known && held->has_report && seq == held->last_seq;
+    if (retried) {
+      first = held->last_decision;
+      done = held->last_commit;
+    }
+  }
+  if (retried) {
     lock.unlock();
     auto reply = [this, first, done, answer = std::move(answer)] {
       try {
@@ -571,8 +674,10 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
     }
   }
   TrialLease* lease = nullptr;
-  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return answer_now(s);
-  StudyRunner* runner = studies_.Find(lease->study_id);
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) {
+    return answer_now(s);
+  }
+  StudyRunner* runner = study->runner.get();
   const auto& trial = runner->view().trials.at(lease->number);
   const std::string& metric = runner->config().objective.metric;
   auto m = metrics.find(metric);
@@ -594,14 +699,17 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
                                         std::to_string(trial.LastResource() + 1)));
   }
   const double now = Now();
-  lease->last_seen = now;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    lease->last_seen = now;
+  }
   // A non-finite objective (or training loss, under stop_on_divergence) ends the trial as
   // DIVERGED: the scheduler never sees the value, and the trial is not retried.
   const std::string diverged = DivergenceReason(runner->config(), epoch, metrics);
   UpdateQuotaUse(*runner, now);
   *decision = !diverged.empty() ? search::Decision::Stop(diverged)
                                 : runner->Decide(lease->number, epoch, m->second, now,
-                                                 ledger_.StudyDollars(lease->study_id, now));
+                                                 StudyDollars(lease->study_id, now));
   // A paused study's trial hands back at this epoch: PAUSE makes its worker checkpoint and
   // release the lease; the trial stays RUNNING until then and is requeued by CompleteTrial.
   bool paused_by_it = false;
@@ -629,19 +737,23 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
       : decision->action == search::Action::kPause && !lease->study_paused ? TrialState::kPaused
                                                                            : trial.state;
   // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
-  const std::string previous = checkpoint.empty() ? "" : ResumeCheckpoint(r.study_id, r.number);
+  const std::string previous = checkpoint.empty() ? "" : ResumeCheckpoint(*study, r.number);
   // Once committed: a failed write is taken back, and only then can the checkpoint it
-  // superseded go (the directory is swept when the lease ends); both under mu_, so not on the
-  // writer thread. Then the worker hears the decision.
+  // superseded go (the directory is swept when the lease ends); both under the study's lock, so
+  // not on the writer thread, which callers holding that lock wait for. Then the worker hears
+  // the decision.
   const bool prunes = !previous.empty() && previous != checkpoint;
-  auto committed = [this, report, previous, paused_by_it, diverged, metric,
+  auto committed = [this, served = study.study, report, previous, paused_by_it, diverged, metric,
                     max_epochs = runner->config().budget.max_epochs, decided,
                     answer = std::move(answer)](std::exception_ptr error) {
     const ReportRecord& r = *report;
     if (error) {
-      std::unique_lock<std::mutex> relock(mu_);
-      UndoReport(r.lease_id, r.study_id, r.number, r.seq, r.checkpoint, previous, paused_by_it);
-      relock.unlock();
+      {
+        std::lock_guard<std::mutex> relock(served->mu);
+        if (!served->dropped) {
+          UndoReport(*served, r.lease_id, r.number, r.seq, r.checkpoint, previous, paused_by_it);
+        }
+      }
       try {
         std::rethrow_exception(error);
       } catch (const std::exception& e) {
@@ -651,8 +763,8 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
       }
     }
     if (!previous.empty() && previous != r.checkpoint) {
-      std::lock_guard<std::mutex> relock(mu_);
-      if (StudyRunner* still = studies_.Find(r.study_id)) PruneCheckpoints(*still, {previous});
+      std::lock_guard<std::mutex> relock(served->mu);
+      if (!served->dropped) PruneCheckpoints(*served, {previous});
     }
     std::string shown;
     for (const auto& [k, v] : r.metrics) {
@@ -666,11 +778,12 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
     answer(Status::Ok(), decided);
   };
   // Group commit: the write joins the batch the writer commits next. Memory takes the report
-  // now, in mu_'s order (the order of the writes), so the next report decides on it; the worker
-  // hears the decision only once it committed, and UndoReport takes it back if it did not.
+  // now, in its study lock's order (the order of its writes), so the next report decides on
+  // it; the worker hears the decision only once it committed, and UndoReport takes it back if
+  // it did not.
   const bool state_changes = next_state != trial.state;
   const double ended_at = search::IsTerminal(next_state) ? now : 0;
-  std::shared_future<void> done = commit_->Submit(
+  done = commit_->Submit(
       [this, report, state_changes, next_state, ended_at] {
         store_->InsertReport(*report);
         if (state_changes) {
@@ -693,47 +806,52 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
   if (std::isfinite(m->second)) runner->ApplyReport(r.number, epoch, m->second);
   runner->ApplyState(r.number, next_state);
   if (!checkpoint.empty()) {
-    ledger_.NoteCheckpoint(lease_id, now);
-    resume_[{r.study_id, r.number}] = checkpoint;
+    {
+      std::lock_guard<std::mutex> table(table_mu_);
+      ledger_.NoteCheckpoint(lease_id, now);
+    }
+    study->resume[r.number] = checkpoint;
   }
 }
 
-void Coordinator::UndoReport(const std::string& lease_id, int64_t study_id, int64_t number,
-                             int64_t seq,
-                             const std::string& checkpoint, const std::string& previous_checkpoint,
-                             bool paused_by_it) {
+void Coordinator::UndoReport(ServedStudy& study, const std::string& lease_id, int64_t number,
+                             int64_t seq, const std::string& checkpoint,
+                             const std::string& previous_checkpoint, bool paused_by_it) {
   // Writes queued after this one were decided on a view that held it; let them land (or fail)
-  // first, so that the Store read below is final for everything memory applied.
+  // first, so that the Store read below is final for everything memory applied. (The study's
+  // lock is held: its own later writes are all queued already.)
   try {
     commit_->Run([] {});
   } catch (const std::exception&) {
   }
-  if (StudyRunner* runner = studies_.Find(study_id)) {
-    try {
-      runner->Rebuild(store_->ListTrials(study_id), store_->ListReports(study_id));
-    } catch (const std::exception& e) {
-      spdlog::error("[study {}] could not reread its history after a failed report write: {}",
-                    study_id, e.what());
+  const int64_t study_id = study.id();
+  try {
+    study.runner->Rebuild(store_->ListTrials(study_id), store_->ListReports(study_id));
+  } catch (const std::exception& e) {
+    spdlog::error("[study {}] could not reread its history after a failed report write: {}",
+                  study_id, e.what());
+  }
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (TrialLease* lease = leases_.Find(lease_id); lease && lease->last_seq == seq) {
+      // Its previous report's answer is in the Store; a retry of this one is a new report.
+      lease->reports_known = false;
+      if (paused_by_it) lease->study_paused = false;
     }
   }
-  if (TrialLease* lease = leases_.Find(lease_id); lease && lease->last_seq == seq) {
-    // Its previous report's answer is in the Store; a retry of this one is a new report.
-    lease->reports_known = false;
-    if (paused_by_it) lease->study_paused = false;
-  }
-  auto resume = resume_.find({study_id, number});
-  if (!checkpoint.empty() && resume != resume_.end() && resume->second == checkpoint) {
+  auto resume = study.resume.find(number);
+  if (!checkpoint.empty() && resume != study.resume.end() && resume->second == checkpoint) {
     if (previous_checkpoint.empty()) {
-      resume_.erase(resume);
+      study.resume.erase(resume);
     } else {
       resume->second = previous_checkpoint;
     }
   }
 }
 
-std::string Coordinator::ResumeCheckpoint(int64_t study_id, int64_t number) const {
-  auto it = resume_.find({study_id, number});
-  return it == resume_.end() ? "" : it->second;
+std::string Coordinator::ResumeCheckpoint(const ServedStudy& study, int64_t number) {
+  auto it = study.resume.find(number);
+  return it == study.resume.end() ? "" : it->second;
 }
 
 std::vector<std::string> Coordinator::OlderCheckpoints(int64_t study_id, int64_t number,
@@ -754,9 +872,9 @@ std::vector<std::string> Coordinator::OlderCheckpoints(int64_t study_id, int64_t
 
 Status Coordinator::RecordRedoneWork(const std::string& worker_id, const std::string& lease_id,
                                      double redone_seconds, const std::string& damaged) {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
   TrialLease* lease = nullptr;
-  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
   if (!std::isfinite(redone_seconds) || redone_seconds < 0) {
     return Status::Error(Status::Code::kInvalidArgument, "redone_seconds must be >= 0");
   }
@@ -782,9 +900,10 @@ std::string Coordinator::StudyCheckpointDir(int64_t study_id) const {
   return options_.checkpoint_dir + "/study-" + std::to_string(study_id);
 }
 
-void Coordinator::PruneCheckpoints(const StudyRunner& runner,
+void Coordinator::PruneCheckpoints(const ServedStudy& study,
                                    const std::vector<std::string>& only) {
   if (options_.checkpoint_dir.empty()) return;
+  const StudyRunner& runner = *study.runner;
   const std::string& keep_name = runner.config().checkpoint.keep;
   const CheckpointKeep keep = keep_name == "all"    ? CheckpointKeep::kAll
                               : keep_name == "best" ? CheckpointKeep::kBest
@@ -800,17 +919,21 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
     if (end == std::string::npos) continue;
     if (auto p = common::ParseCheckpointName(name.substr(0, end + 5))) named.insert(p->trial);
   }
-  std::set<int64_t> leased = leases_.TrialsOf(runner.id());
-  for (const auto& [key, e] : evaluations_) {  // a checkpoint waiting to be scored stays
+  std::set<int64_t> leased;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    leased = leases_.TrialsOf(runner.id());
+  }
+  for (const auto& [number, e] : study.evaluations) {  // a checkpoint waiting to be scored stays
     const bool open = e.state == EvaluationState::kPending || e.state == EvaluationState::kRunning;
-    if (key.first == runner.id() && open) leased.insert(key.second);
+    if (open) leased.insert(number);
   }
   std::map<int64_t, TrialCheckpoints> trials;
   const auto& view = runner.view();
   for (const auto& t : view.trials) {
     if (keep != CheckpointKeep::kBest && !named.count(t.number)) continue;
     TrialCheckpoints& c = trials[t.number];
-    c.newest = ResumeCheckpoint(runner.id(), t.number);
+    c.newest = ResumeCheckpoint(study, t.number);
     c.settled = search::IsTerminal(t.state) && !leased.count(t.number);
     c.failed = t.state == TrialState::kFailed || t.state == TrialState::kDiverged;
     if (auto v = t.LastValue()) c.score = view.Score(*v);
@@ -826,27 +949,31 @@ void Coordinator::PruneCheckpoints(const StudyRunner& runner,
                 doomed.size() - problems.size(), keep_name, freed / 1048576.0);
 }
 
-void Coordinator::ApplyLeaseEnd(const std::string& lease_id, double end) {
-  if (!leases_.Find(lease_id)) return;
-  if (auto charge = ledger_.Close(lease_id, end)) {
-    if (StudyRunner* runner = studies_.Find(charge->study_id)) {
-      runner->ApplyCost(charge->number, charge->dollars, charge->seconds);
-    }
+void Coordinator::ApplyLeaseEnd(ServedStudy& study, const std::string& lease_id, double end) {
+  std::optional<Ledger::Charge> charge;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (!leases_.Find(lease_id)) return;
+    charge = ledger_.Close(lease_id, end);
+    leases_.End(lease_id);
   }
-  leases_.End(lease_id);
+  if (charge && charge->study_id == study.id()) {
+    study.runner->ApplyCost(charge->number, charge->dollars, charge->seconds);
+  }
 }
 
 Status Coordinator::CompleteTrial(const std::string& worker_id, const std::string& lease_id,
                                   const std::map<std::string, double>& final_metrics,
                                   const std::string& checkpoint) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = EndEvaluationLease(worker_id, lease_id, EvaluationState::kDone, final_metrics, "")) {
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
+  if (auto s = EndEvaluationLease(study.study.get(), worker_id, lease_id, EvaluationState::kDone,
+                                  final_metrics, "")) {
     return *s;
   }
   TrialLease* lease = nullptr;
-  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
-  StudyRunner* runner = studies_.Find(lease->study_id);
+  StudyRunner* runner = study->runner.get();
   const auto& trial = runner->view().trials.at(lease->number);
   const double now = Now();
   // A running trial that ends here trained to its last epoch; stopped or paused ones were
@@ -854,7 +981,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   const bool requeue = lease->study_paused && trial.state == TrialState::kRunning;
   if (requeue) {
     const std::string lease_copy = lease_id;
-    return EndLeaseAndRequeue(lease_copy, now, kStudyPausedSegment, checkpoint, 0.0);
+    return EndLeaseAndRequeue(*study, lease_copy, now, kStudyPausedSegment, checkpoint, 0.0);
   }
   const bool completes = trial.state == TrialState::kRunning;
   const std::string reason =
@@ -883,30 +1010,34 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   const int64_t study_id = lease->study_id;
   const int64_t number = lease->number;
   if (completes) runner->ApplyState(number, TrialState::kCompleted);
-  if (!kept.empty()) resume_[{study_id, number}] = kept;
-  ApplyLeaseEnd(lease_id, now);
+  if (!kept.empty()) study->resume[number] = kept;
+  ApplyLeaseEnd(*study, lease_id, now);
   spdlog::info("[study {}] trial {} {}", study_id, number,
                completes ? reason : std::string("released (") + segment_reason + ")");
-  MaybeFinishStudy(*runner, now);
-  PruneCheckpoints(*runner);
+  MaybeFinishStudy(*study, now);
+  PruneCheckpoints(*study);
   return Status::Ok();
 }
 
 Status Coordinator::FailTrial(const std::string& worker_id, const std::string& lease_id,
                               const std::string& error, bool worker_cannot_run) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = EndEvaluationLease(worker_id, lease_id, EvaluationState::kFailed, {}, error,
-                                  worker_cannot_run)) {
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
+  if (auto s = EndEvaluationLease(study.study.get(), worker_id, lease_id, EvaluationState::kFailed,
+                                  {}, error, worker_cannot_run)) {
     return *s;
   }
   TrialLease* lease = nullptr;
-  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
-  StudyRunner* runner = studies_.Find(lease->study_id);
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
+  StudyRunner* runner = study->runner.get();
   const double now = Now();
   if (worker_cannot_run) {
     // Not the trial's fault: requeue it for a worker that can, and offer this one no more.
-    Worker& w = workers_.at(worker_id);
-    const std::string why = "requeued: worker " + w.record.name + " cannot run it: " + error;
+    std::string name;
+    {
+      std::lock_guard<std::mutex> table(table_mu_);
+      name = workers_.at(worker_id).record.name;
+    }
+    const std::string why = "requeued: worker " + name + " cannot run it: " + error;
     try {
       commit_->Run([&] {
         store_->CloseSegment(lease_id, now, "refused");
@@ -917,11 +1048,16 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
     }
     const int64_t study_id = lease->study_id, number = lease->number;
     runner->ApplyState(number, TrialState::kPending);
-    ApplyLeaseEnd(lease_id, now);
-    w.cannot_run.insert(study_id);
+    ApplyLeaseEnd(*study, lease_id, now);
+    {
+      std::lock_guard<std::mutex> table(table_mu_);
+      if (auto it = workers_.find(worker_id); it != workers_.end()) {
+        it->second.cannot_run.insert(study_id);
+      }
+    }
     spdlog::warn("[study {}] trial {} {}; that worker gets none of the study's trials", study_id,
                  number, why);
-    MaybeFailUnrunnable(*runner, error, now);
+    MaybeFailUnrunnable(*study, error, now);
     return Status::Ok();
   }
   const std::string reason = "failed: " + error;
@@ -936,17 +1072,17 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
   const int64_t study_id = lease->study_id;
   const int64_t number = lease->number;
   runner->ApplyState(number, TrialState::kFailed);
-  ApplyLeaseEnd(lease_id, now);
+  ApplyLeaseEnd(*study, lease_id, now);
   spdlog::warn("[study {}] trial {} {}", study_id, number, reason);
-  MaybeFinishStudy(*runner, now);
-  PruneCheckpoints(*runner);
+  MaybeFinishStudy(*study, now);
+  PruneCheckpoints(*study);
   return Status::Ok();
 }
 
 Status Coordinator::Heartbeat(const std::string& worker_id,
                               const std::vector<std::string>& lease_ids,
                               std::vector<std::string>* revoked) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> table(table_mu_);
   const double now = Now();
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
@@ -956,20 +1092,24 @@ Status Coordinator::Heartbeat(const std::string& worker_id,
 
 Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string& lease_id,
                                  const std::string& checkpoint, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = EndEvaluationLease(worker_id, lease_id, EvaluationState::kPending, {},
-                                  "preempted (" + reason + ")")) {
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
+  if (auto s = EndEvaluationLease(study.study.get(), worker_id, lease_id,
+                                  EvaluationState::kPending, {}, "preempted (" + reason + ")")) {
     return *s;
   }
   TrialLease* lease = nullptr;
-  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
-  StudyRunner* runner = studies_.Find(lease->study_id);
+  StudyRunner* runner = study->runner.get();
   const double now = Now();
-  const double wasted = checkpoint.empty() ? ledger_.LostSecondsAt(lease_id, now) : 0.0;
+  double wasted = 0.0;
+  if (checkpoint.empty()) {
+    std::lock_guard<std::mutex> table(table_mu_);
+    wasted = ledger_.LostSecondsAt(lease_id, now);
+  }
   // Its worker stopped because the study was paused (Ctrl-C on `sift run`): not a preemption.
   if (runner->state() == StudyState::kPaused) {
-    return EndLeaseAndRequeue(lease_id, now, kStudyPausedSegment, checkpoint, wasted);
+    return EndLeaseAndRequeue(*study, lease_id, now, kStudyPausedSegment, checkpoint, wasted);
   }
   const bool requeue = runner->view().trials.at(lease->number).state == TrialState::kRunning;
   const std::string why = "requeued: preempted (" + reason + ")";
@@ -985,30 +1125,37 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   }
   const int64_t study_id = lease->study_id, number = lease->number;
   if (requeue) runner->ApplyState(number, TrialState::kPending);
-  if (!checkpoint.empty()) resume_[{study_id, number}] = checkpoint;
-  ApplyLeaseEnd(lease_id, now);
+  if (!checkpoint.empty()) study->resume[number] = checkpoint;
+  ApplyLeaseEnd(*study, lease_id, now);
   spdlog::warn("[study {}] trial {}: worker {} preempted ({}); {}{}", study_id, number, worker_id,
                reason, requeue ? "requeued" : "released",
                checkpoint.empty() ? "" : ", resumes from " + checkpoint);
-  PruneCheckpoints(*runner);
+  PruneCheckpoints(*study);
   return Status::Ok();
 }
 
 Status Coordinator::CheckpointPath(const std::string& worker_id, const std::string& lease_id,
                                    const std::string& name, std::string* path) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (const EvaluationLease* e = leases_.FindEvaluation(lease_id);
-      e && e->worker_id == worker_id) {
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
+  std::optional<EvaluationLease> evaluation;
+  if (study) {
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (const EvaluationLease* e = leases_.FindEvaluation(lease_id);
+        e && e->worker_id == worker_id && e->study_id == study->id()) {
+      evaluation = *e;
+    }
+  }
+  if (evaluation) {
     // An evaluation reads the one checkpoint it was given, and writes none.
-    if (name != ResumeCheckpoint(e->study_id, e->number)) {
+    if (name != ResumeCheckpoint(*study, evaluation->number)) {
       return Status::Error(Status::Code::kInvalidArgument,
                            "'" + name + "' is not the checkpoint this evaluation scores");
     }
-    *path = StudyCheckpointDir(e->study_id) + "/" + name;
+    *path = StudyCheckpointDir(evaluation->study_id) + "/" + name;
     return Status::Ok();
   }
   TrialLease* lease = nullptr;
-  if (Status s = CheckLease(worker_id, lease_id, &lease); !s.ok()) return s;
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
   if (options_.checkpoint_dir.empty()) {
     return Status::Error(Status::Code::kFailedPrecondition,
                          "this coordinator keeps no checkpoints (start it with --checkpoint-dir)");
@@ -1023,17 +1170,33 @@ Status Coordinator::CheckpointPath(const std::string& worker_id, const std::stri
 }
 
 void Coordinator::Tick() {
-  std::lock_guard<std::mutex> lock(mu_);
   const double now = Now();
   RenewStudyLeases(now);
-  for (const auto& id : leases_.Expired(now, options_.lease_timeout_s)) {
-    const TrialLease lease = *leases_.Find(id);
-    StudyRunner* runner = studies_.Find(lease.study_id);
-    const bool requeue =
-        runner && runner->view().trials.at(lease.number).state == TrialState::kRunning;
-    // A lost VM is billed to its last sign of life; the work since its last checkpoint is lost.
-    const double end = std::max(ledger_.Start(id).value_or(lease.last_seen), lease.last_seen);
-    const double wasted = ledger_.LostSecondsAt(id, end);
+  std::vector<std::pair<std::string, int64_t>> expired;  // (lease, its study)
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    for (const auto& id : leases_.Expired(now, options_.lease_timeout_s)) {
+      expired.emplace_back(id, leases_.Find(id)->study_id);
+    }
+  }
+  // One study's lock at a time; each lease is looked at again under it (a heartbeat or its end
+  // may have come since).
+  for (const auto& [id, study_id] : expired) {
+    LockedStudy study = LockStudy(study_id);
+    if (!study) continue;  // not served here any more: its leases went with it
+    TrialLease lease;
+    double end = 0, wasted = 0;
+    {
+      std::lock_guard<std::mutex> table(table_mu_);
+      const TrialLease* held = leases_.Find(id);
+      if (!held || now - held->last_seen <= options_.lease_timeout_s) continue;
+      lease = *held;
+      // A lost VM is billed to its last sign of life; the work since its last checkpoint is lost.
+      end = std::max(ledger_.Start(id).value_or(lease.last_seen), lease.last_seen);
+      wasted = ledger_.LostSecondsAt(id, end);
+    }
+    StudyRunner* runner = study->runner.get();
+    const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
     try {
       commit_->Run([&] {
         store_->CloseSegment(id, end, "expired", "", wasted);
@@ -1047,29 +1210,41 @@ void Coordinator::Tick() {
       continue;
     }
     if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
-    ApplyLeaseEnd(id, end);
-    if (runner) PruneCheckpoints(*runner);
+    ApplyLeaseEnd(*study, id, end);
+    PruneCheckpoints(*study);
     spdlog::warn("[study {}] trial {}: lease {} of worker {} expired (no heartbeat for {:.0f} s){}",
                  lease.study_id, lease.number, id, lease.worker_id, now - lease.last_seen,
                  requeue ? "; requeued" : "");
   }
   ExpireEvaluationLeases(now);
-  for (auto& [id, runner] : studies_.all()) {
-    if (IsOpen(runner->state())) WatchCosts(*runner, now);
-    MaybeFinishStudy(*runner, now);
+  for (const auto& study : studies_.All()) {
+    std::lock_guard<std::mutex> lock(study->mu);
+    if (study->dropped) continue;
+    if (IsOpen(study->runner->state())) WatchCosts(*study, now);
+    MaybeFinishStudy(*study, now);
   }
-  for (auto& [id, w] : workers_) {
-    const Ledger::Idle* idle = ledger_.IdleOf(id);
-    if (idle && now - w.last_seen > options_.lease_timeout_s) {
-      CloseIdle(w, std::max(idle->start, w.last_seen), "lost");
+  std::vector<std::pair<std::string, double>> lost;  // workers idle and silent: (id, end)
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    for (const auto& [id, w] : workers_) {
+      const Ledger::Idle* idle = ledger_.IdleOf(id);
+      if (idle && now - w.last_seen > options_.lease_timeout_s) {
+        lost.emplace_back(id, std::max(idle->start, w.last_seen));
+      }
     }
   }
+  for (const auto& [id, end] : lost) CloseIdle(id, end, "lost");
+  std::lock_guard<std::mutex> table(table_mu_);
   ForgetLostWorkers(workers_, leases_.Holders(), ledger_, now, options_.lease_timeout_s);
 }
 
 
-void Coordinator::CloseIdle(Worker& w, double end, const char* reason) {
-  const auto idle = ledger_.CloseIdle(w.record.id, end, reason);
+void Coordinator::CloseIdle(const std::string& worker_id, double end, const char* reason) {
+  std::optional<IdleSegmentRecord> idle;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    idle = ledger_.CloseIdle(worker_id, end, reason);
+  }
   if (!idle) return;
   try {
     store_->InsertIdleSegment(*idle);
@@ -1078,42 +1253,51 @@ void Coordinator::CloseIdle(Worker& w, double end, const char* reason) {
   }
 }
 
-void Coordinator::MaybeFailUnrunnable(StudyRunner& runner, const std::string& why, double now) {
+void Coordinator::MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now) {
+  StudyRunner& runner = *study.runner;
   if (!options_.fail_unrunnable_studies || runner.state() != StudyState::kRunning) return;
-  if (leases_.AnyOf(runner.id())) return;  // some worker is running one of its trials
-  for (const auto& [id, w] : workers_) {
-    const bool live = now - w.last_seen <= options_.lease_timeout_s;
-    if (live && !w.cannot_run.count(runner.id())) return;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (leases_.AnyOf(runner.id())) return;  // some worker is running one of its trials
+    for (const auto& [id, w] : workers_) {
+      const bool live = now - w.last_seen <= options_.lease_timeout_s;
+      if (live && !w.cannot_run.count(runner.id())) return;
+    }
   }
-  EndStudy(runner, StudyState::kFailed, "no worker can run its trials: " + why, now);
+  EndStudy(study, StudyState::kFailed, "no worker can run its trials: " + why, now);
 }
 
-void Coordinator::MaybeFinishStudy(StudyRunner& runner, double now) {
+void Coordinator::MaybeFinishStudy(ServedStudy& study, double now) {
+  StudyRunner& runner = *study.runner;
   if (runner.state() != StudyState::kRunning) return;
-  if (leases_.AnyOf(runner.id())) return;  // a worker still owes a completion
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (leases_.AnyOf(runner.id())) return;  // a worker still owes a completion
+  }
   std::string reason;
   UpdateQuotaUse(runner, now);
-  if (!runner.Finished(now, ledger_.StudyDollars(runner.id(), now), &reason)) return;
+  if (!runner.Finished(now, StudyDollars(runner.id(), now), &reason)) return;
   const auto& trials = runner.view().trials;
   const bool all_failed =
       !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {
         return t.state == TrialState::kFailed;
       });
-  if (!all_failed) return EndStudy(runner, StudyState::kCompleted, reason, now);
+  if (!all_failed) return EndStudy(study, StudyState::kCompleted, reason, now);
   std::string first;
   try {
     const auto records = store_->ListTrials(runner.id());
     if (!records.empty()) first = "; trial 0 " + records.front().end_reason;
   } catch (const std::exception&) {
   }
-  EndStudy(runner, StudyState::kFailed,
+  EndStudy(study, StudyState::kFailed,
            "every trial failed (" + std::to_string(trials.size()) + " of " +
                std::to_string(trials.size()) + ")" + first,
            now);
 }
 
-void Coordinator::EndStudy(StudyRunner& runner, StudyState state, const std::string& reason,
+void Coordinator::EndStudy(ServedStudy& study, StudyState state, const std::string& reason,
                            double now) {
+  StudyRunner& runner = *study.runner;
   // Paused trials were never promoted; pending ones (a study no worker could run) never ran.
   std::map<int64_t, std::string> parked;
   for (const auto& t : runner.view().trials) {
@@ -1133,18 +1317,19 @@ void Coordinator::EndStudy(StudyRunner& runner, StudyState state, const std::str
   }
   for (const auto& [n, why] : parked) runner.ApplyState(n, TrialState::kStopped);
   runner.ApplyStudyState(state, reason);
-  PruneCheckpoints(runner);
-  if (state == StudyState::kCompleted) QueueBestEvaluation(runner, now);
+  PruneCheckpoints(study);
+  if (state == StudyState::kCompleted) QueueBestEvaluation(study, now);
   auto log = state == StudyState::kFailed ? spdlog::level::err : spdlog::level::info;
   spdlog::log(log, "[study {}] {}: {}; ${:.4f} spent", runner.id(),
               state == StudyState::kFailed ? "FAILED" : "finished", reason,
-              ledger_.StudyDollars(runner.id(), now));
+              StudyDollars(runner.id(), now));
 }
 
 bool Coordinator::AllStudiesFinished() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [id, runner] : studies_.all()) {
-    if (IsOpen(runner->state())) return false;  // a paused study can still be resumed
+  for (const auto& study : studies_.All()) {
+    std::lock_guard<std::mutex> lock(study->mu);
+    // A paused study can still be resumed.
+    if (!study->dropped && IsOpen(study->runner->state())) return false;
   }
   return !EvaluationsOpen();  // a finished study's best trial is still being scored
 }

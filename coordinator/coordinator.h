@@ -1,6 +1,7 @@
 // Coordinator: owns the Store, one StudyRunner per study, the workers, their leases and the
-// ledger. Locks at the edge: every public method takes the one mutex; everything below it
-// (StudyRunner, search/) is single-threaded. The gRPC services are thin adapters over this.
+// ledger. Locks at the edge: every public method takes the locks it needs (see "Locks" below);
+// everything below them (StudyRunner, search/, LeaseTable, Ledger) is single-threaded. The gRPC
+// services are thin adapters over this.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -105,6 +107,22 @@ enum class AcquireResult { kAssigned, kNoWork, kShutdown };
 // when the client gave an absolute path), "" if unknown: where its relative data paths resolve.
 std::string CreatedFromDir(const std::vector<StudyEventRecord>& events);
 
+// Locks, so that two studies never wait on each other:
+//  - a study's lock (ServedStudy::mu, coordinator/study_registry.h): its StudyRunner, its
+//    resume points, its test evaluations, its cost alerts, and the report fields of its trial
+//    leases. Its Store writes are submitted under it, so they commit in the order memory took
+//    them. A call may wait for a commit under it: the commit thread takes no study or table
+//    lock (a report's completion that needs its study's lock, UndoReport or pruning, runs on
+//    the after-commit thread).
+//  - the table lock (table_mu_): the LeaseTable's maps and each lease's last_seen, the workers,
+//    the Ledger and the studies' tags (quotas add dollars across studies). Held briefly: never
+//    across a Store write or a commit wait.
+//  - the registry's own locks (its map under a shared_mutex, its study leases): leaves, held
+//    only inside StudyRegistry's methods.
+// Order: create_mu_ (CreateStudy only) -> study -> table -> registry. No call holds two study
+// locks: AcquireTrial and Tick walk the studies one lock at a time, and AcquireTrial first tries
+// the studies not busy. A trial lease ends only under its study's lock, so a TrialLease* found
+// under the table lock stays valid while the study's lock is held.
 class Coordinator {
  public:
   // Rebuilds every study from `store`; throws if the database cannot be read.
@@ -186,6 +204,7 @@ class Coordinator {
   void ReleaseStudyLeases();
 
  private:
+  friend struct CoordinatorTestPeer;  // tests/coordinator/coordinator_locks_test.cc
   struct Worker {
     WorkerRecord record;
     double last_seen = 0;
@@ -193,35 +212,62 @@ class Coordinator {
     std::set<int64_t> cannot_run;      // studies it refused (worker_cannot_run)
   };
   double Now() const { return options_.clock(); }
-  // Rebuilds one study (its trials, leases, ledger and resume points) from the Store.
+  // A study locked, or empty (false) when it is not served here.
+  struct LockedStudy {
+    std::shared_ptr<ServedStudy> study;
+    std::unique_lock<std::mutex> lock;
+    explicit operator bool() const { return study != nullptr; }
+    ServedStudy* operator->() const { return study.get(); }
+    ServedStudy& operator*() const { return *study; }
+  };
+  LockedStudy LockStudy(int64_t study_id);
+  // The study of lease `lease_id` (a trial's or an evaluation's), 0 when no such lease is held.
+  int64_t StudyOfLease(const std::string& lease_id);
+  // For tests: holds study `id`'s lock as a long decision or commit of that study would.
+  std::unique_lock<std::mutex> LockStudyForTest(int64_t study_id);
+  // The study's dollars (the ledger's, under the table lock).
+  double StudyDollars(int64_t study_id, double now);
+  // Rebuilds one study (its trials, leases, ledger and resume points) from the Store and serves
+  // it; it is filled under its own lock, so nobody sees it half restored.
   void RestoreStudy(const StudyRecord& s, double now);
   // Study leases (coordinator/study_leases.cc): renews them, drops the studies whose lease
   // passed to another coordinator and takes over those whose lease is free.
   void RenewStudyLeases(double now);
   void DropStudy(int64_t study_id);
-  // test_evaluations.cc. The caller holds mu_.
-  void RestoreEvaluations(int64_t study_id);
+  // test_evaluations.cc. The caller holds the study's lock (or the study is not served yet).
+  void RestoreEvaluations(ServedStudy& study);
+  // Records an evaluation's new state in memory and recounts the study's pending and open ones.
+  static void SetEvaluation(ServedStudy& study, const EvaluationRecord& e);
   // Queues the best trial's test evaluation as a study completes (best with a checkpoint).
-  void QueueBestEvaluation(const StudyRunner& runner, double now);
-  Status QueueEvaluation(const StudyRunner& runner, int64_t number, const std::string& by,
-                         double now);
-  // Leases a pending evaluation to `w`; false when there is none it can run.
-  bool AssignEvaluation(Worker& w, double now, Assignment* out);
-  bool EvaluationsOpen() const;  // some evaluation is pending or running
-  // A worker's completion, failure or hand-back of evaluation lease `lease_id`; nullopt when
-  // lease_id is not an evaluation lease (a trial's, or none).
-  std::optional<Status> EndEvaluationLease(const std::string& worker_id,
+  void QueueBestEvaluation(ServedStudy& study, double now);
+  Status QueueEvaluation(ServedStudy& study, int64_t number, const std::string& by, double now);
+  // Leases a pending evaluation of some study to worker `worker_id` (`w`: a copy); false when
+  // there is none it can run. Takes each study's lock in turn: the caller holds none.
+  bool AssignEvaluation(const std::string& worker_id, const Worker& w, double now,
+                        Assignment* out);
+  bool EvaluationsOpen();  // some evaluation is pending or running
+  // AcquireTrial's work in one study (locked): its next trial leased to the worker (`w`: a
+  // copy), or the storage error that stopped it; nullopt when the study has none to give.
+  std::optional<Status> AssignTrial(ServedStudy& study, const std::string& worker_id,
+                                    const Worker& w, double now, Assignment* out);
+  // A worker's completion, failure or hand-back of evaluation lease `lease_id` of `study`
+  // (locked, or null); nullopt when lease_id is not an evaluation lease (a trial's, or none).
+  std::optional<Status> EndEvaluationLease(ServedStudy* study, const std::string& worker_id,
                                            const std::string& lease_id, EvaluationState state,
                                            const std::map<std::string, double>& metrics,
                                            const std::string& error, bool cannot_run = false);
   void ExpireEvaluationLeases(double now);
-  // Finds a registered worker and notes that it is alive.
+  // Finds a registered worker and notes that it is alive. The caller holds table_mu_.
   Status TouchWorker(const std::string& worker_id, double now, Worker** out);
-  Status CheckLease(const std::string& worker_id, const std::string& lease_id,
-                    TrialLease** out);
-  // Ends a lease: closes its segment and charges the trial. The Store write is the caller's.
-  void ApplyLeaseEnd(const std::string& lease_id, double end);
-  std::string ResumeCheckpoint(int64_t study_id, int64_t number) const;
+  // The lease as held by the worker (and the worker touched), under the table lock; the
+  // pointer stays valid while the caller holds the lease's study lock.
+  // FAILED_PRECONDITION too when the lease is not `study`'s (the one the caller locked).
+  Status CheckLease(const ServedStudy* study, const std::string& worker_id,
+                    const std::string& lease_id, TrialLease** out);
+  // Ends a lease of `study` (locked): closes its segment and charges the trial. The Store write
+  // is the caller's.
+  void ApplyLeaseEnd(ServedStudy& study, const std::string& lease_id, double end);
+  static std::string ResumeCheckpoint(const ServedStudy& study, int64_t number);
   // The trial's checkpoints on disk older than `newest`, newest first.
   std::vector<std::string> OlderCheckpoints(int64_t study_id, int64_t number,
                                             const std::string& newest) const;
@@ -229,66 +275,62 @@ class Coordinator {
   std::string StudyCheckpointDir(int64_t study_id) const;
   // Deletes the study's checkpoints that its checkpoint.keep no longer wants; never fails.
   // `only`: judge just these names instead of listing the directory (a report's superseded one).
-  void PruneCheckpoints(const StudyRunner& runner, const std::vector<std::string>& only = {});
-  void MaybeFinishStudy(StudyRunner& runner, double now);
-  // Records the worker's idle stretch, if one is open, as ending at `end`.
-  void CloseIdle(Worker& w, double end, const char* reason);
+  void PruneCheckpoints(const ServedStudy& study, const std::vector<std::string>& only = {});
+  void MaybeFinishStudy(ServedStudy& study, double now);
+  // Records the worker's idle stretch, if one is open, as ending at `end`. Takes the table lock
+  // (the caller does not hold it) and writes the stretch to the Store after letting it go.
+  void CloseIdle(const std::string& worker_id, double end, const char* reason);
   // Ends the study FAILED when every live worker refused it (fail_unrunnable_studies).
-  void MaybeFailUnrunnable(StudyRunner& runner, const std::string& why, double now);
-  void EndStudy(StudyRunner& runner, StudyState state, const std::string& reason, double now);
+  void MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now);
+  void EndStudy(ServedStudy& study, StudyState state, const std::string& reason, double now);
   Status StorageError(const std::exception& e, const std::string& what);
   // A report whose write failed to commit: takes back what ReportProgress applied to memory
   // (the study is rebuilt from the Store once every write queued before it has landed).
-  void UndoReport(const std::string& lease_id, int64_t study_id, int64_t number, int64_t seq,
+  void UndoReport(ServedStudy& study, const std::string& lease_id, int64_t number, int64_t seq,
                   const std::string& checkpoint, const std::string& previous_checkpoint,
                   bool paused_by_it);
-  // Sets an open study's state and records who did it; the caller holds mu_.
-  Status SetOpenState(int64_t id, StudyState state, const std::string& action,
+  // Sets an open study's state and records who did it; the caller holds its lock.
+  Status SetOpenState(ServedStudy& study, StudyState state, const std::string& action,
                       const std::string& user, const std::string& detail);
   // A lease's trial goes back to PENDING (segment `reason`, `wasted` seconds); Store first.
-  Status EndLeaseAndRequeue(const std::string& lease_id, double end, const std::string& reason,
-                            const std::string& checkpoint, double wasted);
-  // Cost controls (coordinator/cost_watch.cc, quota.cc). The caller holds mu_.
+  Status EndLeaseAndRequeue(ServedStudy& study, const std::string& lease_id, double end,
+                            const std::string& reason, const std::string& checkpoint,
+                            double wasted);
+  // Cost controls (coordinator/cost_watch.cc, quota.cc). The caller holds the study's lock.
   // Alerts and recorded forecasts due for an open study: each recorded once, logged, and its
   // command (if any) run off this thread.
-  void WatchCosts(StudyRunner& runner, double now);
+  void WatchCosts(ServedStudy& study, double now);
   Forecast ForecastNow(const StudyRunner& runner, const std::vector<SegmentRecord>& segments,
                        double now);
-  void FireCostEvent(StudyRunner& runner, const CostEvent& event, double now);
+  void FireCostEvent(ServedStudy& study, const CostEvent& event, double now);
   // Sets what the runner's quotas have spent across their studies, before it decides.
   void UpdateQuotaUse(StudyRunner& runner, double now);
-  // Dollars of every study tagged key=value (open leases to `now`).
+  // Dollars of every study tagged key=value (open leases to `now`). The caller holds table_mu_.
   double TagDollars(const std::string& key, const std::string& value, double now) const;
   // RESOURCE_EXHAUSTED when a quota on `tags` is spent already.
-  Status CheckQuotas(const Tags& tags, double now) const;
-  // What its trials' summaries take from memory: newest checkpoints, test evaluations.
-  TrialExtras TrialExtrasOf(int64_t study_id) const;
+  Status CheckQuotas(const Tags& tags, double now);
+  // What its trials' summaries take from memory: newest checkpoints, test evaluations. Valid
+  // while the study's lock is held.
+  static TrialExtras TrialExtrasOf(const ServedStudy& study);
 
-  std::mutex mu_;
   std::unique_ptr<Store> store_;
-  // Every transaction goes through it, in mu_'s order. A report applies to memory and queues
-  // its write with a completion that answers it (nothing waits); the other writers wait under
-  // mu_ (Run), which is why the writer's completions never take mu_.
+  // Every transaction goes through it. A study's writes are submitted under its lock, so they
+  // commit in the order memory took them. A report applies to memory and queues its write with
+  // a completion that answers it (nothing waits); the other writers wait under their study's
+  // lock (Run), which is why the writer's completions never take a study's lock.
   std::unique_ptr<GroupCommit> commit_;
-  // What a committed (or failed) report does under mu_ before it is answered: pruning the
-  // checkpoint it superseded, UndoReport. Not on the writer thread, which a Run under mu_ waits.
+  // What a committed (or failed) report does under its study's lock before it is answered:
+  // pruning the checkpoint it superseded, UndoReport. Not on the writer thread, which a Run
+  // under a study's lock waits for.
   std::unique_ptr<TaskThread> after_commit_;
   CoordinatorOptions options_;
-  StudyRegistry studies_;  // the studies served, one StudyRunner each; their study leases
+  StudyRegistry studies_;  // the studies served, each with its lock; their study leases
+  std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
+  std::mutex table_mu_;  // guards the four below (see "Locks")
   std::map<std::string, Worker> workers_;
   LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
   Ledger ledger_;  // every dollar: segments, idle stretches, study totals
-  // The newest checkpoint of each (study, trial): an epoch's, a spot notice's or a pause's.
-  std::map<std::pair<int64_t, int64_t>, std::string> resume_;
-  std::map<std::pair<int64_t, int64_t>, EvaluationRecord> evaluations_;
-  // Per study: the alerts and forecasts recorded (their keys, from its events), and when its
-  // forecast was last made for them, with how many trials had ended then.
-  std::map<int64_t, std::set<std::string>> cost_events_;
-  struct ForecastCheck {
-    double at = -1e300;
-    int64_t ended = -1;
-  };
-  std::map<int64_t, ForecastCheck> forecast_checks_;
+  std::map<int64_t, Tags> tags_;  // each study's tags, for quotas across studies
   // Last: destroyed first, so it waits for commands still running while the rest is intact.
   AlertCommands alert_commands_;
 };

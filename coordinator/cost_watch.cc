@@ -27,9 +27,10 @@ Forecast Coordinator::ForecastNow(const StudyRunner& runner,
   return MakeForecast(in, segments, now);
 }
 
-void Coordinator::FireCostEvent(StudyRunner& runner, const CostEvent& event, double now) {
+void Coordinator::FireCostEvent(ServedStudy& study, const CostEvent& event, double now) {
+  const StudyRunner& runner = *study.runner;
   const StudyConfig& config = runner.config();
-  CostFacts facts{runner.id(), config.name, config.tags, now, ledger_.StudyDollars(runner.id(), now),
+  CostFacts facts{runner.id(), config.name, config.tags, now, StudyDollars(runner.id(), now),
                   config.budget};
   const std::string detail = CostEventJson(event, facts);
   try {
@@ -38,7 +39,7 @@ void Coordinator::FireCostEvent(StudyRunner& runner, const CostEvent& event, dou
     StorageError(e, "a cost alert");  // not recorded: the next tick tries again
     return;
   }
-  cost_events_[runner.id()].insert(event.key);
+  study.cost_events.insert(event.key);
   if (event.action != "alert") {
     spdlog::info("[study {}] {}", runner.id(), event.message);
     return;
@@ -50,13 +51,14 @@ void Coordinator::FireCostEvent(StudyRunner& runner, const CostEvent& event, dou
   }
 }
 
-void Coordinator::WatchCosts(StudyRunner& runner, double now) {
+void Coordinator::WatchCosts(ServedStudy& study, double now) {
+  const StudyRunner& runner = *study.runner;
   const int64_t id = runner.id();
   const StudyConfig& config = runner.config();
-  const std::set<std::string>& recorded = cost_events_[id];
-  const double spent = ledger_.StudyDollars(id, now);
+  const std::set<std::string>& recorded = study.cost_events;
+  const double spent = StudyDollars(id, now);
   for (const auto& e : DueBudgetAlerts(config.alerts, spent, config.budget.max_dollars, recorded)) {
-    FireCostEvent(runner, e, now);
+    FireCostEvent(study, e, now);
   }
   // The forecast reads the Store (every trial and lease, under the lock): it is made only when a
   // trial has ended since the last one (nothing else changes it much), at most every
@@ -67,12 +69,12 @@ void Coordinator::WatchCosts(StudyRunner& runner, double now) {
                              (config.budget.max_dollars > 0 || config.budget.max_hours > 0);
   const double progress = StudyProgress(config.budget, spent, ended);
   const bool record_pending = DueForecastPoint(progress, recorded).has_value();
-  ForecastCheck& check = forecast_checks_[id];
   if (ended == 0 || (!alert_pending && !record_pending) ||
-      ended == check.ended || now - check.at < options_.forecast_interval_s) {
+      ended == study.forecast_ended || now - study.forecast_at < options_.forecast_interval_s) {
     return;
   }
-  check = {now, ended};
+  study.forecast_at = now;
+  study.forecast_ended = ended;
   Forecast f;
   try {
     f = ForecastNow(runner, store_->ListSegments(id), now);
@@ -80,9 +82,9 @@ void Coordinator::WatchCosts(StudyRunner& runner, double now) {
     spdlog::warn("[study {}] cannot make its forecast: {}", id, e.what());
     return;
   }
-  if (auto record = DueForecastRecord(progress, f, recorded)) FireCostEvent(runner, *record, now);
-  if (auto alert = DueForecastAlert(config.alerts, f, config.budget, cost_events_[id])) {
-    FireCostEvent(runner, *alert, now);
+  if (auto record = DueForecastRecord(progress, f, recorded)) FireCostEvent(study, *record, now);
+  if (auto alert = DueForecastAlert(config.alerts, f, config.budget, study.cost_events)) {
+    FireCostEvent(study, *alert, now);
   }
 }
 

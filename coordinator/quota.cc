@@ -38,9 +38,9 @@ std::string ParseQuota(const std::string& text, Quota* out) {
 double Coordinator::TagDollars(const std::string& key, const std::string& value,
                                double now) const {
   std::vector<int64_t> tagged;
-  for (const auto& [id, study] : studies_.all()) {
-    const auto it = study->config().tags.find(key);
-    if (it != study->config().tags.end() && it->second == value) tagged.push_back(id);
+  for (const auto& [id, tags] : tags_) {
+    const auto it = tags.find(key);
+    if (it != tags.end() && it->second == value) tagged.push_back(id);
   }
   return ledger_.StudiesDollars(tagged, now);
 }
@@ -49,15 +49,17 @@ void Coordinator::UpdateQuotaUse(StudyRunner& runner, double now) {
   if (options_.quotas.empty()) return;
   std::vector<QuotaUse> uses;
   const Tags& tags = runner.config().tags;
+  std::lock_guard<std::mutex> table(table_mu_);
   for (const auto& q : options_.quotas) {
     const auto it = tags.find(q.key);
     if (it == tags.end() || it->second != q.value) continue;
     uses.push_back({q.Name(), q.dollars, TagDollars(q.key, q.value, now)});
   }
-  runner.SetQuotaUse(std::move(uses));
+  runner.SetQuotaUse(std::move(uses));  // (the runner is the caller's, under its study lock)
 }
 
-Status Coordinator::CheckQuotas(const Tags& tags, double now) const {
+Status Coordinator::CheckQuotas(const Tags& tags, double now) {
+  std::lock_guard<std::mutex> table(table_mu_);
   for (const auto& q : options_.quotas) {
     const auto it = tags.find(q.key);
     if (it == tags.end() || it->second != q.value) continue;

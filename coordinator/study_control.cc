@@ -81,10 +81,10 @@ void ReplayStudyEvents(const std::vector<StudyEventRecord>& events, StudyRunner*
   }
 }
 
-Status Coordinator::SetOpenState(int64_t id, StudyState state, const std::string& action,
+Status Coordinator::SetOpenState(ServedStudy& study, StudyState state, const std::string& action,
                                  const std::string& user, const std::string& detail) {
-  StudyRunner* runner = studies_.Find(id);
-  if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  StudyRunner* runner = study.runner.get();
+  const int64_t id = study.id();
   if (!IsOpen(runner->state())) {
     return Status::Error(Status::Code::kFailedPrecondition,
                          "study " + std::to_string(id) + " is " + ToString(runner->state()) +
@@ -117,20 +117,22 @@ Status Coordinator::SetOpenState(int64_t id, StudyState state, const std::string
 }
 
 Status Coordinator::PauseStudy(int64_t id, const std::string& user, const std::string& detail) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return SetOpenState(id, StudyState::kPaused, "paused", user, detail);
+  LockedStudy study = LockStudy(id);
+  if (!study) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  return SetOpenState(*study, StudyState::kPaused, "paused", user, detail);
 }
 
 Status Coordinator::ResumeStudy(int64_t id, const std::string& user, const std::string& detail) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return SetOpenState(id, StudyState::kRunning, "resumed", user, detail);
+  LockedStudy study = LockStudy(id);
+  if (!study) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  return SetOpenState(*study, StudyState::kRunning, "resumed", user, detail);
 }
 
 Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
                                  const std::string& user) {
-  std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = studies_.Find(id);
-  if (!runner) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  LockedStudy study = LockStudy(id);
+  if (!study) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
+  StudyRunner* runner = study->runner.get();
   if (!IsOpen(runner->state())) {
     return Status::Error(Status::Code::kFailedPrecondition,
                          "study " + std::to_string(id) + " is " + ToString(runner->state()) +
@@ -152,15 +154,19 @@ Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
   runner->ApplyBudget(budget);
   spdlog::info("[study {}] budget changed by {}: {}", id, Who(user), detail);
   // A lowered budget may end the study now; a raised one applies to the next AcquireTrial.
-  MaybeFinishStudy(*runner, now);
+  MaybeFinishStudy(*study, now);
   return Status::Ok();
 }
 
-Status Coordinator::EndLeaseAndRequeue(const std::string& lease_id, double end,
-                                       const std::string& reason, const std::string& checkpoint,
-                                       double wasted) {
-  const TrialLease lease = *leases_.Find(lease_id);
-  StudyRunner* runner = studies_.Find(lease.study_id);
+Status Coordinator::EndLeaseAndRequeue(ServedStudy& study, const std::string& lease_id,
+                                       double end, const std::string& reason,
+                                       const std::string& checkpoint, double wasted) {
+  TrialLease lease;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    lease = *leases_.Find(lease_id);
+  }
+  StudyRunner* runner = study.runner.get();
   const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
   try {
     commit_->Run([&] {
@@ -174,21 +180,28 @@ Status Coordinator::EndLeaseAndRequeue(const std::string& lease_id, double end,
     return StorageError(e, "the lease's end");
   }
   if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
-  if (!checkpoint.empty()) resume_[{lease.study_id, lease.number}] = checkpoint;
-  ApplyLeaseEnd(lease_id, end);
+  if (!checkpoint.empty()) study.resume[lease.number] = checkpoint;
+  ApplyLeaseEnd(study, lease_id, end);
   spdlog::info("[study {}] trial {} handed back ({}){}", lease.study_id, lease.number, reason,
                checkpoint.empty() ? "" : "; resumes from " + checkpoint);
-  PruneCheckpoints(*runner);
+  PruneCheckpoints(study);
   return Status::Ok();
 }
 
 int Coordinator::InterruptLeases(int64_t study_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockedStudy study = LockStudy(study_id);
+  if (!study) return 0;
   const double now = Now();
+  std::vector<std::pair<std::string, double>> leases;  // (id, wasted seconds)
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    for (const auto& id : leases_.OfStudy(study_id)) {
+      leases.emplace_back(id, ledger_.LostSecondsAt(id, now));
+    }
+  }
   int ended = 0;
-  for (const auto& id : leases_.OfStudy(study_id)) {
-    const double wasted = ledger_.LostSecondsAt(id, now);
-    ended += EndLeaseAndRequeue(id, now, kStudyPausedSegment, "", wasted).ok();
+  for (const auto& [id, wasted] : leases) {
+    ended += EndLeaseAndRequeue(*study, id, now, kStudyPausedSegment, "", wasted).ok();
   }
   return ended;
 }

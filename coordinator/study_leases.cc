@@ -27,8 +27,12 @@ CoordinatorOptions SharedDatabaseOptions(const std::string& db, const std::strin
 void Coordinator::RenewStudyLeases(double now) {
   if (!studies_.RenewalDue(now)) return;
   std::vector<int64_t> lost;
-  for (const auto& [id, runner] : studies_.all()) {
-    if (!IsOpen(runner->state())) continue;
+  for (const auto& study : studies_.All()) {
+    {
+      std::lock_guard<std::mutex> lock(study->mu);
+      if (study->dropped || !IsOpen(study->runner->state())) continue;
+    }
+    const int64_t id = study->id();
     try {
       if (!studies_.Claim(id, now)) lost.push_back(id);
     } catch (const std::exception& e) {
@@ -55,9 +59,9 @@ void Coordinator::RenewStudyLeases(double now) {
       if (!studies_.Claim(s.id, now)) continue;
       // Its workers registered with the coordinator that served it; they keep their ids here.
       if (!workers_loaded) {
-        for (const auto& w : store_->ListWorkers()) {
-          workers_.try_emplace(w.id, Worker{w, now, 0, {}});
-        }
+        const auto records = store_->ListWorkers();
+        std::lock_guard<std::mutex> table(table_mu_);
+        for (const auto& w : records) workers_.try_emplace(w.id, Worker{w, now, 0, {}});
         workers_loaded = true;
       }
       spdlog::warn("[study {}] taking it over: its lease was free (its coordinator stopped)",
@@ -71,24 +75,21 @@ void Coordinator::RenewStudyLeases(double now) {
 }
 
 void Coordinator::DropStudy(int64_t study_id) {
-  studies_.Remove(study_id);
+  // Its runner, resume points, evaluations, alerts and forecast checks go with its entry: they
+  // are the new owner's now, and kept here they would be stale if the study came back. Whoever
+  // still holds the entry sees `dropped` under its lock.
+  std::shared_ptr<ServedStudy> study = studies_.Remove(study_id);
+  std::unique_lock<std::mutex> lock;
+  if (study) {
+    lock = std::unique_lock<std::mutex>(study->mu);
+    study->dropped = true;
+  }
+  std::lock_guard<std::mutex> table(table_mu_);
   ledger_.DropStudy(study_id);
   leases_.DropStudy(study_id);
-  for (auto it = resume_.begin(); it != resume_.end();) {
-    it = it->first.first == study_id ? resume_.erase(it) : std::next(it);
-  }
-  // Its evaluations, alerts and forecast checks are the new owner's now; kept here, they would
-  // be stale if the study came back.
-  for (auto it = evaluations_.begin(); it != evaluations_.end();) {
-    it = it->first.first == study_id ? evaluations_.erase(it) : std::next(it);
-  }
-  cost_events_.erase(study_id);
-  forecast_checks_.erase(study_id);
+  tags_.erase(study_id);
 }
 
-void Coordinator::ReleaseStudyLeases() {
-  std::lock_guard<std::mutex> lock(mu_);
-  studies_.ReleaseAll();
-}
+void Coordinator::ReleaseStudyLeases() { studies_.ReleaseAll(); }
 
 }  // namespace sift::coordinator

@@ -8,24 +8,45 @@ StudyRegistry::StudyRegistry(Store& store, int64_t max_running, double lease_s,
                              std::string owner)
     : store_(store), max_running_(max_running), lease_s_(lease_s), owner_(std::move(owner)) {}
 
-StudyRunner* StudyRegistry::Find(int64_t id) const {
-  auto it = runners_.find(id);
-  return it == runners_.end() ? nullptr : it->second.get();
+std::shared_ptr<ServedStudy> StudyRegistry::Find(int64_t id) const {
+  std::shared_lock<std::shared_mutex> lock(studies_mu_);
+  auto it = studies_.find(id);
+  return it == studies_.end() ? nullptr : it->second;
 }
 
-void StudyRegistry::Add(std::unique_ptr<StudyRunner> runner) {
-  const int64_t id = runner->id();
-  runners_[id] = std::move(runner);
+void StudyRegistry::Add(std::shared_ptr<ServedStudy> study) {
+  const int64_t id = study->id();
+  std::unique_lock<std::shared_mutex> lock(studies_mu_);
+  studies_[id] = std::move(study);
 }
 
-void StudyRegistry::Remove(int64_t id) {
-  runners_.erase(id);
-  lease_until_.erase(id);
+std::shared_ptr<ServedStudy> StudyRegistry::Remove(int64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    lease_until_.erase(id);
+  }
+  std::unique_lock<std::shared_mutex> lock(studies_mu_);
+  auto it = studies_.find(id);
+  if (it == studies_.end()) return nullptr;
+  auto study = std::move(it->second);
+  studies_.erase(it);
+  return study;
+}
+
+StudyRegistry::Studies StudyRegistry::All() const {
+  std::shared_lock<std::shared_mutex> lock(studies_mu_);
+  Studies out;
+  out.reserve(studies_.size());
+  for (const auto& [id, study] : studies_) out.push_back(study);
+  return out;
 }
 
 Status StudyRegistry::RunningCap() const {
   int64_t running = 0;
-  for (const auto& [id, runner] : runners_) running += runner->state() == StudyState::kRunning;
+  for (const auto& study : All()) {
+    std::lock_guard<std::mutex> lock(study->mu);
+    running += !study->dropped && study->runner->state() == StudyState::kRunning;
+  }
   if (running < max_running_) return Status::Ok();
   return Status::Error(Status::Code::kResourceExhausted,
                        std::to_string(running) + " studies are running, the limit " +
@@ -37,31 +58,38 @@ bool StudyRegistry::Claim(int64_t id, double now) {
   if (lease_s_ <= 0) return true;
   const double until = now + lease_s_;
   if (!store_.ClaimStudy(id, owner_, now, until)) return false;
+  std::lock_guard<std::mutex> lock(leases_mu_);
   lease_until_[id] = until;
   return true;
 }
 
 bool StudyRegistry::RenewalDue(double now) {
+  std::lock_guard<std::mutex> lock(leases_mu_);
   if (lease_s_ <= 0 || now < next_renewal_) return false;
   next_renewal_ = now + lease_s_ / 3;
   return true;
 }
 
 double StudyRegistry::HeldUntil(int64_t id) const {
+  std::lock_guard<std::mutex> lock(leases_mu_);
   auto it = lease_until_.find(id);
   return it == lease_until_.end() ? 0 : it->second;
 }
 
 void StudyRegistry::ReleaseAll() {
   if (lease_s_ <= 0) return;
-  for (const auto& [id, until] : lease_until_) {
+  std::map<int64_t, double> held;
+  {
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    held.swap(lease_until_);
+  }
+  for (const auto& [id, until] : held) {
     try {
       store_.ReleaseStudy(id, owner_);
     } catch (const std::exception& e) {
       spdlog::warn("[study {}] cannot release its lease (it expires by itself): {}", id, e.what());
     }
   }
-  lease_until_.clear();
 }
 
 }  // namespace sift::coordinator

@@ -1,37 +1,71 @@
-// The study registry: the studies this coordinator serves, one StudyRunner each, and the cap on
-// how many run at once. With a database shared by several coordinators (PostgreSQL) it also
-// holds the study leases that say which coordinator serves which open study: a row in the
-// database (Store::ClaimStudy) that its coordinator renews (coordinator/study_leases.cc takes a
-// study over when its lease expired). Not thread-safe: the caller locks.
+// The study registry: the studies this coordinator serves, each with its own lock, its
+// StudyRunner and what the Coordinator keeps per study, and the cap on how many run at once.
+// With a database shared by several coordinators (PostgreSQL) it also holds the study leases
+// that say which coordinator serves which open study: a row in the database (Store::ClaimStudy)
+// that its coordinator renews (coordinator/study_leases.cc takes a study over when its lease
+// expired).
+//
+// Thread-safe. Its own locks are leaves (coordinator.h, "Locks"): the map of studies is under a
+// shared_mutex (lookups share it, Add and Remove take it alone), the study leases under a mutex,
+// and neither is held while anything else is locked or waited for. A study found here is locked
+// by the caller (ServedStudy::mu); one removed meanwhile says so (`dropped`).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "coordinator/records.h"
 #include "coordinator/status.h"
 #include "coordinator/store.h"
 #include "coordinator/study_runner.h"
 
 namespace sift::coordinator {
 
+// One study served here. Everything below `mu` is guarded by it, except the two counters, which
+// are written under it and read without it (to skip a study that has nothing to give).
+struct ServedStudy {
+  explicit ServedStudy(std::unique_ptr<StudyRunner> r) : runner(std::move(r)) {}
+  int64_t id() const { return runner->id(); }
+
+  std::mutex mu;
+  std::unique_ptr<StudyRunner> runner;  // never null
+  bool dropped = false;  // no longer served (another coordinator took it): let go of it
+  // The newest checkpoint of each trial: an epoch's, a spot notice's or a pause's.
+  std::map<int64_t, std::string> resume;
+  // Test evaluations by trial (coordinator/test_evaluations.cc), and how many are pending
+  // (waiting for a worker) and open (pending or running).
+  std::map<int64_t, EvaluationRecord> evaluations;
+  std::atomic<int> pending_evaluations{0}, open_evaluations{0};
+  // The alerts and forecasts recorded (their keys, from its events), and when its forecast was
+  // last made for them, with how many trials had ended then.
+  std::set<std::string> cost_events;
+  double forecast_at = -1e300;
+  int64_t forecast_ended = -1;
+};
+
 class StudyRegistry {
  public:
-  using Runners = std::map<int64_t, std::unique_ptr<StudyRunner>>;
-
+  using Studies = std::vector<std::shared_ptr<ServedStudy>>;
   // `lease_s` 0: no study leases, every study is served here (SQLite).
   StudyRegistry(Store& store, int64_t max_running, double lease_s, std::string owner);
 
-  StudyRunner* Find(int64_t id) const;
-  void Add(std::unique_ptr<StudyRunner> runner);
-  // Stops serving the study (its study lease, if any, is forgotten, not released).
-  void Remove(int64_t id);
-  // Every study served, by id.
-  const Runners& all() const { return runners_; }
-
-  // RESOURCE_EXHAUSTED when `max_running` studies are running.
+  // The study, or null when it is not served. Lock it, then check `dropped`.
+  std::shared_ptr<ServedStudy> Find(int64_t id) const;
+  void Add(std::shared_ptr<ServedStudy> study);
+  // Stops serving the study (its study lease, if any, is forgotten, not released) and returns
+  // it (null when it was not served); the caller marks it dropped under its lock.
+  std::shared_ptr<ServedStudy> Remove(int64_t id);
+  // Every study served, by id, as they are now.
+  Studies All() const;
+  // RESOURCE_EXHAUSTED when `max_running` studies are running. Locks each study in turn: the
+  // caller holds no study lock.
   Status RunningCap() const;
 
   // Study leases; all true or no-ops when lease_s is 0.
@@ -48,10 +82,12 @@ class StudyRegistry {
 
  private:
   Store& store_;
-  int64_t max_running_;
-  double lease_s_;
-  std::string owner_;
-  Runners runners_;
+  const int64_t max_running_;
+  const double lease_s_;
+  const std::string owner_;
+  mutable std::shared_mutex studies_mu_;
+  std::map<int64_t, std::shared_ptr<ServedStudy>> studies_;
+  mutable std::mutex leases_mu_;
   std::map<int64_t, double> lease_until_;  // study leases held: until when
   double next_renewal_ = 0;
 };

@@ -4,6 +4,7 @@
 // or the coordinator restarted) sends it back to pending, and the Store holds every state.
 #include <spdlog/spdlog.h>
 
+#include <mutex>
 #include <random>
 
 #include "coordinator/coordinator.h"
@@ -16,7 +17,9 @@ using search::TrialState;
 namespace {
 
 std::string EvaluationLeaseId() {
+  static std::mutex mu;  // called under any study's lock
   static std::mt19937_64 gen{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mu);
   char buf[40];
   std::snprintf(buf, sizeof(buf), "E-%016llx", static_cast<unsigned long long>(gen()));
   return buf;
@@ -28,23 +31,35 @@ bool HasModel(TrialState s) {
 
 }  // namespace
 
-void Coordinator::RestoreEvaluations(int64_t study_id) {
-  for (auto& e : store_->ListEvaluations(study_id)) {
+void Coordinator::RestoreEvaluations(ServedStudy& study) {
+  for (auto& e : store_->ListEvaluations(study.id())) {
     // Its lease ended with the old process: score it again (the worker's late answer is refused).
     if (e.state == EvaluationState::kRunning) e.state = EvaluationState::kPending;
-    evaluations_[{study_id, e.number}] = e;
+    SetEvaluation(study, e);
   }
 }
 
-bool Coordinator::EvaluationsOpen() const {
-  for (const auto& [key, e] : evaluations_) {
-    if (e.state == EvaluationState::kPending || e.state == EvaluationState::kRunning) return true;
+void Coordinator::SetEvaluation(ServedStudy& study, const EvaluationRecord& e) {
+  study.evaluations[e.number] = e;
+  int pending = 0, open = 0;
+  for (const auto& [number, each] : study.evaluations) {
+    pending += each.state == EvaluationState::kPending;
+    open += each.state == EvaluationState::kPending || each.state == EvaluationState::kRunning;
+  }
+  study.pending_evaluations = pending;
+  study.open_evaluations = open;
+}
+
+bool Coordinator::EvaluationsOpen() {
+  for (const auto& study : studies_.All()) {
+    if (study->open_evaluations > 0) return true;
   }
   return false;
 }
 
-Status Coordinator::QueueEvaluation(const StudyRunner& runner, int64_t number,
-                                    const std::string& by, double now) {
+Status Coordinator::QueueEvaluation(ServedStudy& study, int64_t number, const std::string& by,
+                                    double now) {
+  const StudyRunner& runner = *study.runner;
   const auto& trials = runner.view().trials;
   const std::string name = "trial " + std::to_string(number) + " of study " +
                            std::to_string(runner.id());
@@ -61,14 +76,13 @@ Status Coordinator::QueueEvaluation(const StudyRunner& runner, int64_t number,
                              ": only a finished trial that did not fail or diverge has a model "
                              "to score on the test split");
   }
-  if (ResumeCheckpoint(runner.id(), number).empty() || options_.checkpoint_dir.empty()) {
+  if (ResumeCheckpoint(study, number).empty() || options_.checkpoint_dir.empty()) {
     return Status::Error(Status::Code::kFailedPrecondition,
                          name + " has no checkpoint to score (checkpoints are kept in the "
                                 "coordinator's --checkpoint-dir)");
   }
-  const std::pair<int64_t, int64_t> key{runner.id(), number};
-  if (auto it = evaluations_.find(key);
-      it != evaluations_.end() && it->second.state != EvaluationState::kFailed) {
+  if (auto it = study.evaluations.find(number);
+      it != study.evaluations.end() && it->second.state != EvaluationState::kFailed) {
     return Status::Ok();  // scored or on its way: the test split is scored once
   }
   EvaluationRecord e;
@@ -81,19 +95,20 @@ Status Coordinator::QueueEvaluation(const StudyRunner& runner, int64_t number,
   } catch (const std::exception& ex) {
     return StorageError(ex, "the test evaluation");
   }
-  evaluations_[key] = e;
+  SetEvaluation(study, e);
   spdlog::info("[study {}] trial {}: test evaluation queued ({})", runner.id(), number, by);
   return Status::Ok();
 }
 
-void Coordinator::QueueBestEvaluation(const StudyRunner& runner, double now) {
+void Coordinator::QueueBestEvaluation(ServedStudy& study, double now) {
+  const StudyRunner& runner = *study.runner;
   if (runner.config().trial.is_command()) return;  // see QueueEvaluation
   const auto& view = runner.view();
   std::optional<int64_t> best;
   double best_score = 0;
   for (const auto& t : view.trials) {
     const auto v = t.LastValue();
-    if (!v || !HasModel(t.state) || ResumeCheckpoint(runner.id(), t.number).empty()) continue;
+    if (!v || !HasModel(t.state) || ResumeCheckpoint(study, t.number).empty()) continue;
     if (!best || view.Score(*v) > best_score) {
       best = t.number;
       best_score = view.Score(*v);
@@ -104,18 +119,18 @@ void Coordinator::QueueBestEvaluation(const StudyRunner& runner, double now) {
                  runner.id());
     return;
   }
-  QueueEvaluation(runner, *best, "best trial", now);
+  QueueEvaluation(study, *best, "best trial", now);
 }
 
 Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const std::string& user,
                                       TrialSummary* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  StudyRunner* runner = studies_.Find(study_id);
-  if (!runner) {
+  LockedStudy study = LockStudy(study_id);
+  if (!study) {
     return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(study_id));
   }
+  const StudyRunner* runner = study->runner.get();
   const double now = Now();
-  if (Status s = QueueEvaluation(*runner, number, user.empty() ? "unknown" : user, now); !s.ok()) {
+  if (Status s = QueueEvaluation(*study, number, user.empty() ? "unknown" : user, now); !s.ok()) {
     return s;
   }
   if (out) {
@@ -128,71 +143,90 @@ Status Coordinator::RequestEvaluation(int64_t study_id, int64_t number, const st
       if (r.number == number) reports.push_back(std::move(r));
     }
     auto summaries = SummarizeTrials(*runner, trial, reports, store_->ListSegments(study_id), now,
-                                     TrialExtrasOf(study_id));
+                                     TrialExtrasOf(*study));
     if (!summaries.empty()) *out = std::move(summaries.front());
   }
   return Status::Ok();
 }
 
-bool Coordinator::AssignEvaluation(Worker& w, double now, Assignment* out) {
-  for (auto& [key, e] : evaluations_) {
-    if (e.state != EvaluationState::kPending || w.cannot_run.count(key.first)) continue;
-    StudyRunner* runner = studies_.Find(key.first);
-    if (!runner) continue;
-    EvaluationLease lease{EvaluationLeaseId(), w.record.id, key.first, key.second, now};
-    EvaluationRecord running = e;
-    running.state = EvaluationState::kRunning;
-    try {
-      store_->UpsertEvaluation(running);
-    } catch (const std::exception& ex) {
-      StorageError(ex, "the test evaluation's lease");
-      return false;
+bool Coordinator::AssignEvaluation(const std::string& worker_id, const Worker& w, double now,
+                                   Assignment* out) {
+  for (const auto& study : studies_.All()) {
+    // Most studies have nothing pending: they are passed without waiting for their lock.
+    if (study->pending_evaluations == 0 || w.cannot_run.count(study->id())) continue;
+    std::lock_guard<std::mutex> lock(study->mu);
+    if (study->dropped) continue;
+    for (const auto& [number, e] : study->evaluations) {
+      if (e.state != EvaluationState::kPending) continue;
+      const int64_t study_id = study->id();
+      EvaluationLease lease{EvaluationLeaseId(), worker_id, study_id, number, now};
+      EvaluationRecord running = e;
+      running.state = EvaluationState::kRunning;
+      try {
+        store_->UpsertEvaluation(running);
+      } catch (const std::exception& ex) {
+        StorageError(ex, "the test evaluation's lease");
+        return false;
+      }
+      SetEvaluation(*study, running);
+      {
+        std::lock_guard<std::mutex> table(table_mu_);
+        leases_.GrantEvaluation(lease);
+      }
+      const StudyConfig& config = study->runner->config();
+      const auto& trial = study->runner->view().trials.at(number);
+      out->study_id = study_id;
+      out->number = number;
+      out->lease_id = lease.id;
+      out->params = config.fixed;
+      for (const auto& [k, v] : trial.params) out->params[k] = v;
+      out->max_epochs = config.budget.max_epochs;
+      out->start_epoch = trial.LastResource();
+      out->seed = search::DeriveSeed(config.seed, {static_cast<uint64_t>(number)});
+      out->data = config.data;
+      out->metric = config.objective.metric;
+      if (options_.shared_checkpoints) out->checkpoint_dir = StudyCheckpointDir(study_id);
+      // Exactly the trial's model: no fallback to an older checkpoint of it.
+      out->resume_checkpoint = ResumeCheckpoint(*study, number);
+      out->resume_fallbacks.clear();
+      out->checkpoint_every_epochs = config.checkpoint.every_epochs;
+      out->evaluate_test = true;
+      spdlog::info("[study {}] trial {}: test evaluation of {} on {}", study_id, number,
+                   out->resume_checkpoint, worker_id);
+      return true;
     }
-    e = running;
-    leases_.GrantEvaluation(lease);
-    const StudyConfig& config = runner->config();
-    const auto& trial = runner->view().trials.at(key.second);
-    out->study_id = key.first;
-    out->number = key.second;
-    out->lease_id = lease.id;
-    out->params = config.fixed;
-    for (const auto& [k, v] : trial.params) out->params[k] = v;
-    out->max_epochs = config.budget.max_epochs;
-    out->start_epoch = trial.LastResource();
-    out->seed = search::DeriveSeed(config.seed, {static_cast<uint64_t>(key.second)});
-    out->data = config.data;
-    out->metric = config.objective.metric;
-    if (options_.shared_checkpoints) out->checkpoint_dir = StudyCheckpointDir(key.first);
-    // Exactly the trial's model: no fallback to an older checkpoint of it.
-    out->resume_checkpoint = ResumeCheckpoint(key.first, key.second);
-    out->resume_fallbacks.clear();
-    out->checkpoint_every_epochs = config.checkpoint.every_epochs;
-    out->evaluate_test = true;
-    spdlog::info("[study {}] trial {}: test evaluation of {} on {}", key.first, key.second,
-                 out->resume_checkpoint, w.record.id);
-    return true;
   }
   return false;
 }
 
 std::optional<Status> Coordinator::EndEvaluationLease(
-    const std::string& worker_id, const std::string& lease_id, EvaluationState state,
-    const std::map<std::string, double>& metrics, const std::string& error, bool cannot_run) {
-  const EvaluationLease* held = leases_.FindEvaluation(lease_id);
-  if (!held) return std::nullopt;
+    ServedStudy* study, const std::string& worker_id, const std::string& lease_id,
+    EvaluationState state, const std::map<std::string, double>& metrics,
+    const std::string& error, bool cannot_run) {
   const double now = Now();
-  Worker* w = nullptr;
-  if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
-  if (held->worker_id != worker_id) {
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "lease '" + lease_id + "' belongs to another worker");
+  EvaluationLease lease;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    const EvaluationLease* held = leases_.FindEvaluation(lease_id);
+    if (!held) return std::nullopt;
+    Worker* w = nullptr;
+    if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+    if (held->worker_id != worker_id) {
+      return Status::Error(Status::Code::kFailedPrecondition,
+                           "lease '" + lease_id + "' belongs to another worker");
+    }
+    lease = *held;
   }
-  const EvaluationLease lease = *held;
-  EvaluationRecord e = evaluations_.at({lease.study_id, lease.number});
+  if (!study || study->id() != lease.study_id) {  // granted since the caller looked
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         "lease '" + lease_id + "' is not held (expired, ended or never granted)");
+  }
+  EvaluationRecord e = study->evaluations.at(lease.number);
   e.state = cannot_run ? EvaluationState::kPending : state;
   if (cannot_run && options_.fail_unrunnable_studies) {
     // Embedded run: when no other live worker can run it, nobody else will come.
     bool someone = false;
+    std::lock_guard<std::mutex> table(table_mu_);
     for (const auto& [id, other] : workers_) {
       someone |= id != worker_id && now - other.last_seen <= options_.lease_timeout_s &&
                  !other.cannot_run.count(lease.study_id);
@@ -212,9 +246,14 @@ std::optional<Status> Coordinator::EndEvaluationLease(
   } catch (const std::exception& ex) {
     return StorageError(ex, "the test evaluation");
   }
-  evaluations_[{lease.study_id, lease.number}] = e;
-  leases_.EndEvaluation(lease_id);
-  if (cannot_run) w->cannot_run.insert(lease.study_id);
+  SetEvaluation(*study, e);
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    leases_.EndEvaluation(lease_id);
+    if (auto it = workers_.find(worker_id); cannot_run && it != workers_.end()) {
+      it->second.cannot_run.insert(lease.study_id);
+    }
+  }
   const std::string what = e.state == EvaluationState::kPending && cannot_run
                                ? "requeued: the worker cannot run it: " + error
                            : e.state == EvaluationState::kDone    ? "done"
@@ -226,9 +265,27 @@ std::optional<Status> Coordinator::EndEvaluationLease(
 }
 
 void Coordinator::ExpireEvaluationLeases(double now) {
-  for (const auto& id : leases_.ExpiredEvaluations(now, options_.lease_timeout_s)) {
-    const EvaluationLease lease = *leases_.FindEvaluation(id);
-    EvaluationRecord e = evaluations_.at({lease.study_id, lease.number});
+  std::vector<std::pair<std::string, int64_t>> expired;  // (lease, its study)
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    for (const auto& id : leases_.ExpiredEvaluations(now, options_.lease_timeout_s)) {
+      expired.emplace_back(id, leases_.FindEvaluation(id)->study_id);
+    }
+  }
+  for (const auto& [id, study_id] : expired) {
+    LockedStudy study = LockStudy(study_id);
+    EvaluationLease lease;
+    {
+      std::lock_guard<std::mutex> table(table_mu_);
+      const EvaluationLease* held = leases_.FindEvaluation(id);
+      if (!held || now - held->last_seen <= options_.lease_timeout_s) continue;
+      if (!study) {  // its study is not served here any more
+        leases_.EndEvaluation(id);
+        continue;
+      }
+      lease = *held;
+    }
+    EvaluationRecord e = study->evaluations.at(lease.number);
     e.state = EvaluationState::kPending;
     try {
       store_->UpsertEvaluation(e);
@@ -236,8 +293,11 @@ void Coordinator::ExpireEvaluationLeases(double now) {
       StorageError(ex, "a test evaluation's lost lease");
       continue;
     }
-    evaluations_[{lease.study_id, lease.number}] = e;
-    leases_.EndEvaluation(id);
+    SetEvaluation(*study, e);
+    {
+      std::lock_guard<std::mutex> table(table_mu_);
+      leases_.EndEvaluation(id);
+    }
     spdlog::warn("[study {}] trial {}: test evaluation lease {} of worker {} expired; requeued",
                  lease.study_id, lease.number, id, lease.worker_id);
   }
