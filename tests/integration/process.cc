@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -128,8 +131,18 @@ std::string Read(const std::string& path) {
 }
 
 std::string TempDir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sift-it-" + std::to_string(getpid())) / name;
+  // One new folder per test process (mkdtemp), not one named by the pid: pids wrap at 32,768
+  // here, and a test whose pid an earlier process had used found that one's finished study in
+  // its folder (EmbeddedRun.QuickExample... failed a CI run that way).
+  static const std::filesystem::path root = [] {
+    const std::string base = "sift-it-" + std::to_string(getpid()) + "-XXXXXX";
+    std::string pattern = (std::filesystem::temp_directory_path() / base).string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("mkdtemp " + pattern + ": " + std::strerror(errno));
+    }
+    return std::filesystem::path(pattern);
+  }();
+  const auto dir = root / name;
   std::filesystem::create_directories(dir);
   return dir.string();
 }
