@@ -9,6 +9,8 @@
 #include <sstream>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "coordinator/client.h"
 #include "coordinator/store.h"
@@ -33,23 +35,23 @@ data: {train_limit: 2048, val_size: 256, test_limit: 500}
 checkpoint: {every_epochs: 1}
 )";
 
-// The takeover's study: long enough that it cannot end between the test seeing its second
-// report and killing the first coordinator (12 reports of 2,048 images did once, on a loaded
-// machine: the second coordinator then had nothing to take over).
+// The takeover's study: kConfig made long enough that it cannot end between the test seeing
+// its second report and killing the first coordinator (kConfig's 12 reports of 2,048 images
+// did once, on a loaded machine: the second coordinator then had nothing to take over).
 constexpr int kTakeoverTrials = 8, kTakeoverEpochs = 4;
-constexpr const char* kTakeoverConfig = R"(name: pg-takeover
-objective: {metric: val_accuracy, direction: maximize}
-search_space:
-  lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
-  hidden: {type: int, low: 32, high: 64}
-trainer: {model: mlp, depth: 1, batch_size: 128}
-searcher: {type: random}
-scheduler: {type: fifo}
-budget: {max_trials: 8, max_epochs: 4}
-seed: 5
-data: {train_limit: 8192, val_size: 256, test_limit: 500}
-checkpoint: {every_epochs: 1}
-)";
+std::string TakeoverConfig() {
+  std::string config = kConfig;
+  const std::vector<std::pair<std::string, std::string>> changes = {
+      {"max_trials: 4, max_epochs: 3", "max_trials: " + std::to_string(kTakeoverTrials) +
+                                           ", max_epochs: " + std::to_string(kTakeoverEpochs)},
+      {"train_limit: 2048", "train_limit: 8192"}};
+  for (const auto& [from, to] : changes) {
+    const size_t at = config.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) config.replace(at, from.size(), to);
+  }
+  return config;
+}
 
 // A fresh database on this binary's server; "" with *why when there is none.
 std::string DatabaseUrl(std::string* why) {
@@ -89,7 +91,7 @@ TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
 
   std::string output;
   ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
-                        WriteFile(dir + "/study.yaml", kTakeoverConfig),
+                        WriteFile(dir + "/study.yaml", TakeoverConfig()),
                         "--coordinator", first_address},
                        &output),
             0)
