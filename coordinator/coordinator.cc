@@ -433,14 +433,14 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
       busy.push_back(study);
       continue;
     }
-    if (auto s = AssignTrial(*study, worker_id, me, now, out)) {
+    if (auto s = AssignTrial(study, lock, worker_id, me, now, out)) {
       if (s->ok()) *result = AcquireResult::kAssigned;
       return *s;
     }
   }
   for (const auto& study : busy) {
-    std::lock_guard<std::mutex> lock(study->mu);
-    if (auto s = AssignTrial(*study, worker_id, me, now, out)) {
+    std::unique_lock<std::mutex> lock(study->mu);
+    if (auto s = AssignTrial(study, lock, worker_id, me, now, out)) {
       if (s->ok()) *result = AcquireResult::kAssigned;
       return *s;
     }
@@ -474,9 +474,14 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
   return Status::Ok();
 }
 
-std::optional<Status> Coordinator::AssignTrial(ServedStudy& study, const std::string& worker_id,
-                                               const Worker& w, double now, Assignment* out) {
+std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy>& served,
+                                               std::unique_lock<std::mutex>& lock,
+                                               const std::string& worker_id, const Worker& w,
+                                               double now, Assignment* out) {
+  ServedStudy& study = *served;
   if (study.dropped) return std::nullopt;
+  // Trials decided on a view holding a trial whose write failed are not stored: reread first.
+  if (study.trial_write_failed) RereadStudy(study);
   StudyRunner* runner = study.runner.get();
   const int64_t study_id = study.id();
   std::string why_none;
@@ -493,24 +498,34 @@ std::optional<Status> Coordinator::AssignTrial(ServedStudy& study, const std::st
   seg.price_per_hour = w.record.price_per_hour;
   seg.market = w.record.market;
   seg.start_epoch = next->start_epoch;
-  try {
-    commit_->Run([&] {
-      if (next->is_new) {
-        TrialRecord t;
-        t.study_id = study_id;
-        t.number = next->number;
-        t.params = next->params;
-        t.state = TrialState::kRunning;
-        t.created_at = now;
-        store_->InsertTrial(t);
-      } else {
-        store_->UpdateTrialState(study_id, next->number, TrialState::kRunning, "", 0);
-      }
-      store_->OpenSegment(seg);
-    });
-  } catch (const std::exception& e) {
-    return StorageError(e, "the new lease");
-  }
+  TrialRecord t;
+  t.study_id = study_id;
+  t.number = next->number;
+  t.params = next->params;
+  t.state = TrialState::kRunning;
+  t.created_at = now;
+  // Memory takes the lease now, in the order of the study's writes, and the write joins the
+  // next batch; the study's lock is let go while it commits, so its reports and other
+  // acquisitions go on (and share the transaction). The worker hears of the lease only once
+  // it committed; UndoAssignment takes it back if it did not.
+  std::shared_future<void> committed = commit_->Submit(
+      [this, served, t, seg, is_new = next->is_new] {
+        if (is_new) {
+          // Numbers follow one another: one stored after a number that failed would leave a gap
+          // the study could not be restored across.
+          if (served->trial_write_failed) {
+            throw std::runtime_error("an earlier trial of study " + std::to_string(t.study_id) +
+                                     " could not be stored");
+          }
+          store_->InsertTrial(t);
+        } else {
+          store_->UpdateTrialState(t.study_id, t.number, TrialState::kRunning, "", 0);
+        }
+        store_->OpenSegment(seg);
+      },
+      [served, is_new = next->is_new](std::exception_ptr error) {
+        if (error && is_new) served->trial_write_failed = true;
+      });
   if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
   runner->ApplyState(next->number, TrialState::kRunning);
   {
@@ -521,8 +536,6 @@ std::optional<Status> Coordinator::AssignTrial(ServedStudy& study, const std::st
       it->second.last_study_id = study_id;
     }
   }
-  CloseIdle(worker_id, now, "leased");
-
   const StudyConfig& config = runner->config();
   out->study_id = study_id;
   out->number = next->number;
@@ -541,10 +554,48 @@ std::optional<Status> Coordinator::AssignTrial(ServedStudy& study, const std::st
   out->resume_fallbacks = OlderCheckpoints(study_id, next->number, out->resume_checkpoint);
   out->checkpoint_every_epochs = config.checkpoint.every_epochs;
   out->trial = config.trial;
+  lock.unlock();
+  try {
+    committed.get();
+  } catch (const std::exception& e) {
+    lock.lock();
+    if (!study.dropped) UndoAssignment(study, lease.id);
+    return StorageError(e, "the new lease");
+  }
+  CloseIdle(worker_id, now, "leased");
   spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
                next->is_new ? "starts" : "resumes at epoch " + std::to_string(next->start_epoch),
                worker_id, search::ToString(next->params));
   return Status::Ok();
+}
+
+void Coordinator::UndoAssignment(ServedStudy& study, const std::string& lease_id) {
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (leases_.Find(lease_id)) {
+      ledger_.Close(lease_id, ledger_.Start(lease_id).value_or(0));  // no time, no dollars
+      leases_.End(lease_id);
+    }
+  }
+  RereadStudy(study);
+}
+
+void Coordinator::RereadStudy(ServedStudy& study) {
+  // Writes queued after the failed one were decided on a view that held it; let them land (or
+  // fail) first, so that the Store read below is final for everything memory applied. (The
+  // study's lock is held: its own later writes are all queued already.)
+  try {
+    commit_->Run([] {});
+  } catch (const std::exception&) {
+  }
+  const int64_t study_id = study.id();
+  try {
+    study.runner->Rebuild(store_->ListTrials(study_id), store_->ListReports(study_id));
+    study.trial_write_failed = false;
+  } catch (const std::exception& e) {
+    spdlog::error("[study {}] could not reread its history after a failed write: {}", study_id,
+                  e.what());
+  }
 }
 
 Status Coordinator::TouchWorker(const std::string& worker_id, double now, Worker** out) {
@@ -559,7 +610,8 @@ Status Coordinator::TouchWorker(const std::string& worker_id, double now, Worker
 }
 
 Status Coordinator::CheckLease(const ServedStudy* study, const std::string& worker_id,
-                               const std::string& lease_id, TrialLease** out) {
+                               const std::string& lease_id, TrialLease** out,
+                               bool completing_ok) {
   std::lock_guard<std::mutex> table(table_mu_);
   Worker* w = nullptr;
   if (Status s = TouchWorker(worker_id, Now(), &w); !s.ok()) return s;
@@ -567,6 +619,10 @@ Status Coordinator::CheckLease(const ServedStudy* study, const std::string& work
   if (!study || (*out)->study_id != study->id()) {  // granted since the caller looked
     return Status::Error(Status::Code::kFailedPrecondition,
                          "lease '" + lease_id + "' is not held (expired, ended or never granted)");
+  }
+  if ((*out)->completing.valid() && !completing_ok) {
+    return Status::Error(Status::Code::kFailedPrecondition,
+                         "lease '" + lease_id + "' is being completed");
   }
   return Status::Ok();
 }
@@ -817,20 +873,7 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
 void Coordinator::UndoReport(ServedStudy& study, const std::string& lease_id, int64_t number,
                              int64_t seq, const std::string& checkpoint,
                              const std::string& previous_checkpoint, bool paused_by_it) {
-  // Writes queued after this one were decided on a view that held it; let them land (or fail)
-  // first, so that the Store read below is final for everything memory applied. (The study's
-  // lock is held: its own later writes are all queued already.)
-  try {
-    commit_->Run([] {});
-  } catch (const std::exception&) {
-  }
-  const int64_t study_id = study.id();
-  try {
-    study.runner->Rebuild(store_->ListTrials(study_id), store_->ListReports(study_id));
-  } catch (const std::exception& e) {
-    spdlog::error("[study {}] could not reread its history after a failed report write: {}",
-                  study_id, e.what());
-  }
+  RereadStudy(study);
   {
     std::lock_guard<std::mutex> table(table_mu_);
     if (TrialLease* lease = leases_.Find(lease_id); lease && lease->last_seq == seq) {
@@ -971,7 +1014,19 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
     return *s;
   }
   TrialLease* lease = nullptr;
-  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease, true); !s.ok()) {
+    return s;
+  }
+  if (lease->completing.valid()) {  // a retry: the first one's answer
+    const std::shared_future<void> first = lease->completing;
+    study.lock.unlock();
+    try {
+      first.get();
+    } catch (const std::exception& e) {
+      return StorageError(e, "the completion");
+    }
+    return Status::Ok();
+  }
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = study->runner.get();
   const auto& trial = runner->view().trials.at(lease->number);
@@ -993,22 +1048,40 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
                                                                         : "stopped";
   // A paused trial's promotion resumes from this checkpoint; a finished trial's is its model.
   const std::string& kept = checkpoint;
-  try {
-    commit_->Run([&] {
-      if (completes) {
-        store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kCompleted, reason,
-                                 now);
-      }
-      if (!final_metrics.empty()) {
-        store_->SetFinalMetrics(lease->study_id, lease->number, final_metrics);
-      }
-      store_->CloseSegment(lease_id, now, segment_reason, kept, 0.0);
-    });
-  } catch (const std::exception& e) {
-    return StorageError(e, "the completion");
-  }
   const int64_t study_id = lease->study_id;
   const int64_t number = lease->number;
+  // The write commits with the study's lock let go (its reports and acquisitions go on and
+  // share the transaction); memory takes the completion once it committed. Meanwhile the lease
+  // stays held, and a retry of this completion waits for the same commit.
+  lease->completing = commit_->Submit([this, study_id, number, completes, reason, final_metrics,
+                                       lease_id, now, segment_reason, kept] {
+    if (completes) {
+      store_->UpdateTrialState(study_id, number, TrialState::kCompleted, reason, now);
+    }
+    if (!final_metrics.empty()) store_->SetFinalMetrics(study_id, number, final_metrics);
+    store_->CloseSegment(lease_id, now, segment_reason, kept, 0.0);
+  });
+  const std::shared_future<void> committed = lease->completing;
+  study.lock.unlock();
+  std::exception_ptr error;
+  try {
+    committed.get();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  study.lock.lock();
+  if (!study->dropped) {  // no other call ends a lease that is being completed
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (TrialLease* held = leases_.Find(lease_id)) held->completing = {};
+  }
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      return StorageError(e, "the completion");
+    }
+  }
+  if (study->dropped) return Status::Ok();  // stored; another coordinator serves it now
   if (completes) runner->ApplyState(number, TrialState::kCompleted);
   if (!kept.empty()) study->resume[number] = kept;
   ApplyLeaseEnd(*study, lease_id, now);
@@ -1190,6 +1263,7 @@ void Coordinator::Tick() {
       std::lock_guard<std::mutex> table(table_mu_);
       const TrialLease* held = leases_.Find(id);
       if (!held || now - held->last_seen <= options_.lease_timeout_s) continue;
+      if (held->completing.valid()) continue;  // ends as its completion commits
       lease = *held;
       // A lost VM is billed to its last sign of life; the work since its last checkpoint is lost.
       end = std::max(ledger_.Start(id).value_or(lease.last_seen), lease.last_seen);

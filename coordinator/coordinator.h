@@ -246,10 +246,18 @@ class Coordinator {
   bool AssignEvaluation(const std::string& worker_id, const Worker& w, double now,
                         Assignment* out);
   bool EvaluationsOpen();  // some evaluation is pending or running
-  // AcquireTrial's work in one study (locked): its next trial leased to the worker (`w`: a
-  // copy), or the storage error that stopped it; nullopt when the study has none to give.
-  std::optional<Status> AssignTrial(ServedStudy& study, const std::string& worker_id,
-                                    const Worker& w, double now, Assignment* out);
+  // AcquireTrial's work in one study (`lock` holds it): its next trial leased to the worker
+  // (`w`: a copy), or the storage error that stopped it; nullopt when the study has none to
+  // give (the lock still held). A lease's write commits with the lock let go.
+  std::optional<Status> AssignTrial(const std::shared_ptr<ServedStudy>& study,
+                                    std::unique_lock<std::mutex>& lock,
+                                    const std::string& worker_id, const Worker& w, double now,
+                                    Assignment* out);
+  // A lease whose write failed to commit: taken back (no time, no dollars) and the study reread.
+  void UndoAssignment(ServedStudy& study, const std::string& lease_id);
+  // Rebuilds the study's runner from the Store once every write queued before has landed (after
+  // a failed write: memory had taken it). The caller holds the study's lock.
+  void RereadStudy(ServedStudy& study);
   // A worker's completion, failure or hand-back of evaluation lease `lease_id` of `study`
   // (locked, or null); nullopt when lease_id is not an evaluation lease (a trial's, or none).
   std::optional<Status> EndEvaluationLease(ServedStudy* study, const std::string& worker_id,
@@ -262,8 +270,9 @@ class Coordinator {
   // The lease as held by the worker (and the worker touched), under the table lock; the
   // pointer stays valid while the caller holds the lease's study lock.
   // FAILED_PRECONDITION too when the lease is not `study`'s (the one the caller locked).
+  // FAILED_PRECONDITION too for a lease being completed, unless `completing_ok`.
   Status CheckLease(const ServedStudy* study, const std::string& worker_id,
-                    const std::string& lease_id, TrialLease** out);
+                    const std::string& lease_id, TrialLease** out, bool completing_ok = false);
   // Ends a lease of `study` (locked): closes its segment and charges the trial. The Store write
   // is the caller's.
   void ApplyLeaseEnd(ServedStudy& study, const std::string& lease_id, double end);
@@ -316,8 +325,10 @@ class Coordinator {
   std::unique_ptr<Store> store_;
   // Every transaction goes through it. A study's writes are submitted under its lock, so they
   // commit in the order memory took them. A report applies to memory and queues its write with
-  // a completion that answers it (nothing waits); the other writers wait under their study's
-  // lock (Run), which is why the writer's completions never take a study's lock.
+  // a completion that answers it (nothing waits); an acquisition applies to memory and a
+  // completion holds its lease while they wait for their commit with the study's lock let go;
+  // the rarer writers (expiry, failure, pause, ...) wait under their study's lock (Run), which
+  // is why the writer's completions never take a study's lock.
   std::unique_ptr<GroupCommit> commit_;
   // What a committed (or failed) report does under its study's lock before it is answered:
   // pruning the checkpoint it superseded, UndoReport. Not on the writer thread, which a Run

@@ -30,6 +30,9 @@ struct TrialLease {
   search::Decision last_decision{};
   std::shared_future<void> last_commit{};
   bool reports_known = true;
+  // Its completion's commit while in flight (CompleteTrial lets the study's lock go meanwhile):
+  // nothing else ends the lease, and a retried completion waits for the same commit.
+  std::shared_future<void> completing{};
 };
 
 // A worker scoring a trial's checkpoint on the test split. Kept apart from trial leases: it

@@ -196,6 +196,7 @@ int Coordinator::InterruptLeases(int64_t study_id) {
   {
     std::lock_guard<std::mutex> table(table_mu_);
     for (const auto& id : leases_.OfStudy(study_id)) {
+      if (leases_.Find(id)->completing.valid()) continue;  // ends as its completion commits
       leases.emplace_back(id, ledger_.LostSecondsAt(id, now));
     }
   }

@@ -3,8 +3,11 @@
 // the other study's calls finish, and run several studies from many threads to their end.
 #include <gtest/gtest.h>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -17,6 +20,29 @@ namespace sift::coordinator {
 struct CoordinatorTestPeer {
   static std::unique_lock<std::mutex> HoldStudy(Coordinator& c, int64_t study_id) {
     return c.LockStudyForTest(study_id);
+  }
+  // Holds the group commit's writer inside a write until `release` is ready: nothing commits.
+  static void BlockWriter(Coordinator& c, std::shared_future<void> release) {
+    c.commit_->Submit([release] { release.wait(); });
+  }
+  static double LastSeen(Coordinator& c, const std::string& worker_id) {
+    std::lock_guard<std::mutex> table(c.table_mu_);
+    return c.workers_.at(worker_id).last_seen;
+  }
+  static size_t Leases(Coordinator& c, int64_t study_id) {
+    std::lock_guard<std::mutex> table(c.table_mu_);
+    return c.leases_.OfStudy(study_id).size();
+  }
+  static bool Completing(Coordinator& c, const std::string& lease_id) {
+    std::lock_guard<std::mutex> table(c.table_mu_);
+    const TrialLease* lease = c.leases_.Find(lease_id);
+    return lease && lease->completing.valid();
+  }
+  // Whether nobody holds the study's lock right now.
+  static bool StudyFree(Coordinator& c, int64_t study_id) {
+    auto study = c.studies_.Find(study_id);
+    std::unique_lock<std::mutex> lock(study->mu, std::try_to_lock);
+    return lock.owns_lock();
   }
 };
 
@@ -46,6 +72,16 @@ class CoordinatorLocksTest : public testing::CoordinatorFixture {
     o.lease_timeout_s = 10;
     o.checkpoint_dir = db_.string() + ".checkpoints";
     Reopen(o);
+  }
+  // AcquireTrial on a thread of its own: its status (NOT_FOUND when no work) and assignment.
+  std::future<std::pair<Status, Assignment>> AcquireAsync(const std::string& w) {
+    return std::async(std::launch::async, [this, w] {
+      AcquireResult r = AcquireResult::kNoWork;
+      Assignment a;
+      Status s = c_->AcquireTrial(w, &r, &a);
+      if (s.ok() && r != AcquireResult::kAssigned) s = Status::Error(Status::Code::kNotFound, "");
+      return std::make_pair(s, a);
+    });
   }
 };
 
@@ -89,6 +125,126 @@ TEST_F(CoordinatorLocksTest, AStudyHoldingItsLockHoldsUpNoOtherStudy) {
   EXPECT_TRUE(assigned);
   EXPECT_EQ(study, b);
   EXPECT_TRUE(heartbeat.get());
+}
+
+// Polls `done` for up to 20 s.
+bool Eventually(const std::function<bool()>& done) {
+  for (auto until = std::chrono::steady_clock::now() + 20s;
+       std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(1ms)) {
+    if (done()) return true;
+  }
+  return false;
+}
+
+// An acquisition's write commits with its study's lock let go, so the study's other calls go on
+// (and share the transaction). Before, AcquireTrial held the study's lock until its commit, and
+// no second lease could be granted while the first one's write was waiting.
+TEST_F(CoordinatorLocksTest, AnAcquisitionWaitsForItsCommitWithoutHoldingItsStudy) {
+  const int64_t id = Study(Config(3, 2));
+  const std::string w1 = Worker(), w2 = Worker();
+  std::promise<void> release;
+  CoordinatorTestPeer::BlockWriter(*c_, release.get_future().share());
+  auto first = AcquireAsync(w1);
+  auto second = AcquireAsync(w2);
+  // Both leases granted in memory, the study free, neither answered: no commit has happened.
+  const bool granted = Eventually([&] {
+    return CoordinatorTestPeer::Leases(*c_, id) == 2 && CoordinatorTestPeer::StudyFree(*c_, id);
+  });
+  const bool answered_early = first.wait_for(0s) == std::future_status::ready ||
+                              second.wait_for(0s) == std::future_status::ready;
+  release.set_value();
+  EXPECT_TRUE(granted) << "the second lease waited for the first one's commit";
+  EXPECT_FALSE(answered_early) << "a lease was handed out before its write committed";
+  const auto [s1, a1] = first.get();
+  const auto [s2, a2] = second.get();
+  EXPECT_TRUE(s1.ok() && s2.ok()) << s1.message << s2.message;
+  EXPECT_NE(a1.number, a2.number);
+  EXPECT_EQ(OpenSqliteStoreReadOnly(db_.string())->ListTrials(id).size(), 2u);
+}
+
+// A completion commits with its study's lock let go too; until it did, its lease stays held: a
+// retry gets the first one's answer, and nothing else (a failure report here) ends it.
+TEST_F(CoordinatorLocksTest, ACompletionWaitsForItsCommitWithoutHoldingItsStudy) {
+  const int64_t id = Study(Config(2, 1));
+  const std::string w1 = Worker(), w2 = Worker();
+  const Assignment t0 = Acquire(w1);
+  search::Decision d;
+  ASSERT_TRUE(c_->ReportProgress(w1, t0.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d).ok());
+  std::promise<void> release;
+  CoordinatorTestPeer::BlockWriter(*c_, release.get_future().share());
+  auto complete = [&] {
+    return std::async(std::launch::async,
+                      [&] { return c_->CompleteTrial(w1, t0.lease_id, {{"val_accuracy", 0.5}}); });
+  };
+  auto first = complete();
+  const bool in_flight = Eventually([&] {
+    return CoordinatorTestPeer::Completing(*c_, t0.lease_id) &&
+           CoordinatorTestPeer::StudyFree(*c_, id);
+  });
+  const Status failed = c_->FailTrial(w1, t0.lease_id, "late failure", false);
+  // The retry has come once it touched its worker (under the study's lock, which the first
+  // call needs again to end the lease): it is answered after the commit, like the first.
+  clock_.Advance(1);
+  auto retry = complete();
+  const double retried_at = *clock_.now;
+  const bool retried =
+      Eventually([&] { return CoordinatorTestPeer::LastSeen(*c_, w1) == retried_at; });
+  // The study's next trial is leased meanwhile (its answer waits for the commit too).
+  auto acquire = AcquireAsync(w2);
+  const bool leased = Eventually([&] { return CoordinatorTestPeer::Leases(*c_, id) == 2; });
+  const bool answered_early = first.wait_for(0s) == std::future_status::ready ||
+                              retry.wait_for(0s) == std::future_status::ready;
+  release.set_value();
+  EXPECT_TRUE(in_flight) << "the completion held its study's lock while its write waited";
+  EXPECT_TRUE(retried);
+  EXPECT_TRUE(leased) << "the next trial waited for the completion's commit";
+  EXPECT_FALSE(answered_early) << "a completion was answered before its write committed";
+  EXPECT_EQ(failed.code, Status::Code::kFailedPrecondition) << failed.message;
+  EXPECT_TRUE(first.get().ok());
+  const Status again = retry.get();
+  EXPECT_TRUE(again.ok()) << again.message;
+  EXPECT_TRUE(acquire.get().first.ok());
+  const auto trials = OpenSqliteStoreReadOnly(db_.string())->ListTrials(id);
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].state, TrialState::kCompleted);
+  EXPECT_EQ(CoordinatorTestPeer::Leases(*c_, id), 1u);  // the second trial's
+}
+
+// A new trial whose write fails takes its lease back, and a trial numbered after it (decided
+// while it was committing) is not stored either: the numbers would have a gap, and a study with
+// one cannot be restored. The next acquisition gets the failed number again.
+TEST_F(CoordinatorLocksTest, AFailedNewTrialIsTakenBackAndNoTrialAfterItIsStored) {
+  const int64_t id = Study(Config(3, 1));
+  const std::string w1 = Worker(), w2 = Worker();
+  // The database refuses trial 0's row (as a full disk or a constraint would), not trial 1's.
+  SQLite::Database other(db_.string(), SQLite::OPEN_READWRITE);
+  other.exec("CREATE TRIGGER refuse_trial_0 BEFORE INSERT ON trials WHEN NEW.number = 0 "
+             "BEGIN SELECT RAISE(ABORT, 'trial 0 refused by the test'); END");
+  std::promise<void> release;
+  CoordinatorTestPeer::BlockWriter(*c_, release.get_future().share());
+  auto first = AcquireAsync(w1);
+  ASSERT_TRUE(Eventually([&] { return CoordinatorTestPeer::Leases(*c_, id) == 1; }));
+  auto second = AcquireAsync(w2);
+  const bool both = Eventually([&] { return CoordinatorTestPeer::Leases(*c_, id) == 2; });
+  release.set_value();
+  const Status s1 = first.get().first, s2 = second.get().first;
+  EXPECT_TRUE(both) << "the second trial waited for the first one's commit";
+  EXPECT_EQ(s1.code, Status::Code::kUnavailable) << s1.message;
+  EXPECT_NE(s1.message.find("refused by the test"), std::string::npos) << s1.message;
+  EXPECT_EQ(s2.code, Status::Code::kUnavailable) << s2.message;
+  EXPECT_EQ(CoordinatorTestPeer::Leases(*c_, id), 0u);
+  EXPECT_TRUE(OpenSqliteStoreReadOnly(db_.string())->ListTrials(id).empty());
+  other.exec("DROP TRIGGER refuse_trial_0");
+  EXPECT_EQ(Acquire(w1).number, 0);
+  EXPECT_EQ(Acquire(w2).number, 1);
+  // A restart reads the study back (a gap in its numbers would make that throw).
+  CoordinatorOptions o;
+  o.lease_timeout_s = 10;
+  Reopen(o);
+  std::vector<TrialSummary> trials;
+  ASSERT_TRUE(c_->ListTrials(id, &trials).ok());
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[1].record.number, 1);
 }
 
 // Several studies, each driven by its own workers on their own threads, beside threads that
