@@ -973,13 +973,19 @@ void Coordinator::PruneCheckpoints(const ServedStudy& study,
   }
   std::map<int64_t, TrialCheckpoints> trials;
   const auto& view = runner.view();
-  for (const auto& t : view.trials) {
-    if (keep != CheckpointKeep::kBest && !named.count(t.number)) continue;
+  auto judge = [&](const search::TrialView& t) {
     TrialCheckpoints& c = trials[t.number];
     c.newest = ResumeCheckpoint(study, t.number);
     c.settled = search::IsTerminal(t.state) && !leased.count(t.number);
     c.failed = t.state == TrialState::kFailed || t.state == TrialState::kDiverged;
     if (auto v = t.LastValue()) c.score = view.Score(*v);
+  };
+  if (keep == CheckpointKeep::kBest) {
+    for (const auto& t : view.trials) judge(t);
+  } else {  // the trials with files only, not a walk over the whole study per completion
+    for (int64_t n : named) {
+      if (n >= 0 && n < static_cast<int64_t>(view.trials.size())) judge(view.trials[n]);
+    }
   }
   const auto doomed = CheckpointsToDelete(files, trials, keep);
   if (doomed.empty()) return;

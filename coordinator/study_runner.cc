@@ -59,13 +59,15 @@ void StudyRunner::Rebuild(const std::vector<TrialRecord>& trials,
 void StudyRunner::Restore(const std::vector<TrialRecord>& trials,
                           const std::vector<ReportRecord>& reports) {
   view_.trials.clear();
+  in_state_ = {};
+  pending_.clear();
   for (const auto& t : trials) {
     if (t.number != static_cast<int64_t>(view_.trials.size())) {
       throw std::runtime_error("study " + std::to_string(id_) + ": trial numbers have a gap at " +
                                std::to_string(t.number));
     }
     ApplyNewTrial(t.number, t.params);
-    view_.trials.back().state = t.state;
+    ApplyState(t.number, t.state);
   }
   for (const auto& r : reports) {
     auto it = r.metrics.find(config_.objective.metric);
@@ -131,12 +133,6 @@ bool StudyRunner::CanAffordNewTrial(double spent, std::string* why) const {
   return true;
 }
 
-int64_t StudyRunner::CountInState(TrialState state) const {
-  int64_t n = 0;
-  for (const auto& t : view_.trials) n += t.state == state;
-  return n;
-}
-
 std::optional<NextTrial> StudyRunner::PickNext(double now, double spent, std::string* why_none) {
   if (state_ != StudyState::kRunning) return std::nullopt;
   if (BudgetExhausted(now, spent, why_none)) return std::nullopt;
@@ -144,10 +140,9 @@ std::optional<NextTrial> StudyRunner::PickNext(double now, double spent, std::st
     return std::nullopt;
   }
   // Work that was interrupted (a lost lease) goes first: it is already paid for in part.
-  for (const auto& t : view_.trials) {
-    if (t.state == TrialState::kPending) {
-      return NextTrial{t.number, false, t.params, t.LastResource()};
-    }
+  if (!pending_.empty()) {
+    const auto& t = view_.trials.at(*pending_.begin());
+    return NextTrial{t.number, false, t.params, t.LastResource()};
   }
   if (auto promoted = scheduler_->NextPromotion(view_)) {
     const auto& t = view_.trials.at(*promoted);
@@ -199,11 +194,8 @@ bool StudyRunner::Finished(double now, double spent, std::string* reason) {
     *reason = end_reason_;
     return true;
   }
-  bool pending = false;
-  for (const auto& t : view_.trials) {
-    if (t.state == TrialState::kRunning) return false;
-    pending |= t.state == TrialState::kPending;
-  }
+  if (CountInState(TrialState::kRunning) > 0) return false;
+  const bool pending = !pending_.empty();
   // A spent budget (or quota) ends the study even with trials requeued (a preemption): PickNext
   // never leases them again, so waiting for them would keep the study open for ever.
   std::string why;
@@ -231,10 +223,17 @@ void StudyRunner::ApplyNewTrial(int64_t number, const search::Params& params) {
   t.params = params;
   t.state = TrialState::kPending;
   view_.trials.push_back(std::move(t));
+  ++in_state_[static_cast<size_t>(TrialState::kPending)];
+  pending_.insert(number);
 }
 
 void StudyRunner::ApplyState(int64_t number, TrialState state) {
-  view_.trials.at(number).state = state;
+  search::TrialView& t = view_.trials.at(number);
+  --in_state_[static_cast<size_t>(t.state)];
+  ++in_state_[static_cast<size_t>(state)];
+  if (t.state == TrialState::kPending) pending_.erase(t.number);
+  if (state == TrialState::kPending) pending_.insert(t.number);
+  t.state = state;
 }
 
 void StudyRunner::ApplyReport(int64_t number, int64_t epoch, double value) {

@@ -1,10 +1,13 @@
 // StudyRunner: one study's searcher, scheduler and in-memory history. Single-threaded: the
-// Coordinator holds its lock around every call. It decides; the Coordinator persists first and
-// only then applies the change here (Apply* methods), so memory never runs ahead of the Store.
+// Coordinator holds its lock around every call. It decides; the Coordinator applies each change
+// here (Apply* methods) in the order of the study's Store writes, and starts over from the Store
+// (Rebuild) when one of them failed to commit.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,7 +72,9 @@ class StudyRunner {
   void NotePaused(double at) { paused_since_ = at; }
   void NoteResumed(double at);
 
-  int64_t CountInState(search::TrialState state) const;
+  int64_t CountInState(search::TrialState state) const {
+    return in_state_[static_cast<size_t>(state)];
+  }
 
  private:
   void MakeAlgorithms();
@@ -86,6 +91,10 @@ class StudyRunner {
   std::unique_ptr<search::Searcher> searcher_;
   std::unique_ptr<search::Scheduler> scheduler_;
   search::StudyView view_;
+  // Trials per state and the requeued ones (lowest number first), kept as states change: every
+  // acquisition reads them, and walking 10,000 trials for them made its cost grow with the study.
+  std::array<int64_t, 7> in_state_{};
+  std::set<int64_t> pending_;
   bool exhausted_ = false;  // the searcher has nothing more to suggest
   std::vector<QuotaUse> quotas_;
   double paused_seconds_ = 0;           // over pauses that ended

@@ -93,6 +93,51 @@ TEST(StudyRunnerTest, NewTrialsComeFromTheSpaceUpToMaxTrials) {
   EXPECT_EQ(reason, "all 3 trials finished");
 }
 
+// The counts per state and the requeued trials are kept as states change (PickNext and Finished
+// read them on every acquisition): they must equal a walk over the trials after every change,
+// a Restore and a Rebuild, and the lowest-numbered requeued trial goes first.
+TEST(StudyRunnerTest, KeptCountsAndRequeuedTrialsEqualAWalkAfterEveryChange) {
+  StudyRunner r(1, Config("budget: {max_trials: 8, max_epochs: 3}\n"), kT0);
+  auto expect_counts = [&](const char* when) {
+    for (TrialState s : {TrialState::kPending, TrialState::kRunning, TrialState::kPaused,
+                         TrialState::kCompleted, TrialState::kStopped, TrialState::kFailed,
+                         TrialState::kDiverged}) {
+      int64_t walked = 0;
+      for (const auto& t : r.view().trials) walked += t.state == s;
+      EXPECT_EQ(r.CountInState(s), walked) << when << ": " << search::ToString(s);
+    }
+  };
+  for (int i = 0; i < 6; ++i) Lease(r);
+  expect_counts("leased");
+  r.ApplyState(4, TrialState::kPending);  // lost leases, requeued
+  r.ApplyState(1, TrialState::kPending);
+  r.ApplyState(2, TrialState::kFailed);
+  Report(r, 0, 1, 0.5);
+  expect_counts("requeued");
+  EXPECT_EQ(Lease(r).number, 1);  // the lowest requeued number first
+  EXPECT_EQ(Lease(r).number, 4);
+  EXPECT_TRUE(Lease(r).is_new);
+  expect_counts("resumed");
+  std::vector<TrialRecord> trials;
+  for (const auto& t : r.view().trials) {
+    TrialRecord rec;
+    rec.study_id = 1;
+    rec.number = t.number;
+    rec.params = t.params;
+    rec.state = t.number == 3 ? TrialState::kPending : t.state;
+    trials.push_back(rec);
+  }
+  r.Rebuild(trials, {});
+  expect_counts("rebuilt");
+  EXPECT_EQ(Lease(r).number, 3);
+  StudyRunner restored(1, Config("budget: {max_trials: 8, max_epochs: 3}\n"), kT0);
+  restored.Restore(trials, {});
+  EXPECT_EQ(restored.CountInState(TrialState::kPending), 1);
+  EXPECT_EQ(restored.CountInState(TrialState::kFailed), 1);
+  std::string reason;
+  EXPECT_FALSE(restored.Finished(kT0, 0, &reason));
+}
+
 TEST(StudyRunnerTest, FifoContinuesAndSaysWhenMaxEpochsAreReached) {
   StudyRunner r(1, Config("budget: {max_trials: 1, max_epochs: 3}\n"), kT0);
   Lease(r);
