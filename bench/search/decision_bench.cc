@@ -41,6 +41,7 @@ constexpr int kWindow = 50;  // trials timed at each point
 // outliers (a preemption, a page fault) as the median does.
 double InterquartileMean(std::vector<double> v) {
   if (v.empty()) return NAN;
+  if (v.size() < 4) return Median(v);  // no middle half to take: not one outlier in the mean
   std::sort(v.begin(), v.end());
   const size_t lo = v.size() / 4, hi = v.size() - v.size() / 4;
   double sum = 0;
