@@ -183,6 +183,28 @@ TEST(AshaPromotion, KeptWaitingListsEqualAScanFromScratch) {
   }
 }
 
+// A trial promoted from a rung but still at the rung's epoch (running, no new report yet) is
+// passed over, not forgotten: if it is paused there again (its worker was preempted and the
+// re-report of that epoch paused it), it is promoted again.
+TEST_F(AshaExample, ATrialStillAtTheRungIsPassedOverNotDropped) {
+  study.max_resource = 9;
+  const AshaOptions o{/*eta=*/3, /*min_resource=*/1, /*max_resource=*/9, /*promotion=*/true};
+  AshaScheduler s(o);
+  Report(s, 0, 1, 0.9);
+  Report(s, 1, 1, 0.8);
+  Report(s, 2, 1, 0.1);                // n=3: the top 1 is t0
+  ASSERT_EQ(s.NextPromotion(study), 0);
+  study.trials[0].state = TrialState::kRunning;  // resumed, no report yet
+  Report(s, 3, 1, 0.2);
+  Report(s, 4, 1, 0.3);
+  Report(s, 5, 1, 0.05);               // n=6: the top 2 are t0, t1
+  EXPECT_EQ(s.NextPromotion(study), 1);  // passes over t0, still running at epoch 1
+  study.trials[1].state = TrialState::kRunning;
+  study.trials[0].state = TrialState::kPaused;  // paused at epoch 1 again
+  EXPECT_EQ(ScanForPromotion(s, o, study), 0);
+  EXPECT_EQ(s.NextPromotion(study), 0);
+}
+
 // A coordinator's history with what the simulation above never does: several workers, values
 // that trend (later trials better, so each rung's cutoff keeps moving), ties and NaNs, paused
 // trials stopped by the user and running ones failing, and now and then the scheduler handed an
