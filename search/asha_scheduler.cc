@@ -12,7 +12,7 @@ AshaScheduler::AshaScheduler(AshaOptions options) : options_(options) {
     levels_.push_back(
         RungLevels(options_.min_resource, options_.max_resource, options_.eta, /*rate=*/b));
     rungs_.emplace_back(levels_.back().size(), RungRecord(options_.eta, !options_.promotion));
-    waiting_.emplace_back(levels_.back().size(), Waiting(RungRecord::Better));
+    candidates_.emplace_back(levels_.back().size());
   }
 }
 
@@ -32,17 +32,16 @@ void AshaScheduler::Sync(const StudyView& study, const TrialView* reporting) {
         for (auto& bracket : rungs_) {
           for (auto& rung : bracket) rung = RungRecord(options_.eta, !options_.promotion);
         }
-        for (auto& bracket : waiting_) {
-          for (auto& w : bracket) w.clear();
+        for (auto& bracket : candidates_) {
+          for (auto& c : bracket) c = Candidates{};
         }
       },
       [&](const TrialView& t, int64_t resource, double value) {
         const int b = BracketOf(t.number);
         const int k = RungIndex(levels_[b], resource);
         if (k < 0) return;
-        const double score = RungRecord::Orderable(study.Score(value));
-        rungs_[b][k].Add(t.number, score);
-        if (options_.promotion) waiting_[b][k].insert({score, t.number});
+        const auto entered = rungs_[b][k].Add(t.number, study.Score(value));
+        if (options_.promotion && entered) List(candidates_[b][k], *entered);
       });
 }
 
@@ -75,6 +74,14 @@ Decision AshaScheduler::OnReport(const StudyView& study, const TrialView& trial)
   return top ? Decision::Continue(std::move(r)) : Decision::Pause(std::move(r));
 }
 
+void AshaScheduler::List(Candidates& c, const RungRecord::Entry& e) {
+  const auto t = static_cast<size_t>(e.trial);
+  if (t >= c.listed.size()) c.listed.resize(std::max(t + 1, 2 * c.listed.size()), 0);
+  if (c.listed[t]) return;  // in the heap already, or dropped for good
+  c.listed[t] = 1;
+  Push4(c.best_first, e, RungRecord::Better);
+}
+
 std::optional<int64_t> AshaScheduler::NextPromotion(const StudyView& study) {
   if (!options_.promotion) return std::nullopt;
   Sync(study, nullptr);
@@ -87,18 +94,23 @@ std::optional<int64_t> AshaScheduler::NextPromotion(const StudyView& study) {
       const RungRecord& rung = rungs_[b][k];
       if (rung.top_count() == 0) continue;
       const int64_t level = levels_[b][k];
-      // In rank order within the top 1/eta, as the rung itself would be walked.
-      Waiting& waiting = waiting_[b][k];
-      for (auto it = waiting.begin();
-           it != waiting.end() && !RungRecord::Better(rung.Cutoff(), *it);) {
-        const TrialView& t = study.trials[static_cast<size_t>(it->trial)];
-        if (t.LastResource() > level || IsTerminal(t.state)) {
-          it = waiting.erase(it);  // values only grow and ended trials stay ended
-          continue;
+      // In rank order within the top 1/eta, as the rung itself would be walked: every entry of
+      // the top is listed, so the walk ends at the first listed one below the cutoff.
+      std::vector<RungRecord::Entry>& heap = candidates_[b][k].best_first;
+      std::optional<int64_t> found;
+      set_aside_.clear();
+      while (!heap.empty() && !RungRecord::Better(rung.Cutoff(), heap.front())) {
+        const TrialView& t = study.trials[static_cast<size_t>(heap.front().trial)];
+        if (t.state == TrialState::kPaused && t.LastResource() == level) {
+          found = t.number;
+          break;
         }
-        if (t.state == TrialState::kPaused) return t.number;
-        ++it;
+        const RungRecord::Entry e = Pop4(heap, RungRecord::Better);
+        // Values only grow and ended trials stay ended: past the rung, or ended, is for good.
+        if (t.LastResource() == level && !IsTerminal(t.state)) set_aside_.push_back(e);
       }
+      for (const RungRecord::Entry& e : set_aside_) Push4(heap, e, RungRecord::Better);
+      if (found) return found;
     }
   }
   return std::nullopt;

@@ -11,7 +11,7 @@
 // and a trial counts as promoted from a rung once it has values beyond it or is no longer PAUSED.
 #pragma once
 
-#include <set>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -46,13 +46,19 @@ class AshaScheduler : public Scheduler {
   AshaOptions options_;
   std::vector<std::vector<int64_t>> levels_;    // per bracket
   std::vector<std::vector<RungRecord>> rungs_;  // per bracket, per rung
-  // Promotion: per bracket, per rung, the rung's entries less those that can never be promoted
-  // from it again (values beyond the rung, or ended), best first. NextPromotion drops them as it
-  // meets them, so it no longer walks past every trial already promoted: each entry is passed
-  // over once, not once per call. Trials still running at the rung's epoch stay (a few).
-  using Waiting =
-      std::set<RungRecord::Entry, bool (*)(const RungRecord::Entry&, const RungRecord::Entry&)>;
-  std::vector<std::vector<Waiting>> waiting_;
+  // Promotion: per bracket, per rung, what NextPromotion may still have to find: every entry
+  // that has been in the rung's top 1/eta (RungRecord::Add says which one entered), less those
+  // it dropped for good (values beyond the rung, or ended), in a 4-ary heap best first. A trial
+  // below the cutoff is listed only once the cutoff reaches it, so the many that pause for good
+  // cost a report nothing here (the std::set of every paused trial this replaces took a walk
+  // down a red-black tree of up to n nodes, one cache miss a level, and an allocation).
+  struct Candidates {
+    std::vector<RungRecord::Entry> best_first;
+    std::vector<uint8_t> listed;  // by trial number: once listed (dropped ones stay marked)
+  };
+  void List(Candidates& c, const RungRecord::Entry& e);
+  std::vector<std::vector<Candidates>> candidates_;
+  std::vector<RungRecord::Entry> set_aside_;  // scratch for NextPromotion
   ReportCursor cursor_;
 };
 

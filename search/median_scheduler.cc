@@ -53,28 +53,7 @@ void MedianSplit::Add(int64_t trial, double average) {
   }
   if (!std::isnan(recorded_[t])) return;
   recorded_[t] = average;
-  const Entry e{average, trial};
-  const auto larger = [](const Entry& a, const Entry& b) { return b < a; };
-  if (!high_.empty() && e < high_.front()) {
-    low_.push_back(e);
-    std::push_heap(low_.begin(), low_.end());
-  } else {
-    high_.push_back(e);
-    std::push_heap(high_.begin(), high_.end(), larger);
-  }
-  // Restore |low| = size / 2: at most one entry crosses the middle.
-  const auto half = static_cast<size_t>(size() / 2);
-  if (low_.size() > half) {
-    std::pop_heap(low_.begin(), low_.end());
-    high_.push_back(low_.back());
-    low_.pop_back();
-    std::push_heap(high_.begin(), high_.end(), larger);
-  } else if (low_.size() < half) {
-    std::pop_heap(high_.begin(), high_.end(), larger);
-    low_.push_back(high_.back());
-    high_.pop_back();
-    std::push_heap(low_.begin(), low_.end());
-  }
+  averages_.Add({average, trial}, (averages_.size() + 1) / 2);
 }
 
 bool MedianSplit::Has(int64_t trial, double average) const {
@@ -82,21 +61,12 @@ bool MedianSplit::Has(int64_t trial, double average) const {
   return t < recorded_.size() && recorded_[t] == Orderable(average);
 }
 
-const MedianSplit::Entry& MedianSplit::Near(int64_t i) const {
-  const auto h = static_cast<int64_t>(low_.size());
-  if (i == h - 1) return low_.front();
-  if (i == h) return high_.front();
-  // i == h + 1: the second smallest of the high heap, the smaller child of its root.
-  if (high_.size() < 3 || high_[1] < high_[2]) return high_[1];
-  return high_[2];
-}
-
 double MedianSplit::MedianWithout(const Entry& self, bool self_recorded) const {
   const int64_t m = self_recorded ? size() - 1 : size();
   // The i-th smallest of the others: past self, the next recorded one.
   const auto nth = [&](int64_t i) {
-    const Entry& e = Near(i);
-    return self_recorded && !(e < self) ? Near(i + 1).average : e.average;
+    const Entry& e = averages_.At(i);
+    return self_recorded && !(e < self) ? averages_.At(i + 1).average : e.average;
   };
   const double hi = nth(m / 2);
   if (m % 2 == 1) return hi;

@@ -5,9 +5,11 @@
 // while the first trials are still training.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <vector>
 
+#include "search/rank_window.h"
 #include "search/report_cursor.h"
 #include "search/scheduler.h"
 
@@ -20,10 +22,11 @@ struct MedianOptions {
   bool running_average = false;  // compare the trial's running average instead of its best
 };
 
-// The running averages recorded at one epoch, split at the middle into two binary heaps, so that
-// adding one costs O(1) on average (the sorted vector this replaces moved up to n entries) and the
-// median of all but one recorded entry is read in O(1): it needs at most the entries just around
-// the middle, which are the heaps' roots and the better child of a root.
+// The running averages recorded at one epoch, in a RankWindow focused on the middle (see
+// rank_window.h), so that adding one costs O(1) in practice however many are recorded (the two
+// heaps split exactly at the middle that this replaces sent an entry through every level of a
+// heap on every other addition), and the median of all but one recorded entry is read in O(1):
+// it needs only the entries just around the middle.
 class MedianSplit {
  public:
   struct Entry {
@@ -35,7 +38,7 @@ class MedianSplit {
   };
   // A trial already recorded is left as it is.
   void Add(int64_t trial, double average);
-  int64_t size() const { return static_cast<int64_t>(low_.size() + high_.size()); }
+  int64_t size() const { return averages_.size(); }
   // Whether `trial` is recorded with this average.
   bool Has(int64_t trial, double average) const;
   // The median of the recorded averages, leaving out `self` when it is recorded (`self_recorded`),
@@ -44,10 +47,7 @@ class MedianSplit {
   static double Orderable(double average);
 
  private:
-  // The i-th smallest recorded entry, for i = size()/2 - 1, size()/2 or size()/2 + 1.
-  const Entry& Near(int64_t i) const;
-  std::vector<Entry> low_;   // the size()/2 smallest, largest first (a max-heap)
-  std::vector<Entry> high_;  // the others, smallest first (a min-heap)
+  RankWindow<Entry, std::less<Entry>> averages_;  // focused on size() / 2
   std::vector<double> recorded_;  // by trial number; NaN when not recorded
 };
 

@@ -62,78 +62,30 @@ int HyperbandBracket(int64_t trial_number, int64_t n_brackets, int64_t eta) {
   return 0;
 }
 
-namespace {
-// A 4-ary heap of entries: the front is the one that `before` puts first. A node's four children
-// share one or two cache lines, so a sift-down through a rung of 10,000 entries touches about half
-// the lines a binary heap would.
-template <class Before>
-void Push4(std::vector<RungRecord::Entry>& h, const RungRecord::Entry& e, Before before) {
-  size_t i = h.size();
-  h.push_back(e);
-  while (i > 0) {
-    const size_t parent = (i - 1) / 4;
-    if (!before(e, h[parent])) break;
-    h[i] = h[parent];
-    i = parent;
-  }
-  h[i] = e;
-}
-
-template <class Before>
-RungRecord::Entry Pop4(std::vector<RungRecord::Entry>& h, Before before) {
-  const RungRecord::Entry front = h.front();
-  const RungRecord::Entry last = h.back();
-  h.pop_back();
-  const size_t n = h.size();
-  if (n == 0) return front;
-  size_t i = 0;
-  for (;;) {
-    const size_t first = 4 * i + 1;
-    if (first >= n) break;
-    size_t best = first;
-    for (size_t j = first + 1; j < std::min(first + 4, n); ++j) {
-      if (before(h[j], h[best])) best = j;
-    }
-    if (!before(h[best], last)) break;
-    h[i] = h[best];
-    i = best;
-  }
-  h[i] = last;
-  return front;
-}
-}  // namespace
-
-void RungRecord::Add(int64_t trial, double score) {
+std::optional<RungRecord::Entry> RungRecord::Add(int64_t trial, double score) {
   score = Orderable(score);
   const auto t = static_cast<size_t>(trial);
   if (t >= recorded_.size()) {
     recorded_.resize(std::max(t + 1, 2 * recorded_.size()),
                      std::numeric_limits<double>::quiet_NaN());
   }
-  if (!std::isnan(recorded_[t])) return;
+  if (!std::isnan(recorded_[t])) return std::nullopt;
   recorded_[t] = score;
+  const int64_t n = scores_.size() + 1;
+  const int64_t old_k = top_count_;
+  top_count_ = eta_ <= 0 ? 0 : at_least_one_ ? SurvivorCount(n, eta_) : PromotableCount(n, eta_);
   const Entry e{score, trial};
-  // top_: the worst first; rest_: the best first.
-  const auto worst_first = [](const Entry& a, const Entry& b) { return Better(b, a); };
-  const auto best_first = [](const Entry& a, const Entry& b) { return Better(a, b); };
-  // An entry better than the worst of the top belongs in the top; the sizes are then restored by
-  // moving the boundary entries (at most one each way per insertion).
-  if (!top_.empty() && Better(e, top_.front())) {
-    Push4(top_, e, worst_first);
-  } else {
-    Push4(rest_, e, best_first);
-  }
-  const int64_t n = size();
-  const auto k = static_cast<size_t>(
-      eta_ <= 0 ? 0 : at_least_one_ ? SurvivorCount(n, eta_) : PromotableCount(n, eta_));
-  while (top_.size() > k) Push4(rest_, Pop4(top_, worst_first), best_first);
-  while (top_.size() < k && !rest_.empty()) Push4(top_, Pop4(rest_, best_first), worst_first);
+  scores_.Add(e, n - top_count_);
+  if (top_count_ == 0) return std::nullopt;
+  if (!Better(Cutoff(), e)) return e;
+  if (top_count_ > old_k) return Cutoff();
+  return std::nullopt;
 }
 
 bool RungRecord::InTop(int64_t trial, double score) const {
   score = Orderable(score);
   const auto t = static_cast<size_t>(trial);
-  if (t >= recorded_.size() || !(recorded_[t] == score) || top_.empty()) return false;
+  if (t >= recorded_.size() || !(recorded_[t] == score) || top_count_ == 0) return false;
   return !Better(Cutoff(), Entry{score, trial});
 }
 

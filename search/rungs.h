@@ -6,8 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
+
+#include "search/rank_window.h"
 
 namespace sift::search {
 
@@ -36,9 +39,9 @@ int HyperbandBracket(int64_t trial_number, int64_t n_brackets, int64_t eta);
 
 // The scores recorded at one rung, split at the k-th best, k = floor(n / eta) (at least 1 when
 // `at_least_one`; 0 for eta 0): ASHA only asks whether a trial is in the top k and what the k-th
-// best is. Two 4-ary heaps (the top k, worst first; the rest, best first), so adding a score costs
-// O(1) on average and O(log n) at worst, where the sorted vector this replaces moved up to n
-// entries per insertion. Best: larger score, ties to the lower trial number.
+// best is. A RankWindow focused on the k-th best (see rank_window.h): the exact two-heap split
+// this replaces sent a boundary entry through every level of a heap on most additions. Best:
+// larger score, ties to the lower trial number.
 class RungRecord {
  public:
   struct Entry {
@@ -55,20 +58,25 @@ class RungRecord {
 
   explicit RungRecord(int64_t eta = 0, bool at_least_one = false)
       : eta_(eta), at_least_one_(at_least_one) {}
-  // Adds a trial's score; a trial already recorded is left as it is.
-  void Add(int64_t trial, double score);
-  int64_t size() const { return static_cast<int64_t>(top_.size() + rest_.size()); }
-  int64_t top_count() const { return static_cast<int64_t>(top_.size()); }
+  // Adds a trial's score; a trial already recorded is left as it is. Returns the entry that this
+  // addition brought into the top k, if any: at most one does (the new entry, or, when k grew
+  // and the new entry stayed out, the one just below the old cutoff, now the cutoff).
+  std::optional<Entry> Add(int64_t trial, double score);
+  int64_t size() const { return scores_.size(); }
+  int64_t top_count() const { return top_count_; }
   // Whether the trial is recorded with this score and among the top k.
   bool InTop(int64_t trial, double score) const;
   // The k-th best (the worst of the top k); only when top_count() > 0.
-  const Entry& Cutoff() const { return top_.front(); }
+  const Entry& Cutoff() const { return scores_.At(scores_.size() - top_count_); }
 
  private:
+  struct WorseFirst {
+    bool operator()(const Entry& a, const Entry& b) const { return Better(b, a); }
+  };
   int64_t eta_;
   bool at_least_one_;
-  std::vector<Entry> top_;   // heap: front is the worst of the top k
-  std::vector<Entry> rest_;  // heap: front is the best of the others
+  int64_t top_count_ = 0;
+  RankWindow<Entry, WorseFirst> scores_;  // ascending: the k-th best is rank n - k
   std::vector<double> recorded_;  // by trial number: its score, NaN when not recorded
 };
 

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 
+#include "search/rng.h"
 #include "tests/search/scheduler_sim.h"
 
 namespace sift::search {
@@ -177,6 +180,101 @@ TEST(AshaPromotion, KeptWaitingListsEqualAScanFromScratch) {
     CheckedPromotions s(o);
     testing::Simulate(s, 400, 5, 27, /*maximize=*/brackets == 1);
     EXPECT_GT(s.promoted_, 10);
+  }
+}
+
+// A trial promoted from a rung but still at the rung's epoch (running, no new report yet) is
+// passed over, not forgotten: if it is paused there again (its worker was preempted and the
+// re-report of that epoch paused it), it is promoted again.
+TEST_F(AshaExample, ATrialStillAtTheRungIsPassedOverNotDropped) {
+  study.max_resource = 9;
+  const AshaOptions o{/*eta=*/3, /*min_resource=*/1, /*max_resource=*/9, /*promotion=*/true};
+  AshaScheduler s(o);
+  Report(s, 0, 1, 0.9);
+  Report(s, 1, 1, 0.8);
+  Report(s, 2, 1, 0.1);                // n=3: the top 1 is t0
+  ASSERT_EQ(s.NextPromotion(study), 0);
+  study.trials[0].state = TrialState::kRunning;  // resumed, no report yet
+  Report(s, 3, 1, 0.2);
+  Report(s, 4, 1, 0.3);
+  Report(s, 5, 1, 0.05);               // n=6: the top 2 are t0, t1
+  EXPECT_EQ(s.NextPromotion(study), 1);  // passes over t0, still running at epoch 1
+  study.trials[1].state = TrialState::kRunning;
+  study.trials[0].state = TrialState::kPaused;  // paused at epoch 1 again
+  EXPECT_EQ(ScanForPromotion(s, o, study), 0);
+  EXPECT_EQ(s.NextPromotion(study), 0);
+}
+
+// A coordinator's history with what the simulation above never does: several workers, values
+// that trend (later trials better, so each rung's cutoff keeps moving), ties and NaNs, paused
+// trials stopped by the user and running ones failing, and now and then the scheduler handed an
+// empty study (its tables are cleared) and then this one again (rebuilt from the whole history
+// in one Sync, as on a restart). Every NextPromotion is checked against the scan from scratch,
+// and every OnReport against a scheduler built fresh on the same view.
+TEST(AshaPromotion, CandidateHeapsEqualAScanOnAChurningHistory) {
+  for (const int64_t brackets : {1, 3}) {
+    const AshaOptions o{/*eta=*/3, /*min_resource=*/1, /*max_resource=*/27, /*promotion=*/true,
+                        brackets};
+    AshaScheduler kept(o);
+    StudyView study;
+    study.max_resource = 27;
+    const StudyView empty;
+    Rng rng(static_cast<uint64_t>(brackets) + 40);
+    std::vector<int64_t> running;
+    int promoted = 0;
+    for (int step = 0; step < 6000 && study.trials.size() < 1500; ++step) {
+      if (step % 500 == 499) kept.NextPromotion(empty);
+      if (running.size() < 6) {
+        const auto got = kept.NextPromotion(study);
+        ASSERT_EQ(got, ScanForPromotion(kept, o, study)) << "step " << step;
+        if (got) {
+          ++promoted;
+          study.trials[static_cast<size_t>(*got)].state = TrialState::kRunning;
+          running.push_back(*got);
+        } else {
+          TrialView t;
+          t.number = static_cast<int64_t>(study.trials.size());
+          t.state = TrialState::kRunning;
+          study.trials.push_back(t);
+          running.push_back(t.number);
+        }
+        continue;
+      }
+      // One running trial reports its next epoch; sometimes one fails, or a paused one is
+      // stopped from outside.
+      const size_t pick = rng.Below(running.size());
+      TrialView& t = study.trials[static_cast<size_t>(running[pick])];
+      const uint64_t event = rng.Below(100);
+      if (event == 0) {
+        t.state = TrialState::kFailed;
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(pick));
+        continue;
+      }
+      if (event == 1) {
+        const auto paused = std::find_if(study.trials.begin(), study.trials.end(), [](auto& x) {
+          return x.state == TrialState::kPaused;
+        });
+        if (paused != study.trials.end()) paused->state = TrialState::kStopped;
+      }
+      const int64_t e = t.LastResource() + 1;
+      const double quality = 0.0001 * static_cast<double>(t.number) + 0.2 * rng.Uniform();
+      t.values[e] = rng.Below(50) == 0 ? NAN : std::round(quality * e * 40) / 40;
+      const Decision d = kept.OnReport(study, t);
+      if (step % 5 == 0) {
+        AshaScheduler fresh(o);
+        const Decision f = fresh.OnReport(study, t);
+        ASSERT_EQ(f.action, d.action) << "step " << step;
+        ASSERT_EQ(f.reason, d.reason);
+      }
+      if (d.action == Action::kPause) t.state = TrialState::kPaused;
+      if (d.action == Action::kContinue && e >= study.max_resource) {
+        t.state = TrialState::kCompleted;
+      }
+      if (t.state != TrialState::kRunning) {
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(pick));
+      }
+    }
+    EXPECT_GT(promoted, 20) << brackets;
   }
 }
 
