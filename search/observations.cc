@@ -196,15 +196,19 @@ void UnitCache::Reset(const StudyView& study) {
   ++generation_;
 }
 
-const double* UnitCache::Row(const StudyView& study, int64_t number) {
+void UnitCache::Sync(const StudyView& study) {
   if (space_ != study.space || seed_ != study.seed || have_.size() > study.trials.size()) {
     Reset(study);
   }
-  const auto n = static_cast<size_t>(number);
   if (have_.size() < study.trials.size()) {
     have_.resize(study.trials.size(), 0);
     data_.resize(study.trials.size() * dims_);
   }
+}
+
+const double* UnitCache::Row(const StudyView& study, int64_t number) {
+  Sync(study);
+  const auto n = static_cast<size_t>(number);
   double* row = data_.data() + n * dims_;
   if (!have_[n]) {
     const Params& p = study.trials[n].params;

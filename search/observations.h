@@ -131,6 +131,9 @@ class LevelIndex {
 class UnitCache {
  public:
   static constexpr double kInactive = std::numeric_limits<double>::quiet_NaN();
+  // Starts over if the view is another study's and makes room for every trial: after it, Row on
+  // the same view moves no row, so pointers from Row stay valid until the view grows.
+  void Sync(const StudyView& study);
   // Row of trial `number`: space->size() values.
   const double* Row(const StudyView& study, int64_t number);
   // Changes whenever the cache starts over, so that what is derived from its rows can follow.

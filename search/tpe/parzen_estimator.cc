@@ -64,6 +64,12 @@ void SortPairs(std::vector<std::pair<double, size_t>>& v) {
   }
 }
 
+bool AnyNumeric(const std::vector<int>& choices) {
+  return std::find(choices.begin(), choices.end(), 0) != choices.end();
+}
+
+constexpr size_t kLogMemo = 8;  // arguments MemoLog remembers
+
 }  // namespace
 
 uint64_t TpeSortKey(double v) {
@@ -77,13 +83,47 @@ ParzenEstimator::ParzenEstimator(std::vector<int> choices)
       mu_(choices_.size()),
       sigma_(choices_.size()),
       inv_sigma_(choices_.size()),
-      log_prob_(choices_.size()) {}
+      log_prob_(choices_.size()),
+      numeric_(AnyNumeric(choices_)) {}
+
+void ParzenEstimator::Clear(const std::vector<int>& choices) {
+  choices_ = choices;
+  const size_t dims = choices_.size();
+  weight_.clear();
+  total_weight_ = 0;
+  for (auto* arrays : {&mu_, &sigma_, &inv_sigma_, &log_prob_}) {
+    arrays->resize(dims);
+    for (auto& a : *arrays) a.clear();
+  }
+  log_const_.clear();
+  windowed_ = false;
+  numeric_ = AnyNumeric(choices_);
+  max_sigma_ = max_const_ = 0;
+  log_total_known_ = false;
+  choice_known_.clear();
+}
+
+double ParzenEstimator::MemoLog(double v) {
+  for (const auto& [arg, log] : log_memo_) {
+    if (arg == v) return log;  // equal doubles (+0 and -0 alike) have equal logs
+  }
+  const double log = std::log(v);
+  if (log_memo_.size() < kLogMemo) {
+    log_memo_.push_back({v, log});
+  } else {
+    log_memo_[log_memo_next_] = {v, log};
+    log_memo_next_ = (log_memo_next_ + 1) % kLogMemo;
+  }
+  return log;
+}
 
 void ParzenEstimator::Add(double weight, const std::vector<double>& mu,
                           const std::vector<double>& sigma,
                           const std::vector<std::vector<double>>& probs) {
   weight_.push_back(weight);
   total_weight_ += weight;
+  log_total_known_ = false;
+  choice_known_.clear();
   // One log per component: log(weight / prod(sigma sqrt(2 pi) mass)) plus categorical terms.
   double ratio = weight;
   double c = 0;
@@ -96,18 +136,23 @@ void ParzenEstimator::Add(double weight, const std::vector<double>& mu,
       inv_sigma_[d].push_back(1.0 / s);
       ratio /= s * std::sqrt(2.0 * M_PI) * std::max(z, 1e-300);
     } else {
-      for (double p : probs[d]) log_prob_[d].push_back(std::log(std::max(p, 1e-300)));
+      for (double p : probs[d]) log_prob_[d].push_back(MemoLog(std::max(p, 1e-300)));
     }
   }
-  log_const_.push_back(c + std::log(ratio));
+  log_const_.push_back(c + (numeric_ ? std::log(ratio) : MemoLog(ratio)));
 }
 
 std::vector<double> ParzenEstimator::Sample(Rng& rng) const {
+  std::vector<double> x(choices_.size());
+  Sample(rng, x.data());
+  return x;
+}
+
+void ParzenEstimator::Sample(Rng& rng, double* x) const {
   // Pick a component by weight, then draw each dimension from it.
   double u = rng.Uniform() * total_weight_;
   size_t k = 0;
   while (k + 1 < weight_.size() && u >= weight_[k]) u -= weight_[k++];
-  std::vector<double> x(choices_.size());
   for (size_t d = 0; d < choices_.size(); ++d) {
     if (choices_[d] == 0) {
       // Rejection from the untruncated normal: the mass inside [0, 1] is at least 34% for
@@ -130,7 +175,6 @@ std::vector<double> ParzenEstimator::Sample(Rng& rng) const {
       x[d] = c;
     }
   }
-  return x;
 }
 
 void ParzenEstimator::Reserve(size_t n) {
@@ -160,6 +204,14 @@ void ParzenEstimator::EnableWindow() {
   windowed_ = true;
 }
 
+double ParzenEstimator::LogTotalWeight() const {
+  if (!log_total_known_) {
+    log_total_weight_ = std::log(total_weight_);
+    log_total_known_ = true;
+  }
+  return log_total_weight_;
+}
+
 double ParzenEstimator::WindowedLogPdf(double x) const {
   const size_t m = weight_.size() - 1;
   const double* mu = mu_[0].data();
@@ -183,11 +235,28 @@ double ParzenEstimator::WindowedLogPdf(double x) const {
   for (double a : scratch_) {
     if (a > top - 40.0) sum += std::exp(a - top);
   }
-  return top + std::log(sum) - std::log(total_weight_);
+  return top + std::log(sum) - LogTotalWeight();
 }
 
 double ParzenEstimator::LogPdf(const double* x) const {
   if (windowed_) return WindowedLogPdf(x[0]);
+  if (choices_.size() == 1 && choices_[0] > 0 && x[0] >= 0.0 && x[0] < choices_[0]) {
+    // One categorical dimension: the density has k values; each is computed once.
+    const auto k = static_cast<size_t>(choices_[0]), c = static_cast<size_t>(x[0]);
+    if (choice_known_.size() != k) {
+      choice_known_.assign(k, 0);
+      choice_log_pdf_.resize(k);
+    }
+    if (!choice_known_[c]) {
+      choice_log_pdf_[c] = MixtureLogPdf(x);
+      choice_known_[c] = 1;
+    }
+    return choice_log_pdf_[c];
+  }
+  return MixtureLogPdf(x);
+}
+
+double ParzenEstimator::MixtureLogPdf(const double* x) const {
   const size_t n = weight_.size();
   scratch_.assign(log_const_.begin(), log_const_.end());
   double* a = scratch_.data();
@@ -214,7 +283,7 @@ double ParzenEstimator::LogPdf(const double* x) const {
   for (size_t k = 0; k < n; ++k) {
     if (a[k] > top - 40.0) sum += std::exp(a[k] - top);
   }
-  return top + std::log(sum) - std::log(total_weight_);
+  return top + std::log(sum) - LogTotalWeight();
 }
 
 double TpeDefaultWeight(size_t n, size_t i) {
@@ -234,24 +303,39 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
                                   const std::vector<double>& observations,
                                   const std::vector<double>& weights, const TpeKernelOptions& o,
                                   const std::vector<size_t>* order) {
+  ParzenEstimator est;
+  const size_t n = choices.empty() ? 0 : observations.size() / choices.size();
+  BuildTpeEstimator(choices, observations.data(), n, weights.data(), o, est, order);
+  return est;
+}
+
+void BuildTpeEstimator(const std::vector<int>& choices, const double* observations, size_t n,
+                       const double* weights, const TpeKernelOptions& o, ParzenEstimator& est,
+                       const std::vector<size_t>* order) {
   const size_t dims = choices.size();
-  const size_t n = dims == 0 ? 0 : observations.size() / dims;
+  if (dims == 0) n = 0;
   auto obs = [&](size_t i, size_t d) { return observations[i * dims + d]; };
   const size_t kernels = n + (o.consider_prior || n == 0 ? 1 : 0);
   const bool with_prior = kernels > n;
-  // Sigmas per dimension for the observations (the prior's are fixed). A 1-d numeric estimator
-  // keeps its components sorted by mu (prior last) so that densities can be windowed.
-  std::vector<size_t> order1d;
-  std::vector<std::vector<double>> sigma(dims, std::vector<double>(n, 1.0));
+  est.Clear(choices);
+  // Sigmas per dimension for the observations (the prior's are fixed), sigma[d * n + i]. A 1-d
+  // numeric estimator keeps its components sorted by mu (prior last) so that densities can be
+  // windowed.
+  std::vector<size_t>& order1d = est.order1d_;
+  order1d.clear();
+  std::vector<double>& sigma = est.kernel_sigma_;
+  sigma.assign(dims * n, 1.0);
   for (size_t d = 0; d < dims; ++d) {
     if (choices[d] != 0 || n == 0) continue;
+    double* sigma_d = sigma.data() + d * n;
     if (o.multivariate) {
       const double s = 0.2 * std::pow(static_cast<double>(std::max<size_t>(n, 1)),
                                       -1.0 / (static_cast<double>(dims) + 4.0));
-      std::fill(sigma[d].begin(), sigma[d].end(), s);
+      std::fill(sigma_d, sigma_d + n, s);
     } else {
       // Neighbour gaps among the observations and the prior's centre, bounded by the ends.
-      std::vector<std::pair<double, size_t>> sorted;
+      std::vector<std::pair<double, size_t>>& sorted = est.sorted_;
+      sorted.clear();
       if (order != nullptr && dims == 1) {
         // The prior (0.5, index n) goes after every value whose bits are <= those of 0.5. Filled
         // by index, not push_back: that compiles to a store-forwarding stall per element.
@@ -290,14 +374,13 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
           if (j == 1) s = at(2) - at(1);
           if (j == m) s = at(m) - at(m - 1);
         }
-        if (sorted[j - 1].second < n) sigma[d][sorted[j - 1].second] = s;
+        if (sorted[j - 1].second < n) sigma_d[sorted[j - 1].second] = s;
       }
     }
     const double min_sigma =
         o.consider_magic_clip ? 1.0 / std::min(100.0, 1.0 + static_cast<double>(kernels)) : 1e-12;
-    for (double& s : sigma[d]) s = std::clamp(s, min_sigma, 1.0);
+    for (size_t i = 0; i < n; ++i) sigma_d[i] = std::clamp(sigma_d[i], min_sigma, 1.0);
   }
-  ParzenEstimator est(choices);
   if (dims == 1 && choices[0] == 0) {
     // One numeric dimension (TPE's univariate case, thousands of components): fill the arrays
     // directly rather than through Add's per-call vectors; the same arithmetic in the same order.
@@ -310,7 +393,7 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
       const size_t i = order1d.size() == n && c < n ? order1d[c] : c;
       const bool prior = i == n;
       const double w = prior ? (n == 0 ? 1.0 : o.prior_weight) : weights[i];
-      const double mu = prior ? 0.5 : obs(i, 0), s = prior ? 1.0 : sigma[0][i];
+      const double mu = prior ? 0.5 : obs(i, 0), s = prior ? 1.0 : sigma[i];
       est.weight_[c] = w;
       est.total_weight_ += w;
       est.mu_[0][c] = mu;
@@ -321,18 +404,22 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
       est.log_const_[c] = 0.0 + std::log(ratio);  // as Add: its categorical sum starts at 0
     }
     if (order1d.size() == n && n > 0) est.EnableWindow();
-    return est;
+    return;
   }
   est.Reserve(kernels);
-  std::vector<double> mu(dims), sig(dims);
-  std::vector<std::vector<double>> probs(dims);
+  std::vector<double>& mu = est.mu_in_;
+  std::vector<double>& sig = est.sigma_in_;
+  std::vector<std::vector<double>>& probs = est.probs_in_;
+  mu.resize(dims);
+  sig.resize(dims);
+  probs.resize(dims);
   for (size_t c = 0; c < kernels; ++c) {
     const size_t i = order1d.size() == n && c < n ? order1d[c] : c;
     const bool prior = i == n;
     for (size_t d = 0; d < dims; ++d) {
       if (choices[d] == 0) {
         mu[d] = prior ? 0.5 : obs(i, d);
-        sig[d] = prior ? 1.0 : sigma[d][i];
+        sig[d] = prior ? 1.0 : sigma[d * n + i];
       } else {
         // Optuna: every choice gets prior_weight / kernels, the observed one 1 more.
         const double base = o.prior_weight / static_cast<double>(kernels);
@@ -345,7 +432,6 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
     est.Add(prior ? (n == 0 ? 1.0 : o.prior_weight) : weights[i], mu, sig, probs);
   }
   if (order1d.size() == n && n > 0) est.EnableWindow();
-  return est;
 }
 
 }  // namespace sift::search
