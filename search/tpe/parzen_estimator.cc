@@ -223,17 +223,31 @@ double ParzenEstimator::WindowedLogPdf(double x) const {
   const double reach = max_sigma_ * std::sqrt(2.0 * std::max(0.0, max_const_ - a_last + 40.0));
   const size_t lo = static_cast<size_t>(std::lower_bound(mu, mu + m, x - reach) - mu);
   const size_t hi = static_cast<size_t>(std::upper_bound(mu, mu + m, x + reach) - mu);
-  scratch_.resize(hi - lo);
-  double top = a_last;
-  for (size_t k = lo; k < hi; ++k) {
+  const size_t count = hi - lo;
+  scratch_.resize(count);
+  // The log terms and their maximum, kept as four running maxima (the max of a set does not
+  // depend on the order it is taken in): one chain of maxsd through every term was the cost.
+  double* a = scratch_.data();
+  const double* c = log_const_.data() + lo;
+  mu += lo;
+  is += lo;
+  auto term = [&](size_t k) {
     const double z = (x - mu[k]) * is[k];
-    const double a = log_const_[k] - 0.5 * z * z;
-    scratch_[k - lo] = a;
-    top = std::max(top, a);
+    return a[k] = c[k] - 0.5 * z * z;
+  };
+  double top0 = a_last, top1 = a_last, top2 = a_last, top3 = a_last;
+  size_t k = 0;
+  for (; k + 4 <= count; k += 4) {
+    top0 = std::max(top0, term(k));
+    top1 = std::max(top1, term(k + 1));
+    top2 = std::max(top2, term(k + 2));
+    top3 = std::max(top3, term(k + 3));
   }
+  for (; k < count; ++k) top0 = std::max(top0, term(k));
+  const double top = std::max(std::max(top0, top1), std::max(top2, top3));
   double sum = std::exp(a_last - top);
-  for (double a : scratch_) {
-    if (a > top - 40.0) sum += std::exp(a - top);
+  for (k = 0; k < count; ++k) {
+    if (a[k] > top - 40.0) sum += std::exp(a[k] - top);
   }
   return top + std::log(sum) - LogTotalWeight();
 }
@@ -258,6 +272,7 @@ double ParzenEstimator::LogPdf(const double* x) const {
 
 double ParzenEstimator::MixtureLogPdf(const double* x) const {
   const size_t n = weight_.size();
+  if (n == 0) return -INFINITY;  // no mass anywhere
   scratch_.assign(log_const_.begin(), log_const_.end());
   double* a = scratch_.data();
   for (size_t d = 0; d < choices_.size(); ++d) {
@@ -276,11 +291,21 @@ double ParzenEstimator::MixtureLogPdf(const double* x) const {
       for (size_t k = 0; k < n; ++k) a[k] += lp[k * stride + c];
     }
   }
-  const double top = *std::max_element(a, a + n);
+  // The maximum over four running maxima, as in WindowedLogPdf.
+  double top0 = a[0], top1 = a[0], top2 = a[0], top3 = a[0];
+  size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    top0 = std::max(top0, a[k]);
+    top1 = std::max(top1, a[k + 1]);
+    top2 = std::max(top2, a[k + 2]);
+    top3 = std::max(top3, a[k + 3]);
+  }
+  for (; k < n; ++k) top0 = std::max(top0, a[k]);
+  const double top = std::max(std::max(top0, top1), std::max(top2, top3));
   double sum = 0;
   // Terms below e^-40 of the largest change nothing at double precision; skipping their exp is
   // what keeps a 5,000-component density cheap.
-  for (size_t k = 0; k < n; ++k) {
+  for (k = 0; k < n; ++k) {
     if (a[k] > top - 40.0) sum += std::exp(a[k] - top);
   }
   return top + std::log(sum) - LogTotalWeight();
