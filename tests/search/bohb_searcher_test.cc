@@ -117,10 +117,7 @@ TEST(BohbSearcher, GoodModelKeptUntilTheGoodTrialsChangeEqualsAFreshSearcher) {
   // against a fresh one at every ask: poor new trials (the good set stays), a new best every 7th,
   // and the same history seen through a space with a wider lr range (every unit row moves, the
   // good trials do not), then back.
-  const SearchSpace space_a = testing::MixedSpace();
-  std::vector<ParamSpec> wider = space_a.params();
-  wider[0].low = 1e-7;
-  const SearchSpace space_b(wider);
+  const SearchSpace space_a = testing::MixedSpace(), space_b = testing::MixedSpaceWideLr();
   BohbOptions o;
   o.min_points = 4;
   o.random_fraction = 0.0;

@@ -345,10 +345,7 @@ TEST(TpeSearcher, GoodModelKeptUntilTheGoodTrialsChangeEqualsAFreshSearcher) {
   // 7th), a finished running trial, and the same searcher moved to another study (the space with
   // a wider lr range, which moves every unit row while the good trials stay the same; then
   // another seed) and back.
-  const SearchSpace space_a = testing::MixedSpace();
-  std::vector<ParamSpec> wider = space_a.params();
-  wider[0].low = 1e-7;
-  const SearchSpace space_b(wider);
+  const SearchSpace space_a = testing::MixedSpace(), space_b = testing::MixedSpaceWideLr();
   for (const bool multivariate : {false, true}) {
     TpeOptions o;
     o.n_startup = 5;
