@@ -231,19 +231,25 @@ double ParzenEstimator::WindowedLogPdf(double x) const {
   const double* c = log_const_.data() + lo;
   mu += lo;
   is += lo;
-  auto term = [&](size_t k) {
-    const double z = (x - mu[k]) * is[k];
-    return a[k] = c[k] - 0.5 * z * z;
-  };
+  // Two terms at a time, each pair's operations lane by lane (the compiler packs them into one
+  // SSE2 instruction each; IEEE arithmetic per lane, so the same bits as one at a time).
   double top0 = a_last, top1 = a_last, top2 = a_last, top3 = a_last;
   size_t k = 0;
   for (; k + 4 <= count; k += 4) {
-    top0 = std::max(top0, term(k));
-    top1 = std::max(top1, term(k + 1));
-    top2 = std::max(top2, term(k + 2));
-    top3 = std::max(top3, term(k + 3));
+    double z[4], t[4];
+    for (size_t j = 0; j < 4; ++j) z[j] = (x - mu[k + j]) * is[k + j];
+    for (size_t j = 0; j < 4; ++j) t[j] = c[k + j] - 0.5 * z[j] * z[j];
+    for (size_t j = 0; j < 4; ++j) a[k + j] = t[j];
+    top0 = std::max(top0, t[0]);
+    top1 = std::max(top1, t[1]);
+    top2 = std::max(top2, t[2]);
+    top3 = std::max(top3, t[3]);
   }
-  for (; k < count; ++k) top0 = std::max(top0, term(k));
+  for (; k < count; ++k) {
+    const double z = (x - mu[k]) * is[k];
+    a[k] = c[k] - 0.5 * z * z;
+    top0 = std::max(top0, a[k]);
+  }
   const double top = std::max(std::max(top0, top1), std::max(top2, top3));
   double sum = std::exp(a_last - top);
   for (k = 0; k < count; ++k) {
@@ -382,13 +388,17 @@ void BuildTpeEstimator(const std::vector<int>& choices, const double* observatio
           sorted[k].second = n;
         }
       } else {
-        for (size_t i = 0; i < n; ++i) sorted.push_back({obs(i, d), i});
-        if (with_prior) sorted.push_back({0.5, n});
+        // By index, not push_back (as above).
+        sorted.resize(n + (with_prior ? 1 : 0));
+        for (size_t i = 0; i < n; ++i) sorted[i] = {obs(i, d), i};
+        if (with_prior) sorted[n] = {0.5, n};
         SortPairs(sorted);
       }
       if (dims == 1 && with_prior) {
+        order1d.resize(n);
+        size_t k = 0;
         for (const auto& [value, i] : sorted) {
-          if (i < n) order1d.push_back(i);
+          if (i < n) order1d[k++] = i;
         }
       }
       const size_t m = sorted.size();
@@ -429,6 +439,38 @@ void BuildTpeEstimator(const std::vector<int>& choices, const double* observatio
       est.log_const_[c] = 0.0 + std::log(ratio);  // as Add: its categorical sum starts at 0
     }
     if (order1d.size() == n && n > 0) est.EnableWindow();
+    return;
+  }
+  if (dims == 1) {
+    // One categorical dimension: a component's probabilities are one of k + 1 rows (its observed
+    // choice, or none for the prior), so each row's logs are computed once; the same arithmetic
+    // as the general path below and Add.
+    const auto k = static_cast<size_t>(choices[0]);
+    std::vector<char>& known = est.row_known_;
+    known.assign(k + 1, 0);
+    std::vector<double>& logs = est.kernel_sigma_;  // unused by categorical dimensions
+    logs.resize((k + 1) * k);
+    std::vector<double>& probs = est.mu_in_;
+    std::vector<double>& log_prob = est.log_prob_[0];
+    for (size_t c = 0; c < kernels; ++c) {
+      const bool prior = c == n;
+      const size_t r = prior ? k : static_cast<size_t>(obs(c, 0));
+      if (!known[r]) {
+        const double base = o.prior_weight / static_cast<double>(kernels);
+        probs.assign(k, base);
+        if (!prior) probs[r] += 1.0;
+        const double total = std::accumulate(probs.begin(), probs.end(), 0.0);
+        for (size_t j = 0; j < k; ++j) {
+          logs[r * k + j] = est.MemoLog(std::max(probs[j] / total, 1e-300));
+        }
+        known[r] = 1;
+      }
+      const double w = prior ? (n == 0 ? 1.0 : o.prior_weight) : weights[c];
+      est.weight_.push_back(w);
+      est.total_weight_ += w;
+      log_prob.insert(log_prob.end(), logs.begin() + r * k, logs.begin() + (r + 1) * k);
+      est.log_const_.push_back(0.0 + est.MemoLog(w));  // as Add without numeric dimensions
+    }
     return;
   }
   est.Reserve(kernels);

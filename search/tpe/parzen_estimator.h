@@ -81,6 +81,7 @@ class ParzenEstimator {
   std::vector<std::pair<double, size_t>> sorted_;
   std::vector<size_t> order1d_;
   std::vector<double> kernel_sigma_;
+  std::vector<char> row_known_;
   std::vector<double> mu_in_, sigma_in_;
   std::vector<std::vector<double>> probs_in_;
 };

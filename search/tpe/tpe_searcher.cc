@@ -58,19 +58,16 @@ TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
   const size_t k = std::min(max_above / 2, old);
   const size_t n_eff = old + s.above.size();  // the bad list Optuna would weight
   std::vector<int64_t> sample;
+  size_t skipped = 0;  // below trials before the current sample; grows with p
   for (size_t j = 0; j < k; ++j) {
     const size_t p = old == k ? j : (2 * j + 1) * old / (2 * k);  // the middle of stratum j
     s.above_weights.push_back(TpeDefaultWeight(n_eff, p) * static_cast<double>(old) /
                               static_cast<double>(k));
-    // The p-th observation not in below: skip as many below trials as precede it.
-    int64_t t = index_.Kth(p);
-    for (;;) {
-      const auto skipped = static_cast<size_t>(
-          std::upper_bound(s.below.begin(), s.below.end(), t) - s.below.begin());
-      const int64_t next = index_.Kth(p + skipped);
-      if (next == t) break;
-      t = next;
-    }
+    // The p-th observation not in below is the (p + skipped)-th observation, once skipped counts
+    // the below trials up to it: a below trial at or before the (p + skipped)-th pushes it one
+    // further. p grows with j, so skipped carries over: k + |below| lookups in all.
+    int64_t t = index_.Kth(p + skipped);
+    while (skipped < s.below.size() && s.below[skipped] <= t) t = index_.Kth(p + ++skipped);
     sample.push_back(t);
   }
   for (size_t i = 0; i < s.above.size(); ++i) {
