@@ -79,24 +79,31 @@ TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
 
 void TpeSearcher::GroupRows(const std::vector<const double*>& rows, const std::vector<size_t>& dims,
                             const std::vector<int>& choices, const std::vector<double>& given) {
-  obs_.clear();
-  weights_.clear();
+  // Sized for every row and filled by index (push_back into members stores their end each time).
+  const size_t nd = dims.size();
+  obs_.resize(rows.size() * nd);
+  weights_.resize(rows.size());
+  double* obs = obs_.data();
+  double* weights = weights_.data();
+  size_t n = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const double* row = rows[i];
     bool active = true;
     for (size_t d : dims) active = active && !std::isnan(row[d]);
     if (!active) continue;
-    if (!given.empty()) weights_.push_back(given[i]);
-    for (size_t j = 0; j < dims.size(); ++j) {
+    if (!given.empty()) weights[n] = given[i];
+    for (size_t j = 0; j < nd; ++j) {
       const double u = row[dims[j]];
       // Categoricals as their index: ToUnit put choice i at (i + 0.5) / k.
-      obs_.push_back(
-          choices[j] == 0 ? u : std::min<double>(choices[j] - 1, std::floor(u * choices[j])));
+      obs[n * nd + j] =
+          choices[j] == 0 ? u : std::min<double>(choices[j] - 1, std::floor(u * choices[j]));
     }
+    ++n;
   }
+  obs_.resize(n * nd);
+  weights_.resize(n);
   if (given.empty()) {
-    const size_t n = obs_.size() / dims.size();
-    for (size_t i = 0; i < n; ++i) weights_.push_back(TpeDefaultWeight(n, i));
+    for (size_t i = 0; i < n; ++i) weights[i] = TpeDefaultWeight(n, i);
   }
 }
 
