@@ -94,6 +94,9 @@ class ObservationIndex {
   std::multiset<double> finite_;  // scores of the trials that did not diverge
   std::vector<Observation> entry_;  // by trial number, valid where in_
   std::vector<char> in_;
+  // Every trial below it is an observation (a running study's older trials have all ended), so
+  // there CountBefore(t) is t and Kth(k) is k without walking the tree.
+  size_t dense_ = 0;
 };
 
 // Per resource level (epoch), the trials with a finite value there and their scores: what BOHB
