@@ -149,18 +149,13 @@ size_t ObservationIndex::CountBefore(int64_t number) const {
 int64_t ObservationIndex::Kth(size_t k) const {
   if (k < dense_) return static_cast<int64_t>(k);  // trials 0..k are all observations
   // Descend the implicit tree: the largest prefix holding at most k observations.
-  // Without branches: whether a step is taken follows the counts, and TPE's sample of the older
-  // bad trials asks for about a hundred of these per ask.
   size_t pos = 0;
   auto left = static_cast<int64_t>(k);
-  const size_t size = fenwick_.size();
-  for (size_t step = (size - 1) / 2 * 2; step > 0; step /= 2) {
-    const size_t next = pos + step;
-    const int64_t count = fenwick_[std::min(next, size - 1)];
-    // All ones when the step is taken (masks, not ?:, which the compiler turns back into a branch).
-    const auto take = static_cast<size_t>(0) - static_cast<size_t>((next < size) & (count <= left));
-    pos += step & take;
-    left -= count & static_cast<int64_t>(take);
+  for (size_t step = (fenwick_.size() - 1) / 2 * 2; step > 0; step /= 2) {
+    if (pos + step < fenwick_.size() && fenwick_[pos + step] <= left) {
+      pos += step;
+      left -= fenwick_[pos];
+    }
   }
   return static_cast<int64_t>(pos);  // prefix [1, pos] holds k: the next is trial number pos
 }
