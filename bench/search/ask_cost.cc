@@ -7,9 +7,9 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -27,12 +27,16 @@ double ThreadCpuUs() {
 }
 
 SearchSpace CoordinatorBenchSpace() {
-  const ParamSpec specs[] = {
-      {"lr", ParamType::kFloat, 1e-4, 1e-1, Scale::kLog, {}, {}},
-      {"hidden", ParamType::kInt, 32, 512, Scale::kLog, {}, {}},
-      {"dropout", ParamType::kFloat, 0, 0.5, Scale::kLinear, {}, {}},
-      {"optimizer", ParamType::kCategorical, 0, 0, Scale::kLinear,
-       {std::string("sgd"), std::string("adam")}, {}}};
+  const ParamSpec specs[] = {{"lr", ParamType::kFloat, 1e-4, 1e-1, Scale::kLog, {}, {}},
+                             {"hidden", ParamType::kInt, 32, 512, Scale::kLog, {}, {}},
+                             {"dropout", ParamType::kFloat, 0, 0.5, Scale::kLinear, {}, {}},
+                             {"optimizer",
+                              ParamType::kCategorical,
+                              0,
+                              0,
+                              Scale::kLinear,
+                              {std::string("sgd"), std::string("adam")},
+                              {}}};
   return SearchSpace(std::vector<ParamSpec>(std::begin(specs), std::end(specs)));
 }
 
@@ -42,7 +46,8 @@ void Tell(StudyView& study, Params params) {
   t.number = static_cast<int64_t>(study.trials.size());
   t.params = std::move(params);
   t.state = TrialState::kCompleted;
-  const double rate = 0.05 + static_cast<double>(Mix64(static_cast<uint64_t>(t.number)) % 1000) / 1e4;
+  const double rate =
+      0.05 + static_cast<double>(Mix64(static_cast<uint64_t>(t.number)) % 1000) / 1e4;
   for (int64_t e = 1; e <= 10; ++e) t.values[e] = 1.0 - 0.9 / (1.0 + rate * static_cast<double>(e));
   study.trials.push_back(std::move(t));
 }
@@ -99,9 +104,10 @@ int main(int argc, char** argv) {
   }
   double total = 0;
   for (double u : us) total += u;
-  std::printf("%s after %d trials: median %.1f us, mean %.1f us CPU per ask (%d asks); "
-              "suggestions digest %016llx\n",
-              type.c_str(), trials, sift::bench::Median(us), total / asks, asks,
-              static_cast<unsigned long long>(digest));
+  std::printf(
+      "%s after %d trials: median %.1f us, mean %.1f us CPU per ask (%d asks); "
+      "suggestions digest %016llx\n",
+      type.c_str(), trials, sift::bench::Median(us), total / asks, asks,
+      static_cast<unsigned long long>(digest));
   return 0;
 }
