@@ -4,8 +4,6 @@
 #include <cmath>
 #include <map>
 
-#include "search/tpe/parzen_estimator.h"
-
 namespace sift::search {
 namespace {
 
@@ -13,6 +11,23 @@ constexpr uint64_t kBohbStream = 0x424F4842;  // "BOHB"
 
 int64_t MinPoints(const BohbOptions& o, const SearchSpace& space) {
   return o.min_points > 0 ? o.min_points : static_cast<int64_t>(space.size()) + 2;
+}
+
+// Normal-reference bandwidths per dimension, from n rows of `dims` values.
+std::vector<double> Bandwidths(const std::vector<double>& rows, size_t dims,
+                               const BohbOptions& options) {
+  const size_t n = rows.size() / dims;
+  std::vector<double> bw(dims);
+  for (size_t d = 0; d < dims; ++d) {
+    double m = 0, s = 0;
+    for (size_t i = 0; i < n; ++i) m += rows[i * dims + d];
+    m /= static_cast<double>(n);
+    for (size_t i = 0; i < n; ++i) s += (rows[i * dims + d] - m) * (rows[i * dims + d] - m);
+    s = std::sqrt(s / std::max<double>(1.0, static_cast<double>(n) - 1.0));
+    bw[d] = std::max(options.min_bandwidth,
+                     1.06 * s * std::pow(static_cast<double>(n), -1.0 / (4.0 + dims)));
+  }
+  return bw;
 }
 
 }  // namespace
@@ -64,6 +79,44 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> BohbSearcher::ModelTrials(
   return out;
 }
 
+void BohbSearcher::FitModels(const std::vector<int>& choices,
+                             const std::vector<int64_t>& good_numbers) {
+  const size_t dims = choices.size();
+  // One component per row: a Gaussian per numeric dimension, Aitchison-Aitken per categorical.
+  auto kde = [&](const std::vector<double>& rows, const std::vector<double>& bw, double widen,
+                 ParzenEstimator& est) {
+    est.Clear(choices);
+    const size_t n = rows.size() / dims;
+    mu_.resize(dims);
+    sigma_.resize(dims);
+    probs_.resize(dims);
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t d = 0; d < dims; ++d) {
+        const double v = rows[i * dims + d];
+        if (choices[d] == 0) {
+          mu_[d] = v;
+          sigma_[d] = std::min(1.0, bw[d] * widen);
+        } else {
+          // Aitchison-Aitken: keep the observed choice with probability 1 - lambda.
+          const int k = choices[d];
+          const double lambda = std::clamp(bw[d] * widen, 0.0, (k - 1.0) / k);
+          probs_[d].assign(static_cast<size_t>(k), k > 1 ? lambda / (k - 1) : 0.0);
+          probs_[d][static_cast<size_t>(v)] = 1.0 - lambda + (k > 1 ? 0.0 : lambda);
+        }
+      }
+      est.Add(1.0, mu_, sigma_, probs_);
+    }
+  };
+  if (good_.generation != units_.generation() || good_.numbers != good_numbers) {
+    const std::vector<double> bw_good = Bandwidths(good_rows_, dims, options_);
+    kde(good_rows_, bw_good, 1.0, good_.l);
+    kde(good_rows_, bw_good, options_.bandwidth_factor, good_.wide);
+    good_.numbers = good_numbers;
+    good_.generation = units_.generation();
+  }
+  kde(bad_rows_, Bandwidths(bad_rows_, dims, options_), 1.0, bad_kde_);
+}
+
 std::vector<Params> BohbSearcher::Suggest(const StudyView& study, int count) {
   const SearchSpace& space = *study.space;
   const size_t dims = space.size();
@@ -74,7 +127,9 @@ std::vector<Params> BohbSearcher::Suggest(const StudyView& study, int count) {
     choices[d] = spec.numeric() ? 0 : static_cast<int>(spec.choices.size());
   }
   // Good and bad sets at the model level, as rows of unit values / category indices.
-  std::vector<double> good, bad;
+  std::vector<int64_t> good_numbers;
+  good_rows_.clear();
+  bad_rows_.clear();
   if (level > 0) {
     const auto [picked, bad_entries] = ModelSets(level);
     auto add_rows = [&](const std::vector<LevelIndex::Entry>& entries, std::vector<double>& out) {
@@ -87,77 +142,45 @@ std::vector<Params> BohbSearcher::Suggest(const StudyView& study, int count) {
         }
       }
     };
-    add_rows(picked, good);
-    add_rows(bad_entries, bad);
-    if (bad.size() < 2 * dims) good.clear();  // too few bad points: no model yet
+    add_rows(picked, good_rows_);
+    add_rows(bad_entries, bad_rows_);
+    for (const LevelIndex::Entry& e : picked) good_numbers.push_back(e.number);
+    if (bad_rows_.size() < 2 * dims) good_rows_.clear();  // too few bad points: no model yet
   }
-  // Normal-reference bandwidths per dimension, from the good set or the bad set.
-  auto bandwidths = [&](const std::vector<double>& rows) {
-    const size_t n = rows.size() / dims;
-    std::vector<double> bw(dims);
-    for (size_t d = 0; d < dims; ++d) {
-      double m = 0, s = 0;
-      for (size_t i = 0; i < n; ++i) m += rows[i * dims + d];
-      m /= static_cast<double>(n);
-      for (size_t i = 0; i < n; ++i) s += (rows[i * dims + d] - m) * (rows[i * dims + d] - m);
-      s = std::sqrt(s / std::max<double>(1.0, static_cast<double>(n) - 1.0));
-      bw[d] = std::max(options_.min_bandwidth,
-                       1.06 * s * std::pow(static_cast<double>(n), -1.0 / (4.0 + dims)));
-    }
-    return bw;
-  };
-  auto kde = [&](const std::vector<double>& rows, const std::vector<double>& bw, double widen) {
-    ParzenEstimator est(choices);
-    const size_t n = rows.size() / dims;
-    std::vector<double> mu(dims), sigma(dims);
-    std::vector<std::vector<double>> probs(dims);
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t d = 0; d < dims; ++d) {
-        const double v = rows[i * dims + d];
-        if (choices[d] == 0) {
-          mu[d] = v;
-          sigma[d] = std::min(1.0, bw[d] * widen);
-        } else {
-          // Aitchison-Aitken: keep the observed choice with probability 1 - lambda.
-          const int k = choices[d];
-          const double lambda = std::clamp(bw[d] * widen, 0.0, (k - 1.0) / k);
-          probs[d].assign(static_cast<size_t>(k), k > 1 ? lambda / (k - 1) : 0.0);
-          probs[d][static_cast<size_t>(v)] = 1.0 - lambda + (k > 1 ? 0.0 : lambda);
-        }
-      }
-      est.Add(1.0, mu, sigma, probs);
-    }
-    return est;
-  };
 
   std::vector<Params> out;
+  bool fitted = false;  // the KDEs, fitted at the first model-based suggestion of this ask
   for (int i = 0; i < count; ++i) {
     const uint64_t number = study.trials.size() + i;
     Rng rng(DeriveSeed(study.seed, {number, kBohbStream}));
-    const bool random = good.empty() || rng.Uniform() < options_.random_fraction;
+    const bool random = good_rows_.empty() || rng.Uniform() < options_.random_fraction;
     if (random) {
       out.push_back(space.Sample(rng));
       continue;
     }
-    const std::vector<double> bw_good = bandwidths(good), bw_bad = bandwidths(bad);
-    const ParzenEstimator l = kde(good, bw_good, 1.0), g = kde(bad, bw_bad, 1.0);
-    const ParzenEstimator wide = kde(good, bw_good, options_.bandwidth_factor);
-    std::vector<double> best;
+    if (!fitted) {
+      FitModels(choices, good_numbers);
+      fitted = true;
+    }
+    x_.resize(dims);
+    best_.resize(dims);
+    bool have_best = false;
     double best_score = -INFINITY;
     for (int64_t s = 0; s < options_.num_samples; ++s) {
-      std::vector<double> x = wide.Sample(rng);
-      const double score = l.LogPdf(x.data()) - g.LogPdf(x.data());
-      if (best.empty() || score > best_score) {
+      good_.wide.Sample(rng, x_.data());
+      const double score = good_.l.LogPdf(x_.data()) - bad_kde_.LogPdf(x_.data());
+      if (!have_best || score > best_score) {
+        have_best = true;
         best_score = score;
-        best = std::move(x);
+        best_ = x_;
       }
     }
     Params p;
     for (size_t d = 0; d < dims; ++d) {
       const ParamSpec& spec = space.params()[d];
       if (!space.IsActive(spec, p)) continue;
-      p[spec.name] = choices[d] == 0 ? space.FromUnit(spec, best[d])
-                                     : spec.choices[static_cast<size_t>(best[d])];
+      p[spec.name] = choices[d] == 0 ? space.FromUnit(spec, best_[d])
+                                     : spec.choices[static_cast<size_t>(best_[d])];
     }
     out.push_back(std::move(p));
   }

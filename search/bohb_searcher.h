@@ -11,6 +11,7 @@
 
 #include "search/observations.h"
 #include "search/searcher.h"
+#include "search/tpe/parzen_estimator.h"
 
 namespace sift::search {
 
@@ -43,9 +44,26 @@ class BohbSearcher : public Searcher {
  private:
   std::pair<std::vector<LevelIndex::Entry>, std::vector<LevelIndex::Entry>> ModelSets(
       int64_t level) const;
+  // Fits the KDEs on `good` and `bad` (rows of unit values / category indices) into good_ and
+  // bad_kde_: the good ones only when the good trials (`good_numbers`, in order) or the unit cache
+  // changed since the last fit.
+  void FitModels(const std::vector<int>& choices, const std::vector<int64_t>& good_numbers);
+
   BohbOptions options_;
   UnitCache units_;
   LevelIndex levels_;  // every level's values, updated per ask
+  // The good KDE and its widened copy (candidates are drawn from it), kept across asks: at a
+  // level with many trials the best max_good rarely change, while the bad set moves every ask.
+  struct GoodModel {
+    std::vector<int64_t> numbers;  // the good trials, best first
+    uint64_t generation = 0;       // units_.generation() then (0: never fitted)
+    ParzenEstimator l, wide;
+  };
+  GoodModel good_;
+  ParzenEstimator bad_kde_;  // refitted at every ask into the same arrays
+  // Per-ask working arrays, kept to spare allocations.
+  std::vector<double> good_rows_, bad_rows_, mu_, sigma_, x_, best_;
+  std::vector<std::vector<double>> probs_;
 };
 
 }  // namespace sift::search

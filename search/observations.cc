@@ -100,6 +100,7 @@ void ObservationIndex::Update(const StudyView& study, int64_t number) {
     if (numbers_.insert(number).second) Count(n, +1);
   } else if (numbers_.erase(number) > 0) {
     Count(n, -1);
+    dense_ = std::min(dense_, n);
   }
   entry_[n] = o;
   in_[n] = in;
@@ -114,6 +115,7 @@ void ObservationIndex::Sync(const StudyView& study) {
     fenwick_.clear();
     entry_.clear();
     in_.clear();
+    dense_ = 0;
   }
   entry_.resize(study.trials.size());
   in_.resize(study.trials.size(), 0);
@@ -127,6 +129,7 @@ void ObservationIndex::Sync(const StudyView& study) {
     }
   }
   for (int64_t number : look_) Update(study, number);
+  while (dense_ < in_.size() && in_[dense_]) ++dense_;
 }
 
 void ObservationIndex::Count(size_t number, int delta) {
@@ -134,6 +137,7 @@ void ObservationIndex::Count(size_t number, int delta) {
 }
 
 size_t ObservationIndex::CountBefore(int64_t number) const {
+  if (number >= 0 && static_cast<size_t>(number) <= dense_) return static_cast<size_t>(number);
   int64_t sum = 0;
   for (size_t i = std::min(static_cast<size_t>(std::max<int64_t>(number, 0)), fenwick_.size() - 1);
        i > 0; i -= i & (~i + 1)) {
@@ -143,6 +147,7 @@ size_t ObservationIndex::CountBefore(int64_t number) const {
 }
 
 int64_t ObservationIndex::Kth(size_t k) const {
+  if (k < dense_) return static_cast<int64_t>(k);  // trials 0..k are all observations
   // Descend the implicit tree: the largest prefix holding at most k observations.
   size_t pos = 0;
   auto left = static_cast<int64_t>(k);
@@ -196,15 +201,19 @@ void UnitCache::Reset(const StudyView& study) {
   ++generation_;
 }
 
-const double* UnitCache::Row(const StudyView& study, int64_t number) {
+void UnitCache::Sync(const StudyView& study) {
   if (space_ != study.space || seed_ != study.seed || have_.size() > study.trials.size()) {
     Reset(study);
   }
-  const auto n = static_cast<size_t>(number);
   if (have_.size() < study.trials.size()) {
     have_.resize(study.trials.size(), 0);
     data_.resize(study.trials.size() * dims_);
   }
+}
+
+const double* UnitCache::Row(const StudyView& study, int64_t number) {
+  Sync(study);
+  const auto n = static_cast<size_t>(number);
   double* row = data_.data() + n * dims_;
   if (!have_[n]) {
     const Params& p = study.trials[n].params;

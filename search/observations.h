@@ -94,6 +94,9 @@ class ObservationIndex {
   std::multiset<double> finite_;  // scores of the trials that did not diverge
   std::vector<Observation> entry_;  // by trial number, valid where in_
   std::vector<char> in_;
+  // Every trial below it is an observation (a running study's older trials have all ended), so
+  // there CountBefore(t) is t and Kth(k) is k without walking the tree.
+  size_t dense_ = 0;
 };
 
 // Per resource level (epoch), the trials with a finite value there and their scores: what BOHB
@@ -131,6 +134,9 @@ class LevelIndex {
 class UnitCache {
  public:
   static constexpr double kInactive = std::numeric_limits<double>::quiet_NaN();
+  // Starts over if the view is another study's and makes room for every trial: after it, Row on
+  // the same view moves no row, so pointers from Row stay valid until the view grows.
+  void Sync(const StudyView& study);
   // Row of trial `number`: space->size() values.
   const double* Row(const StudyView& study, int64_t number);
   // Changes whenever the cache starts over, so that what is derived from its rows can follow.

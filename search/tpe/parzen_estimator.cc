@@ -64,6 +64,12 @@ void SortPairs(std::vector<std::pair<double, size_t>>& v) {
   }
 }
 
+bool AnyNumeric(const std::vector<int>& choices) {
+  return std::find(choices.begin(), choices.end(), 0) != choices.end();
+}
+
+constexpr size_t kLogMemo = 8;  // arguments MemoLog remembers
+
 }  // namespace
 
 uint64_t TpeSortKey(double v) {
@@ -77,13 +83,47 @@ ParzenEstimator::ParzenEstimator(std::vector<int> choices)
       mu_(choices_.size()),
       sigma_(choices_.size()),
       inv_sigma_(choices_.size()),
-      log_prob_(choices_.size()) {}
+      log_prob_(choices_.size()),
+      numeric_(AnyNumeric(choices_)) {}
+
+void ParzenEstimator::Clear(const std::vector<int>& choices) {
+  choices_ = choices;
+  const size_t dims = choices_.size();
+  weight_.clear();
+  total_weight_ = 0;
+  for (auto* arrays : {&mu_, &sigma_, &inv_sigma_, &log_prob_}) {
+    arrays->resize(dims);
+    for (auto& a : *arrays) a.clear();
+  }
+  log_const_.clear();
+  windowed_ = false;
+  numeric_ = AnyNumeric(choices_);
+  max_sigma_ = max_const_ = 0;
+  log_total_known_ = false;
+  choice_known_.clear();
+}
+
+double ParzenEstimator::MemoLog(double v) {
+  for (const auto& [arg, log] : log_memo_) {
+    if (arg == v) return log;  // equal doubles (+0 and -0 alike) have equal logs
+  }
+  const double log = std::log(v);
+  if (log_memo_.size() < kLogMemo) {
+    log_memo_.push_back({v, log});
+  } else {
+    log_memo_[log_memo_next_] = {v, log};
+    log_memo_next_ = (log_memo_next_ + 1) % kLogMemo;
+  }
+  return log;
+}
 
 void ParzenEstimator::Add(double weight, const std::vector<double>& mu,
                           const std::vector<double>& sigma,
                           const std::vector<std::vector<double>>& probs) {
   weight_.push_back(weight);
   total_weight_ += weight;
+  log_total_known_ = false;
+  choice_known_.clear();
   // One log per component: log(weight / prod(sigma sqrt(2 pi) mass)) plus categorical terms.
   double ratio = weight;
   double c = 0;
@@ -96,18 +136,23 @@ void ParzenEstimator::Add(double weight, const std::vector<double>& mu,
       inv_sigma_[d].push_back(1.0 / s);
       ratio /= s * std::sqrt(2.0 * M_PI) * std::max(z, 1e-300);
     } else {
-      for (double p : probs[d]) log_prob_[d].push_back(std::log(std::max(p, 1e-300)));
+      for (double p : probs[d]) log_prob_[d].push_back(MemoLog(std::max(p, 1e-300)));
     }
   }
-  log_const_.push_back(c + std::log(ratio));
+  log_const_.push_back(c + (numeric_ ? std::log(ratio) : MemoLog(ratio)));
 }
 
 std::vector<double> ParzenEstimator::Sample(Rng& rng) const {
+  std::vector<double> x(choices_.size());
+  Sample(rng, x.data());
+  return x;
+}
+
+void ParzenEstimator::Sample(Rng& rng, double* x) const {
   // Pick a component by weight, then draw each dimension from it.
   double u = rng.Uniform() * total_weight_;
   size_t k = 0;
   while (k + 1 < weight_.size() && u >= weight_[k]) u -= weight_[k++];
-  std::vector<double> x(choices_.size());
   for (size_t d = 0; d < choices_.size(); ++d) {
     if (choices_[d] == 0) {
       // Rejection from the untruncated normal: the mass inside [0, 1] is at least 34% for
@@ -130,7 +175,6 @@ std::vector<double> ParzenEstimator::Sample(Rng& rng) const {
       x[d] = c;
     }
   }
-  return x;
 }
 
 void ParzenEstimator::Reserve(size_t n) {
@@ -160,6 +204,14 @@ void ParzenEstimator::EnableWindow() {
   windowed_ = true;
 }
 
+double ParzenEstimator::LogTotalWeight() const {
+  if (!log_total_known_) {
+    log_total_weight_ = std::log(total_weight_);
+    log_total_known_ = true;
+  }
+  return log_total_weight_;
+}
+
 double ParzenEstimator::WindowedLogPdf(double x) const {
   const size_t m = weight_.size() - 1;
   const double* mu = mu_[0].data();
@@ -171,24 +223,62 @@ double ParzenEstimator::WindowedLogPdf(double x) const {
   const double reach = max_sigma_ * std::sqrt(2.0 * std::max(0.0, max_const_ - a_last + 40.0));
   const size_t lo = static_cast<size_t>(std::lower_bound(mu, mu + m, x - reach) - mu);
   const size_t hi = static_cast<size_t>(std::upper_bound(mu, mu + m, x + reach) - mu);
-  scratch_.resize(hi - lo);
-  double top = a_last;
-  for (size_t k = lo; k < hi; ++k) {
+  const size_t count = hi - lo;
+  scratch_.resize(count);
+  // The log terms and their maximum, kept as four running maxima (the max of a set does not
+  // depend on the order it is taken in): one chain of maxsd through every term was the cost.
+  double* a = scratch_.data();
+  const double* c = log_const_.data() + lo;
+  mu += lo;
+  is += lo;
+  // Two terms at a time, each pair's operations lane by lane (the compiler packs them into one
+  // SSE2 instruction each; IEEE arithmetic per lane, so the same bits as one at a time).
+  double top0 = a_last, top1 = a_last, top2 = a_last, top3 = a_last;
+  size_t k = 0;
+  for (; k + 4 <= count; k += 4) {
+    double z[4], t[4];
+    for (size_t j = 0; j < 4; ++j) z[j] = (x - mu[k + j]) * is[k + j];
+    for (size_t j = 0; j < 4; ++j) t[j] = c[k + j] - 0.5 * z[j] * z[j];
+    for (size_t j = 0; j < 4; ++j) a[k + j] = t[j];
+    top0 = std::max(top0, t[0]);
+    top1 = std::max(top1, t[1]);
+    top2 = std::max(top2, t[2]);
+    top3 = std::max(top3, t[3]);
+  }
+  for (; k < count; ++k) {
     const double z = (x - mu[k]) * is[k];
-    const double a = log_const_[k] - 0.5 * z * z;
-    scratch_[k - lo] = a;
-    top = std::max(top, a);
+    a[k] = c[k] - 0.5 * z * z;
+    top0 = std::max(top0, a[k]);
   }
+  const double top = std::max(std::max(top0, top1), std::max(top2, top3));
   double sum = std::exp(a_last - top);
-  for (double a : scratch_) {
-    if (a > top - 40.0) sum += std::exp(a - top);
+  for (k = 0; k < count; ++k) {
+    if (a[k] > top - 40.0) sum += std::exp(a[k] - top);
   }
-  return top + std::log(sum) - std::log(total_weight_);
+  return top + std::log(sum) - LogTotalWeight();
 }
 
 double ParzenEstimator::LogPdf(const double* x) const {
   if (windowed_) return WindowedLogPdf(x[0]);
+  if (choices_.size() == 1 && choices_[0] > 0 && x[0] >= 0.0 && x[0] < choices_[0]) {
+    // One categorical dimension: the density has k values; each is computed once.
+    const auto k = static_cast<size_t>(choices_[0]), c = static_cast<size_t>(x[0]);
+    if (choice_known_.size() != k) {
+      choice_known_.assign(k, 0);
+      choice_log_pdf_.resize(k);
+    }
+    if (!choice_known_[c]) {
+      choice_log_pdf_[c] = MixtureLogPdf(x);
+      choice_known_[c] = 1;
+    }
+    return choice_log_pdf_[c];
+  }
+  return MixtureLogPdf(x);
+}
+
+double ParzenEstimator::MixtureLogPdf(const double* x) const {
   const size_t n = weight_.size();
+  if (n == 0) return -INFINITY;  // no mass anywhere
   scratch_.assign(log_const_.begin(), log_const_.end());
   double* a = scratch_.data();
   for (size_t d = 0; d < choices_.size(); ++d) {
@@ -196,7 +286,14 @@ double ParzenEstimator::LogPdf(const double* x) const {
       const double xd = x[d];
       const double* mu = mu_[d].data();
       const double* is = inv_sigma_[d].data();
-      for (size_t k = 0; k < n; ++k) {
+      // Four at a time, lane by lane, as in WindowedLogPdf (the same operations per term).
+      size_t k = 0;
+      for (; k + 4 <= n; k += 4) {
+        double z[4];
+        for (size_t j = 0; j < 4; ++j) z[j] = (xd - mu[k + j]) * is[k + j];
+        for (size_t j = 0; j < 4; ++j) a[k + j] -= 0.5 * z[j] * z[j];
+      }
+      for (; k < n; ++k) {
         const double z = (xd - mu[k]) * is[k];
         a[k] -= 0.5 * z * z;
       }
@@ -207,14 +304,24 @@ double ParzenEstimator::LogPdf(const double* x) const {
       for (size_t k = 0; k < n; ++k) a[k] += lp[k * stride + c];
     }
   }
-  const double top = *std::max_element(a, a + n);
+  // The maximum over four running maxima, as in WindowedLogPdf.
+  double top0 = a[0], top1 = a[0], top2 = a[0], top3 = a[0];
+  size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    top0 = std::max(top0, a[k]);
+    top1 = std::max(top1, a[k + 1]);
+    top2 = std::max(top2, a[k + 2]);
+    top3 = std::max(top3, a[k + 3]);
+  }
+  for (; k < n; ++k) top0 = std::max(top0, a[k]);
+  const double top = std::max(std::max(top0, top1), std::max(top2, top3));
   double sum = 0;
   // Terms below e^-40 of the largest change nothing at double precision; skipping their exp is
   // what keeps a 5,000-component density cheap.
-  for (size_t k = 0; k < n; ++k) {
+  for (k = 0; k < n; ++k) {
     if (a[k] > top - 40.0) sum += std::exp(a[k] - top);
   }
-  return top + std::log(sum) - std::log(total_weight_);
+  return top + std::log(sum) - LogTotalWeight();
 }
 
 double TpeDefaultWeight(size_t n, size_t i) {
@@ -234,24 +341,39 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
                                   const std::vector<double>& observations,
                                   const std::vector<double>& weights, const TpeKernelOptions& o,
                                   const std::vector<size_t>* order) {
+  ParzenEstimator est;
+  const size_t n = choices.empty() ? 0 : observations.size() / choices.size();
+  BuildTpeEstimator(choices, observations.data(), n, weights.data(), o, est, order);
+  return est;
+}
+
+void BuildTpeEstimator(const std::vector<int>& choices, const double* observations, size_t n,
+                       const double* weights, const TpeKernelOptions& o, ParzenEstimator& est,
+                       const std::vector<size_t>* order) {
   const size_t dims = choices.size();
-  const size_t n = dims == 0 ? 0 : observations.size() / dims;
+  if (dims == 0) n = 0;
   auto obs = [&](size_t i, size_t d) { return observations[i * dims + d]; };
   const size_t kernels = n + (o.consider_prior || n == 0 ? 1 : 0);
   const bool with_prior = kernels > n;
-  // Sigmas per dimension for the observations (the prior's are fixed). A 1-d numeric estimator
-  // keeps its components sorted by mu (prior last) so that densities can be windowed.
-  std::vector<size_t> order1d;
-  std::vector<std::vector<double>> sigma(dims, std::vector<double>(n, 1.0));
+  est.Clear(choices);
+  // Sigmas per dimension for the observations (the prior's are fixed), sigma[d * n + i]. A 1-d
+  // numeric estimator keeps its components sorted by mu (prior last) so that densities can be
+  // windowed.
+  std::vector<size_t>& order1d = est.order1d_;
+  order1d.clear();
+  std::vector<double>& sigma = est.kernel_sigma_;
+  sigma.assign(dims * n, 1.0);
   for (size_t d = 0; d < dims; ++d) {
     if (choices[d] != 0 || n == 0) continue;
+    double* sigma_d = sigma.data() + d * n;
     if (o.multivariate) {
       const double s = 0.2 * std::pow(static_cast<double>(std::max<size_t>(n, 1)),
                                       -1.0 / (static_cast<double>(dims) + 4.0));
-      std::fill(sigma[d].begin(), sigma[d].end(), s);
+      std::fill(sigma_d, sigma_d + n, s);
     } else {
       // Neighbour gaps among the observations and the prior's centre, bounded by the ends.
-      std::vector<std::pair<double, size_t>> sorted;
+      std::vector<std::pair<double, size_t>>& sorted = est.sorted_;
+      sorted.clear();
       if (order != nullptr && dims == 1) {
         // The prior (0.5, index n) goes after every value whose bits are <= those of 0.5. Filled
         // by index, not push_back: that compiles to a store-forwarding stall per element.
@@ -273,13 +395,17 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
           sorted[k].second = n;
         }
       } else {
-        for (size_t i = 0; i < n; ++i) sorted.push_back({obs(i, d), i});
-        if (with_prior) sorted.push_back({0.5, n});
+        // By index, not push_back (as above).
+        sorted.resize(n + (with_prior ? 1 : 0));
+        for (size_t i = 0; i < n; ++i) sorted[i] = {obs(i, d), i};
+        if (with_prior) sorted[n] = {0.5, n};
         SortPairs(sorted);
       }
       if (dims == 1 && with_prior) {
+        order1d.resize(n);
+        size_t k = 0;
         for (const auto& [value, i] : sorted) {
-          if (i < n) order1d.push_back(i);
+          if (i < n) order1d[k++] = i;
         }
       }
       const size_t m = sorted.size();
@@ -290,14 +416,13 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
           if (j == 1) s = at(2) - at(1);
           if (j == m) s = at(m) - at(m - 1);
         }
-        if (sorted[j - 1].second < n) sigma[d][sorted[j - 1].second] = s;
+        if (sorted[j - 1].second < n) sigma_d[sorted[j - 1].second] = s;
       }
     }
     const double min_sigma =
         o.consider_magic_clip ? 1.0 / std::min(100.0, 1.0 + static_cast<double>(kernels)) : 1e-12;
-    for (double& s : sigma[d]) s = std::clamp(s, min_sigma, 1.0);
+    for (size_t i = 0; i < n; ++i) sigma_d[i] = std::clamp(sigma_d[i], min_sigma, 1.0);
   }
-  ParzenEstimator est(choices);
   if (dims == 1 && choices[0] == 0) {
     // One numeric dimension (TPE's univariate case, thousands of components): fill the arrays
     // directly rather than through Add's per-call vectors; the same arithmetic in the same order.
@@ -310,7 +435,7 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
       const size_t i = order1d.size() == n && c < n ? order1d[c] : c;
       const bool prior = i == n;
       const double w = prior ? (n == 0 ? 1.0 : o.prior_weight) : weights[i];
-      const double mu = prior ? 0.5 : obs(i, 0), s = prior ? 1.0 : sigma[0][i];
+      const double mu = prior ? 0.5 : obs(i, 0), s = prior ? 1.0 : sigma[i];
       est.weight_[c] = w;
       est.total_weight_ += w;
       est.mu_[0][c] = mu;
@@ -321,18 +446,54 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
       est.log_const_[c] = 0.0 + std::log(ratio);  // as Add: its categorical sum starts at 0
     }
     if (order1d.size() == n && n > 0) est.EnableWindow();
-    return est;
+    return;
+  }
+  if (dims == 1) {
+    // One categorical dimension: a component's probabilities are one of k + 1 rows (its observed
+    // choice, or none for the prior), so each row's logs are computed once; the same arithmetic
+    // as the general path below and Add.
+    const auto k = static_cast<size_t>(choices[0]);
+    std::vector<char>& known = est.row_known_;
+    known.assign(k + 1, 0);
+    std::vector<double>& logs = est.kernel_sigma_;  // unused by categorical dimensions
+    logs.resize((k + 1) * k);
+    std::vector<double>& probs = est.mu_in_;
+    std::vector<double>& log_prob = est.log_prob_[0];
+    for (size_t c = 0; c < kernels; ++c) {
+      const bool prior = c == n;
+      const size_t r = prior ? k : static_cast<size_t>(obs(c, 0));
+      if (!known[r]) {
+        const double base = o.prior_weight / static_cast<double>(kernels);
+        probs.assign(k, base);
+        if (!prior) probs[r] += 1.0;
+        const double total = std::accumulate(probs.begin(), probs.end(), 0.0);
+        for (size_t j = 0; j < k; ++j) {
+          logs[r * k + j] = est.MemoLog(std::max(probs[j] / total, 1e-300));
+        }
+        known[r] = 1;
+      }
+      const double w = prior ? (n == 0 ? 1.0 : o.prior_weight) : weights[c];
+      est.weight_.push_back(w);
+      est.total_weight_ += w;
+      log_prob.insert(log_prob.end(), logs.begin() + r * k, logs.begin() + (r + 1) * k);
+      est.log_const_.push_back(0.0 + est.MemoLog(w));  // as Add without numeric dimensions
+    }
+    return;
   }
   est.Reserve(kernels);
-  std::vector<double> mu(dims), sig(dims);
-  std::vector<std::vector<double>> probs(dims);
+  std::vector<double>& mu = est.mu_in_;
+  std::vector<double>& sig = est.sigma_in_;
+  std::vector<std::vector<double>>& probs = est.probs_in_;
+  mu.resize(dims);
+  sig.resize(dims);
+  probs.resize(dims);
   for (size_t c = 0; c < kernels; ++c) {
     const size_t i = order1d.size() == n && c < n ? order1d[c] : c;
     const bool prior = i == n;
     for (size_t d = 0; d < dims; ++d) {
       if (choices[d] == 0) {
         mu[d] = prior ? 0.5 : obs(i, d);
-        sig[d] = prior ? 1.0 : sigma[d][i];
+        sig[d] = prior ? 1.0 : sigma[d * n + i];
       } else {
         // Optuna: every choice gets prior_weight / kernels, the observed one 1 more.
         const double base = o.prior_weight / static_cast<double>(kernels);
@@ -345,7 +506,6 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
     est.Add(prior ? (n == 0 ? 1.0 : o.prior_weight) : weights[i], mu, sig, probs);
   }
   if (order1d.size() == n && n > 0) est.EnableWindow();
-  return est;
 }
 
 }  // namespace sift::search

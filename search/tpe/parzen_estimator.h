@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "search/rng.h"
@@ -17,7 +18,11 @@ class ParzenEstimator {
  public:
   // choices[d] = 0 for a numeric dimension (values in [0, 1]), k for a categorical one with k
   // choices (values are the index as a double).
-  explicit ParzenEstimator(std::vector<int> choices);
+  explicit ParzenEstimator(std::vector<int> choices = {});
+
+  // Drops every component and takes new dimensions, keeping the arrays' capacity: a searcher that
+  // refits its estimators at every ask reuses them instead of allocating.
+  void Clear(const std::vector<int>& choices);
 
   // Adds a component. mu/sigma are read for numeric dimensions; probs[d] (k values summing to 1)
   // for categorical ones. Weights need not be normalised.
@@ -30,6 +35,8 @@ class ParzenEstimator {
 
   // A draw from the mixture (categoricals as index values).
   std::vector<double> Sample(Rng& rng) const;
+  // The same draw, written to x[0, dims()).
+  void Sample(Rng& rng, double* x) const;
   // log density at x (numeric dims: density w.r.t. Lebesgue measure on [0, 1]; categorical: pmf).
   double LogPdf(const double* x) const;
 
@@ -41,10 +48,15 @@ class ParzenEstimator {
 
  private:
   // Fills a 1-d numeric estimator's arrays directly (thousands of components per ask).
-  friend ParzenEstimator BuildTpeEstimator(const std::vector<int>&, const std::vector<double>&,
-                                           const std::vector<double>&, const TpeKernelOptions&,
-                                           const std::vector<size_t>*);
+  friend void BuildTpeEstimator(const std::vector<int>&, const double*, size_t, const double*,
+                                const TpeKernelOptions&, ParzenEstimator&,
+                                const std::vector<size_t>*);
   double WindowedLogPdf(double x) const;
+  double MixtureLogPdf(const double* x) const;
+  double LogTotalWeight() const;
+  // std::log, remembered for the last few arguments: categorical probabilities (and the weights
+  // of an all-categorical estimator) repeat across components. The same bits as std::log.
+  double MemoLog(double v);
 
   std::vector<int> choices_;
   std::vector<double> weight_;
@@ -54,8 +66,24 @@ class ParzenEstimator {
   std::vector<std::vector<double>> log_prob_;  // categorical: component-major, k per component
   std::vector<double> log_const_;              // log weight + log kernel normalisers
   bool windowed_ = false;
+  bool numeric_ = false;                       // some dimension is numeric
   double max_sigma_ = 0, max_const_ = 0;       // over all but the last component
+  std::vector<std::pair<double, double>> log_memo_;  // (argument, std::log of it)
+  size_t log_memo_next_ = 0;
+  // Remembered across LogPdf calls until the next Add or Clear: log(total weight), and for a 1-d
+  // categorical estimator (whose density takes one value per choice) the density per choice.
+  mutable double log_total_weight_ = 0;
+  mutable bool log_total_known_ = false;
+  mutable std::vector<double> choice_log_pdf_;
+  mutable std::vector<char> choice_known_;
   mutable std::vector<double> scratch_;
+  // BuildTpeEstimator's working arrays, kept with the estimator it rebuilds.
+  std::vector<std::pair<double, size_t>> sorted_;
+  std::vector<size_t> order1d_;
+  std::vector<double> kernel_sigma_;
+  std::vector<char> row_known_;
+  std::vector<double> mu_in_, sigma_in_;
+  std::vector<std::vector<double>> probs_in_;
 };
 
 // Optuna 3.1's TPE bandwidths ("_ParzenEstimator"): prior component at the centre with sigma 1,
@@ -77,6 +105,11 @@ ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
                                   const std::vector<double>& weights,
                                   const TpeKernelOptions& options,
                                   const std::vector<size_t>* order = nullptr);
+// The same estimator, built into `out` (its arrays reused) from n rows at `observations` and n
+// weights at `weights`.
+void BuildTpeEstimator(const std::vector<int>& choices, const double* observations, size_t n,
+                       const double* weights, const TpeKernelOptions& options, ParzenEstimator& out,
+                       const std::vector<size_t>* order = nullptr);
 
 // The key of the bandwidth sort: v's IEEE bit pattern, which orders like v for v >= 0.
 uint64_t TpeSortKey(double v);

@@ -8,15 +8,6 @@ namespace {
 
 constexpr uint64_t kTpeStream = 0x545045;  // "TPE"
 
-std::vector<int> Choices(const SearchSpace& space, const std::vector<size_t>& dims) {
-  std::vector<int> c;
-  for (size_t d : dims) {
-    const ParamSpec& spec = space.params()[d];
-    c.push_back(spec.numeric() ? 0 : static_cast<int>(spec.choices.size()));
-  }
-  return c;
-}
-
 }  // namespace
 
 // The good trials are the best gamma(n) of all (at most gamma_max); the bad ones the rest, past
@@ -67,19 +58,16 @@ TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
   const size_t k = std::min(max_above / 2, old);
   const size_t n_eff = old + s.above.size();  // the bad list Optuna would weight
   std::vector<int64_t> sample;
+  size_t skipped = 0;  // below trials before the current sample; grows with p
   for (size_t j = 0; j < k; ++j) {
     const size_t p = old == k ? j : (2 * j + 1) * old / (2 * k);  // the middle of stratum j
     s.above_weights.push_back(TpeDefaultWeight(n_eff, p) * static_cast<double>(old) /
                               static_cast<double>(k));
-    // The p-th observation not in below: skip as many below trials as precede it.
-    int64_t t = index_.Kth(p);
-    for (;;) {
-      const auto skipped = static_cast<size_t>(
-          std::upper_bound(s.below.begin(), s.below.end(), t) - s.below.begin());
-      const int64_t next = index_.Kth(p + skipped);
-      if (next == t) break;
-      t = next;
-    }
+    // The p-th observation not in below is the (p + skipped)-th observation, once skipped counts
+    // the below trials up to it: a below trial at or before the (p + skipped)-th pushes it one
+    // further. p grows with j, so skipped carries over: k + |below| lookups in all.
+    int64_t t = index_.Kth(p + skipped);
+    while (skipped < s.below.size() && s.below[skipped] <= t) t = index_.Kth(p + ++skipped);
     sample.push_back(t);
   }
   for (size_t i = 0; i < s.above.size(); ++i) {
@@ -89,54 +77,73 @@ TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
   return s;
 }
 
-void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>& dims,
-                              const Split& split, Rng& rng, Params& out) {
-  const SearchSpace& space = *study.space;
-  const std::vector<int> choices = Choices(space, dims);
-  // Rows of one side's trials where every dim of the group is active, with their weights.
-  auto rows = [&](const std::vector<int64_t>& numbers, const std::vector<double>& given,
-                  std::vector<double>& weights) {
-    std::vector<double> m;
-    m.reserve(numbers.size() * dims.size());
-    for (size_t i = 0; i < numbers.size(); ++i) {
-      const double* row = units_.Row(study, numbers[i]);
-      bool active = true;
-      for (size_t d : dims) active = active && !std::isnan(row[d]);
-      if (!active) continue;
-      if (!given.empty()) weights.push_back(given[i]);
-      for (size_t j = 0; j < dims.size(); ++j) {
-        const double u = row[dims[j]];
-        // Categoricals as their index: ToUnit put choice i at (i + 0.5) / k.
-        m.push_back(choices[j] == 0
-                        ? u
-                        : std::min<double>(choices[j] - 1, std::floor(u * choices[j])));
-      }
+void TpeSearcher::GroupRows(const std::vector<const double*>& rows, const std::vector<size_t>& dims,
+                            const std::vector<int>& choices, const std::vector<double>& given) {
+  // Sized for every row and filled by index (push_back into members stores their end each time).
+  const size_t nd = dims.size();
+  obs_.resize(rows.size() * nd);
+  weights_.resize(rows.size());
+  double* obs = obs_.data();
+  double* weights = weights_.data();
+  size_t n = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double* row = rows[i];
+    bool active = true;
+    for (size_t d : dims) active = active && !std::isnan(row[d]);
+    if (!active) continue;
+    if (!given.empty()) weights[n] = given[i];
+    for (size_t j = 0; j < nd; ++j) {
+      const double u = row[dims[j]];
+      // Categoricals as their index: ToUnit put choice i at (i + 0.5) / k.
+      obs[n * nd + j] =
+          choices[j] == 0 ? u : std::min<double>(choices[j] - 1, std::floor(u * choices[j]));
     }
-    return m;
-  };
+    ++n;
+  }
+  obs_.resize(n * nd);
+  weights_.resize(n);
+  if (given.empty()) {
+    for (size_t i = 0; i < n; ++i) weights[i] = TpeDefaultWeight(n, i);
+  }
+}
+
+void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>& dims,
+                              const Split& split, GroupModel& model, Rng& rng, Params& out) {
+  const SearchSpace& space = *study.space;
+  choices_.clear();
+  for (size_t d : dims) {
+    const ParamSpec& spec = space.params()[d];
+    choices_.push_back(spec.numeric() ? 0 : static_cast<int>(spec.choices.size()));
+  }
   TpeKernelOptions kernel = options_.kernel;
   kernel.multivariate = kernel.multivariate && dims.size() > 1;
-  std::vector<double> below_weights, above_weights;
-  const std::vector<double> below = rows(split.below, {}, below_weights);
-  const std::vector<double> above = rows(split.above, split.above_weights, above_weights);
-  if (split.above_weights.empty()) above_weights = TpeDefaultWeights(above.size() / dims.size());
-  const ParzenEstimator l =
-      BuildTpeEstimator(choices, below, TpeDefaultWeights(below.size() / dims.size()), kernel);
-  const ParzenEstimator g = BuildTpeEstimator(choices, above, above_weights, kernel);
-  std::vector<double> best;
+  if (model.generation != units_.generation() || model.below != split.below) {
+    GroupRows(split.below_rows, dims, choices_, {});
+    BuildTpeEstimator(choices_, obs_.data(), obs_.size() / dims.size(), weights_.data(), kernel,
+                      model.l);
+    model.below = split.below;
+    model.generation = units_.generation();
+  }
+  GroupRows(split.above_rows, dims, choices_, split.above_weights);
+  BuildTpeEstimator(choices_, obs_.data(), obs_.size() / dims.size(), weights_.data(), kernel,
+                    model.g);
+  x_.resize(dims.size());
+  best_.resize(dims.size());
+  bool have_best = false;
   double best_score = -INFINITY;
   for (int64_t i = 0; i < options_.n_ei_candidates; ++i) {
-    std::vector<double> x = l.Sample(rng);
-    const double score = l.LogPdf(x.data()) - g.LogPdf(x.data());
-    if (best.empty() || score > best_score) {
+    model.l.Sample(rng, x_.data());
+    const double score = model.l.LogPdf(x_.data()) - model.g.LogPdf(x_.data());
+    if (!have_best || score > best_score) {
+      have_best = true;
       best_score = score;
-      best = std::move(x);
+      best_ = x_;
     }
   }
   for (size_t j = 0; j < dims.size(); ++j) {
     const ParamSpec& spec = space.params()[dims[j]];
-    out[spec.name] = choices[j] == 0 ? space.FromUnit(spec, best[j])
-                                     : spec.choices[static_cast<size_t>(best[j])];
+    out[spec.name] = choices_[j] == 0 ? space.FromUnit(spec, best_[j])
+                                      : spec.choices[static_cast<size_t>(best_[j])];
   }
 }
 
@@ -144,17 +151,19 @@ Params TpeSearcher::SuggestOne(const StudyView& study, uint64_t number, const Sp
   const SearchSpace& space = *study.space;
   Rng rng(DeriveSeed(study.seed, {number, kTpeStream}));
   Params out;
+  models_.resize(space.size() + 1);
   std::vector<size_t> joint;
   if (options_.kernel.multivariate) {
     for (size_t d = 0; d < space.size(); ++d) {
       if (!space.params()[d].condition) joint.push_back(d);
     }
-    if (!joint.empty()) SampleGroup(study, joint, split, rng, out);
+    if (!joint.empty()) SampleGroup(study, joint, split, models_[space.size()], rng, out);
   }
   for (size_t d = 0; d < space.size(); ++d) {
     const ParamSpec& spec = space.params()[d];
     if (out.count(spec.name) || !space.IsActive(spec, out)) continue;
-    SampleGroup(study, {d}, split, rng, out);
+    dims_.assign(1, d);
+    SampleGroup(study, dims_, split, models_[d], rng, out);
   }
   return out;
 }
@@ -171,7 +180,12 @@ std::vector<Params> TpeSearcher::Suggest(const StudyView& study, int count) {
   index_.Sync(study);
   const bool startup = static_cast<int64_t>(index_.size()) < options_.n_startup;
   Split split;
-  if (!startup) split = SplitTrials(study);
+  if (!startup) {
+    units_.Sync(study);
+    split = SplitTrials(study);
+    for (int64_t t : split.below) split.below_rows.push_back(units_.Row(study, t));
+    for (int64_t t : split.above) split.above_rows.push_back(units_.Row(study, t));
+  }
   for (int i = 0; i < count; ++i) {
     const uint64_t number = study.trials.size() + i;
     if (startup) {

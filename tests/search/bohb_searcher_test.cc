@@ -112,6 +112,36 @@ TEST(BohbSearcher, KeptAcrossAChurningHistoryEqualsAFreshSearcher) {
   }
 }
 
+TEST(BohbSearcher, GoodModelKeptUntilTheGoodTrialsChangeEqualsAFreshSearcher) {
+  // The good KDEs are kept across asks while the good trials stay the same. A kept searcher
+  // against a fresh one at every ask: poor new trials (the good set stays), a new best every 7th,
+  // and the same history seen through a space with a wider lr range (every unit row moves, the
+  // good trials do not), then back.
+  const SearchSpace space_a = testing::MixedSpace(), space_b = testing::MixedSpaceWideLr();
+  BohbOptions o;
+  o.min_points = 4;
+  o.random_fraction = 0.0;
+  o.max_good = 6;  // from 40 trials on, the good set changes only with a new best
+  BohbSearcher kept(o);
+  StudyView study;
+  study.space = &space_a;
+  study.seed = 9;
+  Rng rng(4);
+  for (int i = 0; i < 120; ++i) {
+    if (i == 80) study.space = &space_b;
+    if (i == 100) study.space = &space_a;
+    const auto p = kept.Suggest(study, 2);
+    BohbSearcher fresh(o);
+    ASSERT_EQ(fresh.Suggest(study, 2), p) << "ask " << i;
+    TrialView t;
+    t.number = static_cast<int64_t>(study.trials.size());
+    t.params = p[0];
+    t.state = TrialState::kCompleted;
+    t.values[1] = i % 7 == 0 ? 1.0 + i : -rng.Uniform();
+    study.trials.push_back(t);
+  }
+}
+
 TEST(BohbSearcher, ModelSetsKeptAcrossAsksEqualARecomputation) {
   // From scratch: the level's trials sorted best first, the top n_good (at most max_good) good,
   // the max_bad most recent of the rest bad, best first.

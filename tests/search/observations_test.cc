@@ -54,6 +54,48 @@ TEST(ObservationsTest, OnlyDivergedTrialsStillGiveFiniteScores) {
   for (const auto& o : obs) EXPECT_TRUE(std::isfinite(o.score));
 }
 
+TEST(ObservationIndexTest, DensePrefixFollowsTrialsThatLeaveAndReturn) {
+  // Kth and CountBefore answer without the tree below the first trial that is not an
+  // observation. A history whose trials all end, then an early paused trial resumes (it leaves
+  // the observations), a running one is added and later trials end: against a count by hand.
+  StudyView study;
+  ObservationIndex index;
+  auto check = [&](const char* when) {
+    index.Sync(study);
+    std::vector<int64_t> numbers;
+    for (const TrialView& t : study.trials) {
+      const bool observed = t.state == TrialState::kDiverged ||
+                            (!t.values.empty() &&
+                             (t.state == TrialState::kCompleted ||
+                              t.state == TrialState::kStopped || t.state == TrialState::kPaused));
+      if (observed) numbers.push_back(t.number);
+    }
+    ASSERT_EQ(index.size(), numbers.size()) << when;
+    for (size_t k = 0; k < numbers.size(); ++k) {
+      ASSERT_EQ(index.Kth(k), numbers[k]) << when << " k " << k;
+      ASSERT_EQ(index.CountBefore(numbers[k]), k) << when;
+    }
+    for (int64_t t = 0; t <= static_cast<int64_t>(study.trials.size()); ++t) {
+      const auto before = static_cast<size_t>(std::lower_bound(numbers.begin(), numbers.end(), t) -
+                                              numbers.begin());
+      ASSERT_EQ(index.CountBefore(t), before) << when << " t " << t;
+    }
+  };
+  for (int64_t i = 0; i < 40; ++i) {
+    study.trials.push_back(
+        Trial(i, i % 5 == 2 ? TrialState::kPaused : TrialState::kCompleted, {{1, 0.01 * i}}));
+  }
+  check("all ended");
+  study.trials[7].state = TrialState::kRunning;  // promoted: no longer an observation
+  check("a paused trial resumed");
+  study.trials.push_back(Trial(40, TrialState::kRunning, {{1, 0.5}}));
+  study.trials.push_back(Trial(41, TrialState::kCompleted, {{1, 0.5}}));
+  check("a running trial");
+  study.trials[7].state = TrialState::kCompleted;  // back, after the gap at 40
+  study.trials[40].state = TrialState::kDiverged;  // and the gap closes
+  check("all observations again");
+}
+
 }  // namespace
 }  // namespace sift::search
 

@@ -41,6 +41,13 @@ inline SearchSpace MixedSpace() {
                                              std::string("rmsprop")}),
                       momentum, beta});
 }
+// MixedSpace with lr's range widened to [1e-7, 1e-1]: the same trials, other unit rows (a cache
+// keyed on trial numbers alone would go stale).
+inline SearchSpace MixedSpaceWideLr() {
+  std::vector<ParamSpec> params = MixedSpace().params();
+  params[0].low = 1e-7;
+  return SearchSpace(params);
+}
 inline SearchSpace CategoricalSpace() {
   return SearchSpace({CatParam("a", {std::string("x"), std::string("y"), std::string("z")}),
                       CatParam("b", {int64_t{1}, int64_t{2}})});

@@ -82,6 +82,98 @@ TEST(ParzenEstimator, PresortedOrderGivesTheSameEstimator) {
   }
 }
 
+TEST(ParzenEstimator, RebuiltInPlaceEqualsAFreshBuild) {
+  // One estimator rebuilt again and again (what an ask does with g) over other dimensions, sizes
+  // and options, against one built fresh each time: the same draws and densities, bit for bit.
+  Rng rng(5);
+  ParzenEstimator reused;
+  const std::vector<std::vector<int>> shapes = {{0}, {3}, {0, 2}, {2}, {0, 0, 4}, {0}};
+  for (int round = 0; round < 60; ++round) {
+    const std::vector<int>& choices = shapes[static_cast<size_t>(round) % shapes.size()];
+    const size_t n = rng.Below(40);
+    std::vector<double> obs;
+    for (size_t i = 0; i < n; ++i) {
+      for (int k : choices)
+        obs.push_back(k == 0 ? rng.Uniform() : static_cast<double>(rng.Below(k)));
+    }
+    TpeKernelOptions o;
+    o.consider_prior = round % 5 != 4;
+    o.multivariate = round % 2 == 1;
+    const std::vector<double> w = TpeDefaultWeights(n);
+    const ParzenEstimator fresh = BuildTpeEstimator(choices, obs, w, o);
+    BuildTpeEstimator(choices, obs.data(), n, w.data(), o, reused);
+    ASSERT_EQ(reused.components(), fresh.components());
+    Rng a(round), b(round);
+    for (int i = 0; i < 30; ++i) {
+      const std::vector<double> x = fresh.Sample(a);
+      ASSERT_EQ(reused.Sample(b), x) << "round " << round;
+      ASSERT_EQ(reused.LogPdf(x.data()), fresh.LogPdf(x.data())) << "round " << round;
+    }
+  }
+}
+
+TEST(ParzenEstimator, CategoricalBuildEqualsOptunasComponentsAddedOneByOne) {
+  // The builder fills a 1-d categorical estimator from one row of log probabilities per observed
+  // choice; against the components added one by one with Optuna's probabilities (every choice
+  // prior_weight / kernels, the observed one 1 more, normalised): the same bits.
+  Rng rng(6);
+  for (int round = 0; round < 30; ++round) {
+    const int k = 2 + static_cast<int>(rng.Below(4));
+    const size_t n = rng.Below(40);
+    std::vector<double> obs(n);
+    for (double& v : obs) v = static_cast<double>(rng.Below(static_cast<uint64_t>(k)));
+    TpeKernelOptions o;
+    o.consider_prior = round % 4 != 3;
+    o.prior_weight = round % 3 == 0 ? 2.5 : 1.0;
+    const std::vector<double> w = TpeDefaultWeights(n);
+    const ParzenEstimator built = BuildTpeEstimator({k}, obs, w, o);
+    ParzenEstimator ref({k});
+    const size_t kernels = n + (o.consider_prior || n == 0 ? 1 : 0);
+    for (size_t c = 0; c < kernels; ++c) {
+      std::vector<double> probs(static_cast<size_t>(k), o.prior_weight / kernels);
+      if (c < n) probs[static_cast<size_t>(obs[c])] += 1.0;
+      double total = 0;
+      for (double p : probs) total += p;
+      for (double& p : probs) p /= total;
+      ref.Add(c < n ? w[c] : (n == 0 ? 1.0 : o.prior_weight), {}, {}, {probs});
+    }
+    for (int c = 0; c < k; ++c) {
+      const double x = c;
+      EXPECT_EQ(built.LogPdf(&x), ref.LogPdf(&x)) << "round " << round;
+    }
+    Rng a(round), b(round);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(built.Sample(a), ref.Sample(b)) << "round " << round;
+  }
+}
+
+TEST(ParzenEstimator, CategoricalDensityFollowsEveryAddedComponent) {
+  // A 1-d categorical density keeps one value per choice between asks of LogPdf; adding a
+  // component must change them. Against the mixture computed by hand.
+  ParzenEstimator est({3});
+  std::vector<std::pair<double, std::vector<double>>> added;
+  auto by_hand = [&](size_t c) {
+    double num = 0, den = 0;
+    for (const auto& [w, p] : added) {
+      num += w * p[c];
+      den += w;
+    }
+    return std::log(num / den);
+  };
+  const std::vector<std::pair<double, std::vector<double>>> components = {
+      {1.0, {0.7, 0.2, 0.1}}, {2.0, {0.1, 0.1, 0.8}}, {0.5, {0.3, 0.3, 0.4}}};
+  for (const auto& [w, p] : components) {
+    est.Add(w, {}, {}, {p});
+    added.push_back({w, p});
+    for (double c : {0.0, 1.0, 2.0, 1.0}) {
+      EXPECT_NEAR(est.LogPdf(&c), by_hand(static_cast<size_t>(c)), 1e-12) << added.size();
+    }
+  }
+  est.Clear({2});
+  est.Add(1.0, {}, {}, {{0.25, 0.75}});
+  const double one = 1.0;
+  EXPECT_NEAR(est.LogPdf(&one), std::log(0.75), 1e-12);
+}
+
 TEST(TpeDefaultWeights, FlatForRecentRampBefore) {
   EXPECT_EQ(TpeDefaultWeights(3), (std::vector<double>{1, 1, 1}));
   auto w = TpeDefaultWeights(30);
@@ -279,6 +371,51 @@ TEST(TpeSearcher, BoundedBadSetChangesNothingUntilItBinds) {
     }
   });
   EXPECT_LT(same, later);  // and once it binds, g is another model
+}
+
+TEST(TpeSearcher, GoodModelKeptUntilTheGoodTrialsChangeEqualsAFreshSearcher) {
+  // l is kept across asks while the good trials stay the same. A kept searcher against a fresh
+  // one at every ask: new trials that do not enter the good set, new best trials that do (every
+  // 7th), a finished running trial, and the same searcher moved to another study (the space with
+  // a wider lr range, which moves every unit row while the good trials stay the same; then
+  // another seed) and back.
+  const SearchSpace space_a = testing::MixedSpace(), space_b = testing::MixedSpaceWideLr();
+  for (const bool multivariate : {false, true}) {
+    TpeOptions o;
+    o.n_startup = 5;
+    o.kernel.multivariate = multivariate;
+    TpeSearcher kept(o);
+    StudyView study;
+    study.space = &space_a;
+    study.seed = 3;
+    Rng rng(12);
+    for (int i = 0; i < 160; ++i) {
+      if (i == 100) study.space = &space_b;
+      if (i == 120) study.seed = 4;
+      if (i == 140) {
+        study.space = &space_a;
+        study.seed = 3;
+      }
+      const auto p = kept.Suggest(study, 1);
+      TpeSearcher fresh(o);
+      ASSERT_EQ(fresh.Suggest(study, 1), p) << "multivariate " << multivariate << " ask " << i;
+      TrialView t;
+      t.number = static_cast<int64_t>(study.trials.size());
+      t.params = p[0];
+      t.state = i % 11 == 5 ? TrialState::kRunning : TrialState::kCompleted;
+      // Mostly poor values; every 7th trial the best so far.
+      if (t.state == TrialState::kCompleted) t.values[1] = i % 7 == 0 ? 1.0 + i : -rng.Uniform();
+      study.trials.push_back(t);
+      if (i % 13 == 12) {  // a running trial finishes among the best
+        for (auto& r : study.trials) {
+          if (r.state != TrialState::kRunning) continue;
+          r.state = TrialState::kCompleted;
+          r.values[1] = 0.5 + i;
+          break;
+        }
+      }
+    }
+  }
 }
 
 TEST(TpeSearcher, StartupTrialsAreRandom) {
