@@ -1059,15 +1059,19 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   // The write commits with the study's lock let go (its reports and acquisitions go on and
   // share the transaction); memory takes the completion once it committed. Meanwhile the lease
   // stays held, and a retry of this completion waits for the same commit.
-  lease->completing = commit_->Submit([this, study_id, number, completes, reason, final_metrics,
-                                       lease_id, now, segment_reason, kept] {
-    if (completes) {
-      store_->UpdateTrialState(study_id, number, TrialState::kCompleted, reason, now);
-    }
-    if (!final_metrics.empty()) store_->SetFinalMetrics(study_id, number, final_metrics);
-    store_->CloseSegment(lease_id, now, segment_reason, kept, 0.0);
-  });
-  const std::shared_future<void> committed = lease->completing;
+  const std::shared_future<void> committed =
+      commit_->Submit([this, study_id, number, completes, reason, final_metrics, lease_id, now,
+                       segment_reason, kept] {
+        if (completes) {
+          store_->UpdateTrialState(study_id, number, TrialState::kCompleted, reason, now);
+        }
+        if (!final_metrics.empty()) store_->SetFinalMetrics(study_id, number, final_metrics);
+        store_->CloseSegment(lease_id, now, segment_reason, kept, 0.0);
+      });
+  {
+    std::lock_guard<std::mutex> table(table_mu_);  // written under both locks, read under either
+    lease->completing = committed;
+  }
   study.lock.unlock();
   std::exception_ptr error;
   try {

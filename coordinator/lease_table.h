@@ -31,7 +31,8 @@ struct TrialLease {
   std::shared_future<void> last_commit{};
   bool reports_known = true;
   // Its completion's commit while in flight (CompleteTrial lets the study's lock go meanwhile):
-  // nothing else ends the lease, and a retried completion waits for the same commit.
+  // nothing else ends the lease, and a retried completion waits for the same commit. Set and
+  // cleared under the study's lock and the table lock both.
   std::shared_future<void> completing{};
 };
 
