@@ -766,12 +766,21 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
       std::lock_guard<std::mutex> relock(served->mu);
       if (!served->dropped) PruneCheckpoints(*served, {previous});
     }
-    std::string shown;
-    for (const auto& [k, v] : r.metrics) {
-      if (k == metric || k == common::kTrainLoss) shown += fmt::format(" {}={:.4f}", k, v);
+    // At most about one info line a second per study (progress_log.h); the rest at debug,
+    // formatted only when shown.
+    int64_t unshown = 0;
+    const auto level =
+        progress_.TakeInfo(r.study_id, &unshown) ? spdlog::level::info : spdlog::level::debug;
+    if (spdlog::should_log(level)) {
+      std::string shown;
+      for (const auto& [k, v] : r.metrics) {
+        if (k == metric || k == common::kTrainLoss) shown += fmt::format(" {}={:.4f}", k, v);
+      }
+      spdlog::log(level, "[study {}] trial {} epoch {}/{}:{} -> {}{}{}", r.study_id, r.number,
+                  r.epoch, max_epochs, shown, r.decision,
+                  r.reason.empty() ? "" : " (" + r.reason + ")",
+                  unshown == 0 ? "" : fmt::format(" [{} more reports since the last line]", unshown));
     }
-    spdlog::info("[study {}] trial {} epoch {}/{}:{} -> {}{}", r.study_id, r.number, r.epoch,
-                 max_epochs, shown, r.decision, r.reason.empty() ? "" : " (" + r.reason + ")");
     if (!diverged.empty()) {
       spdlog::warn("[study {}] trial {} DIVERGED: {}", r.study_id, r.number, diverged);
     }

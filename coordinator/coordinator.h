@@ -22,6 +22,7 @@
 #include "coordinator/forecast.h"
 #include "coordinator/group_commit.h"
 #include "coordinator/lease_table.h"
+#include "coordinator/progress_log.h"
 #include "coordinator/ledger.h"
 #include "coordinator/quota.h"
 #include "coordinator/records.h"
@@ -323,6 +324,7 @@ class Coordinator {
   // pruning the checkpoint it superseded, UndoReport. Not on the writer thread, which a Run
   // under a study's lock waits for.
   std::unique_ptr<TaskThread> after_commit_;
+  ProgressLog progress_;  // which reports' lines go to info (its own lock, a leaf)
   CoordinatorOptions options_;
   StudyRegistry studies_;  // the studies served, each with its lock; their study leases
   std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
