@@ -755,17 +755,18 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
                                         std::to_string(trial.LastResource() + 1)));
   }
   const double now = Now();
+  double spent = 0;  // the study's dollars now, for its budget (one table lock for both)
   {
     std::lock_guard<std::mutex> table(table_mu_);
     lease->last_seen = now;
+    spent = ledger_.StudyDollars(lease->study_id, now);
   }
   // A non-finite objective (or training loss, under stop_on_divergence) ends the trial as
   // DIVERGED: the scheduler never sees the value, and the trial is not retried.
   const std::string diverged = DivergenceReason(runner->config(), epoch, metrics);
   UpdateQuotaUse(*runner, now);
   *decision = !diverged.empty() ? search::Decision::Stop(diverged)
-                                : runner->Decide(lease->number, epoch, m->second, now,
-                                                 StudyDollars(lease->study_id, now));
+                                : runner->Decide(lease->number, epoch, m->second, now, spent);
   // A paused study's trial hands back at this epoch: PAUSE makes its worker checkpoint and
   // release the lease; the trial stays RUNNING until then and is requeued by CompleteTrial.
   bool paused_by_it = false;
@@ -822,12 +823,21 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
       std::lock_guard<std::mutex> relock(served->mu);
       if (!served->dropped) PruneCheckpoints(*served, {previous});
     }
-    std::string shown;
-    for (const auto& [k, v] : r.metrics) {
-      if (k == metric || k == common::kTrainLoss) shown += fmt::format(" {}={:.4f}", k, v);
+    // At most about one info line a second per study (progress_log.h); the rest at debug,
+    // formatted only when shown.
+    int64_t unshown = 0;
+    const auto level =
+        progress_.TakeInfo(r.study_id, &unshown) ? spdlog::level::info : spdlog::level::debug;
+    if (spdlog::should_log(level)) {
+      std::string shown;
+      for (const auto& [k, v] : r.metrics) {
+        if (k == metric || k == common::kTrainLoss) shown += fmt::format(" {}={:.4f}", k, v);
+      }
+      spdlog::log(
+          level, "[study {}] trial {} epoch {}/{}:{} -> {}{}{}", r.study_id, r.number, r.epoch,
+          max_epochs, shown, r.decision, r.reason.empty() ? "" : " (" + r.reason + ")",
+          unshown == 0 ? "" : fmt::format(" [{} more reports since the last line]", unshown));
     }
-    spdlog::info("[study {}] trial {} epoch {}/{}:{} -> {}{}", r.study_id, r.number, r.epoch,
-                 max_epochs, shown, r.decision, r.reason.empty() ? "" : " (" + r.reason + ")");
     if (!diverged.empty()) {
       spdlog::warn("[study {}] trial {} DIVERGED: {}", r.study_id, r.number, diverged);
     }

@@ -23,6 +23,7 @@
 #include "coordinator/group_commit.h"
 #include "coordinator/lease_table.h"
 #include "coordinator/ledger.h"
+#include "coordinator/progress_log.h"
 #include "coordinator/quota.h"
 #include "coordinator/records.h"
 #include "coordinator/status.h"
@@ -334,6 +335,7 @@ class Coordinator {
   // pruning the checkpoint it superseded, UndoReport. Not on the writer thread, which a Run
   // under a study's lock waits for.
   std::unique_ptr<TaskThread> after_commit_;
+  ProgressLog progress_;  // which reports' lines go to info (its own lock, a leaf)
   CoordinatorOptions options_;
   StudyRegistry studies_;  // the studies served, each with its lock; their study leases
   std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
