@@ -235,6 +235,16 @@ Status Coordinator::StorageError(const std::exception& e, const std::string& wha
                                                        "); nothing was changed, retry later");
 }
 
+Status Coordinator::AwaitCommit(const std::shared_future<void>& committed,
+                                const std::string& what) {
+  try {
+    committed.get();
+  } catch (const std::exception& e) {
+    return StorageError(e, what);
+  }
+  return Status::Ok();
+}
+
 Status Coordinator::CreateStudy(const std::string& config_text, const std::string& origin,
                                 int64_t* id, std::vector<std::string>* errors,
                                 const std::string& user) {
@@ -426,24 +436,23 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
   // The studies in id order, one lock at a time, and those busy (deciding or committing under
   // their lock) last: a worker waits for a busy study only when no other study has work.
   std::vector<std::shared_ptr<ServedStudy>> busy;
+  std::optional<Status> assigned;
   for (const auto& study : studies_.All()) {
     if (me.cannot_run.count(study->id())) continue;
     std::unique_lock<std::mutex> lock(study->mu, std::try_to_lock);
     if (!lock.owns_lock()) {
       busy.push_back(study);
-      continue;
-    }
-    if (auto s = AssignTrial(study, lock, worker_id, me, now, out)) {
-      if (s->ok()) *result = AcquireResult::kAssigned;
-      return *s;
+    } else if ((assigned = AssignTrial(study, lock, worker_id, me, now, out))) {
+      break;
     }
   }
-  for (const auto& study : busy) {
-    std::unique_lock<std::mutex> lock(study->mu);
-    if (auto s = AssignTrial(study, lock, worker_id, me, now, out)) {
-      if (s->ok()) *result = AcquireResult::kAssigned;
-      return *s;
-    }
+  for (size_t i = 0; !assigned && i < busy.size(); ++i) {
+    std::unique_lock<std::mutex> lock(busy[i]->mu);
+    assigned = AssignTrial(busy[i], lock, worker_id, me, now, out);
+  }
+  if (assigned) {
+    if (assigned->ok()) *result = AcquireResult::kAssigned;
+    return *assigned;
   }
   bool all_finished = true;
   for (const auto& study : studies_.All()) {
@@ -555,12 +564,10 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   out->checkpoint_every_epochs = config.checkpoint.every_epochs;
   out->trial = config.trial;
   lock.unlock();
-  try {
-    committed.get();
-  } catch (const std::exception& e) {
+  if (Status stored = AwaitCommit(committed, "the new lease"); !stored.ok()) {
     lock.lock();
     if (!study.dropped) UndoAssignment(study, lease.id);
-    return StorageError(e, "the new lease");
+    return stored;
   }
   CloseIdle(worker_id, now, "leased");
   spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
@@ -705,12 +712,7 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
   if (retried) {
     lock.unlock();
     auto reply = [this, first, done, answer = std::move(answer)] {
-      try {
-        if (done.valid()) done.get();
-      } catch (const std::exception& e) {
-        return answer(StorageError(e, "the report"), first);
-      }
-      answer(Status::Ok(), first);
+      answer(done.valid() ? AwaitCommit(done, "the report") : Status::Ok(), first);
     };
     if (!done.valid() || done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
       reply();
@@ -1036,12 +1038,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   if (lease->completing.valid()) {  // a retry: the first one's answer
     const std::shared_future<void> first = lease->completing;
     study.lock.unlock();
-    try {
-      first.get();
-    } catch (const std::exception& e) {
-      return StorageError(e, "the completion");
-    }
-    return Status::Ok();
+    return AwaitCommit(first, "the completion");
   }
   if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = study->runner.get();
@@ -1083,24 +1080,13 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
     lease->completing = committed;
   }
   study.lock.unlock();
-  std::exception_ptr error;
-  try {
-    committed.get();
-  } catch (...) {
-    error = std::current_exception();
-  }
+  const Status stored = AwaitCommit(committed, "the completion");
   study.lock.lock();
   if (!study->dropped) {  // no other call ends a lease that is being completed
     std::lock_guard<std::mutex> table(table_mu_);
     if (TrialLease* held = leases_.Find(lease_id)) held->completing = {};
   }
-  if (error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      return StorageError(e, "the completion");
-    }
-  }
+  if (!stored.ok()) return stored;
   if (study->dropped) return Status::Ok();  // stored; another coordinator serves it now
   if (completes) runner->ApplyState(number, TrialState::kCompleted);
   if (!kept.empty()) study->resume[number] = kept;

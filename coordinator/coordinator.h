@@ -294,6 +294,8 @@ class Coordinator {
   void MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now);
   void EndStudy(ServedStudy& study, StudyState state, const std::string& reason, double now);
   Status StorageError(const std::exception& e, const std::string& what);
+  // Waits for a queued write: OK once committed, else StorageError for what failed it.
+  Status AwaitCommit(const std::shared_future<void>& committed, const std::string& what);
   // A report whose write failed to commit: takes back what ReportProgress applied to memory
   // (the study is rebuilt from the Store once every write queued before it has landed).
   void UndoReport(ServedStudy& study, const std::string& lease_id, int64_t number, int64_t seq,
