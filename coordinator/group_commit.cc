@@ -9,8 +9,9 @@
 
 namespace sift::coordinator {
 
-GroupCommit::GroupCommit(Store& store, std::chrono::microseconds max_delay)
-    : store_(store), max_delay_(max_delay), writer_([this] { Loop(); }) {}
+GroupCommit::GroupCommit(Store& store, std::chrono::microseconds max_delay,
+                         std::chrono::microseconds max_gap)
+    : store_(store), max_delay_(max_delay), max_gap_(max_gap), writer_([this] { Loop(); }) {}
 
 GroupCommit::~GroupCommit() {
   {
@@ -20,8 +21,11 @@ GroupCommit::~GroupCommit() {
   wake_.notify_one();
   writer_.join();
   if (batches_ > 0) {
-    spdlog::info("group commit: {} writes in {} transactions ({:.1f} per transaction)", writes_,
-                 batches_, static_cast<double>(writes_) / static_cast<double>(batches_));
+    spdlog::info(
+        "group commit: {} writes in {} transactions ({:.1f} per transaction); {} waits for a "
+        "fuller batch, {} of them ended when writes stopped coming",
+        writes_, batches_, static_cast<double>(writes_) / static_cast<double>(batches_),
+        fill_waits_, gave_up_);
   }
 }
 
@@ -60,11 +64,23 @@ void GroupCommit::Loop() {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and everything queued is committed
     if (last > 1 && queue_.size() < last && !urgent_ && !stop_) {
-      // The callers the last transaction answered are coming back: wait for them, not longer
-      // than max_delay_ (fewer callers now: the batch goes with those that came).
+      // The callers the last transaction answered are coming back: wait for them while they
+      // keep coming, not longer than max_delay_ (fewer callers now: the batch goes with those
+      // that came).
+      ++fill_waits_;
       wake_at_ = last;
-      wake_.wait_for(lock, max_delay_,
-                     [&] { return stop_ || urgent_ || queue_.size() >= last; });
+      const auto deadline = std::chrono::steady_clock::now() + max_delay_;
+      for (size_t seen = queue_.size();; seen = queue_.size()) {
+        const auto until = std::min(deadline, std::chrono::steady_clock::now() + max_gap_);
+        if (wake_.wait_until(lock, until,
+                             [&] { return stop_ || urgent_ || queue_.size() >= last; })) {
+          break;
+        }
+        if (queue_.size() == seen || std::chrono::steady_clock::now() >= deadline) {
+          gave_up_ += queue_.size() == seen;
+          break;
+        }
+      }
     }
     std::deque<Pending> batch;
     batch.swap(queue_);

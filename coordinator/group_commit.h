@@ -5,11 +5,13 @@
 //
 // Under concurrent load the writer waits a little for a batch to fill: callers that submitted
 // and wait outside their locks (Submit) come back with their next write soon after they are
-// answered, so the writer waits, at most `max_delay`, until as many writes are queued as its
-// last transaction carried. A transaction costs far more than a row (WAL frames, file locks,
-// the waiters' wake-ups), and on a machine whose cores are all busy a writer that commits
-// whatever is queued at once carries 2-3 writes per transaction. Run (a caller that waits,
-// often under its own lock) is never delayed: it commits what is queued at once.
+// answered, so the writer waits until as many writes are queued as its last transaction
+// carried. A transaction costs far more than a row (WAL frames, file locks, the waiters'
+// wake-ups), and on a machine whose cores are all busy a writer that commits whatever is queued
+// at once carries 2-3 writes per transaction. It waits only while writes keep coming (no gap
+// over `max_gap`: some callers may not come back soon, an acquisition still deciding its trial)
+// and at most `max_delay` in all. Run (a caller that waits, often under its own lock) is never
+// delayed: it commits what is queued at once.
 #pragma once
 
 #include <chrono>
@@ -29,8 +31,12 @@ namespace sift::coordinator {
 class GroupCommit {
  public:
   static constexpr std::chrono::microseconds kDefaultMaxDelay{2000};
+  // A few reports' worth of arrivals at thousands a second; the full max_delay was idle time
+  // whenever fewer callers came back (TPE+ASHA at 16 workers: 2,435-2,984 -> 3,320 reports/s).
+  static constexpr std::chrono::microseconds kDefaultMaxGap{150};
 
-  explicit GroupCommit(Store& store, std::chrono::microseconds max_delay = kDefaultMaxDelay);
+  explicit GroupCommit(Store& store, std::chrono::microseconds max_delay = kDefaultMaxDelay,
+                       std::chrono::microseconds max_gap = kDefaultMaxGap);
   // Commits what is queued, then stops the writer.
   ~GroupCommit();
   GroupCommit(const GroupCommit&) = delete;
@@ -76,7 +82,7 @@ class GroupCommit {
   void CommitBatch(std::deque<Pending>& batch);
 
   Store& store_;
-  const std::chrono::microseconds max_delay_;
+  const std::chrono::microseconds max_delay_, max_gap_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Pending> queue_;
@@ -84,6 +90,7 @@ class GroupCommit {
   size_t wake_at_ = 1;      // queued writes that make the writer go (it waits for a fuller batch)
   bool stop_ = false;
   int64_t batches_ = 0, writes_ = 0;
+  int64_t fill_waits_ = 0, gave_up_ = 0;  // waits for a fuller batch; those that ended in a gap
   std::thread writer_;  // last: starts once the members above exist
 };
 

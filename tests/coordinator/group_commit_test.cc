@@ -268,7 +268,7 @@ bool Ready(const std::shared_future<void>& f, std::chrono::milliseconds within) 
 }
 
 TEST_F(GroupCommitTest, ASubmitWaitsForAsManyWritesAsTheLastTransactionCarried) {
-  GroupCommit commit(*store_, std::chrono::seconds(60));
+  GroupCommit commit(*store_, std::chrono::seconds(60), std::chrono::seconds(60));
   LastBatchCarries(commit, *store_, 3);
   const int64_t before = commit.batches();
   auto a = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
@@ -283,7 +283,7 @@ TEST_F(GroupCommitTest, ASubmitWaitsForAsManyWritesAsTheLastTransactionCarried) 
 }
 
 TEST_F(GroupCommitTest, ABatchThatDoesNotFillGoesAfterTheDelay) {
-  GroupCommit commit(*store_, std::chrono::milliseconds(50));
+  GroupCommit commit(*store_, std::chrono::milliseconds(50), std::chrono::seconds(60));
   LastBatchCarries(commit, *store_, 3);
   auto alone = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
   EXPECT_TRUE(Ready(alone, std::chrono::seconds(30)));
@@ -291,9 +291,23 @@ TEST_F(GroupCommitTest, ABatchThatDoesNotFillGoesAfterTheDelay) {
   EXPECT_EQ(CommittedReports(), 4u);
 }
 
+TEST_F(GroupCommitTest, ABatchThatStopsFillingGoesWithoutWaitingOutTheDelay) {
+  // Writes stop coming (the other callers are still deciding): the writer waited out the whole
+  // max_delay before, idle.
+  GroupCommit commit(*store_, std::chrono::seconds(60), std::chrono::milliseconds(200));
+  LastBatchCarries(commit, *store_, 3);
+  const int64_t before = commit.batches();
+  auto a = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
+  auto b = commit.Submit([this] { store_->InsertReport(Report("L", 2)); });
+  EXPECT_TRUE(Ready(a, std::chrono::seconds(30)));  // long before 60 s
+  EXPECT_TRUE(Ready(b, std::chrono::seconds(0)));
+  EXPECT_EQ(commit.batches(), before + 1);  // the two that came, together
+  EXPECT_EQ(CommittedReports(), 5u);
+}
+
 TEST_F(GroupCommitTest, RunIsNotDelayedAndTakesTheWaitingWritesWithIt) {
   // Run is what callers use under their own lock: a delay there would stall everyone behind it.
-  GroupCommit commit(*store_, std::chrono::seconds(60));
+  GroupCommit commit(*store_, std::chrono::seconds(60), std::chrono::seconds(60));
   LastBatchCarries(commit, *store_, 5);
   const int64_t before = commit.batches();
   auto waiting = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
@@ -307,7 +321,7 @@ TEST_F(GroupCommitTest, RunIsNotDelayedAndTakesTheWaitingWritesWithIt) {
 TEST_F(GroupCommitTest, StoppingCommitsAWriteThatWaitsForItsBatch) {
   std::shared_future<void> waiting;
   {
-    GroupCommit commit(*store_, std::chrono::seconds(60));
+    GroupCommit commit(*store_, std::chrono::seconds(60), std::chrono::seconds(60));
     LastBatchCarries(commit, *store_, 3);
     waiting = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
   }
