@@ -8,6 +8,7 @@
 #include "common/params_json.h"
 #include "coordinator/store.h"
 #include "coordinator/store_json.h"
+#include "coordinator/wal_checkpointer.h"
 
 namespace sift::coordinator {
 namespace {
@@ -121,7 +122,7 @@ class SqliteStore : public Store {
       }
       return;
     }
-    db_.exec("PRAGMA journal_mode=WAL");
+    const bool wal = db_.execAndGet("PRAGMA journal_mode=WAL").getString() == "wal";
     // WAL + NORMAL survives a process crash (kill -9) without losing committed transactions;
     // only a power loss can drop the last few, which the workers then re-report.
     db_.exec("PRAGMA synchronous=NORMAL");
@@ -147,6 +148,7 @@ class SqliteStore : public Store {
     db_.exec(kSchema);
     db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();
+    if (wal) checkpointer_ = std::make_unique<WalCheckpointer>(db_.getHandle(), path);
   }
 
   // Adds `column` to `table` if the table is there without it; says whether it added it.
@@ -618,6 +620,7 @@ class SqliteStore : public Store {
   std::recursive_mutex mu_;
   SQLite::Database db_;
   std::map<const char*, std::unique_ptr<SQLite::Statement>> cached_;  // before db_ goes
+  std::unique_ptr<WalCheckpointer> checkpointer_;                      // before db_ goes
 };
 
 }  // namespace

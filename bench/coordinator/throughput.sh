@@ -105,7 +105,7 @@ print(len(rows), sum((lease, int(seq)) not in rows for lease, seq in acked))" "$
   local check="all stored ($stored rows)"
   [[ "$missing" == 0 ]] || check="LOST $missing"
   sed "s/| $acked |\$/| $acked acked, $check |/" "$dir/row.txt"
-  { grep -E "by thread|generator CPU|while trials" "$dir/loadgen.log"; grep -o "group commit: .*" "$dir/coordinator.log"; } |
+  { grep -E "by thread|generator CPU|while trials" "$dir/loadgen.log"; grep -oE "(group commit|database checkpoints): .*" "$dir/coordinator.log"; } |
     sed "s|^|  $label, $workers: |" >&2 || true
 }
 
