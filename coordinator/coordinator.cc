@@ -555,6 +555,7 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   out->start_epoch = next->start_epoch;
   out->seed = search::DeriveSeed(config.seed, {static_cast<uint64_t>(next->number)});
   out->data = config.data;
+  out->data_json = study.data_json;
   out->metric = config.objective.metric;
   if (!options_.checkpoint_dir.empty() && options_.shared_checkpoints) {
     out->checkpoint_dir = StudyCheckpointDir(study_id);

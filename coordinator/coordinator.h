@@ -92,6 +92,7 @@ struct Assignment {
   int64_t start_epoch = 0;  // epochs already reported; resume_checkpoint may be older
   uint64_t seed = 0;
   data::DataSpec data;
+  std::string data_json;  // `data` as data::ToJson writes it
   std::string metric;
   std::string checkpoint_dir;     // set when workers share the coordinator's checkpoint directory
   std::string resume_checkpoint;  // the file to resume from; "" = start fresh

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "common/data/data_spec.h"
 #include "common/main_guard.h"
 #include "common/wire/proto_convert.h"
 #include "coordinator/checkpoint_store.h"
@@ -311,7 +310,7 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   data->set_train_limit(a.data.train_limit);
   data->set_val_size(a.data.val_size);
   data->set_test_limit(a.data.test_limit);
-  data->set_spec_json(sift::data::ToJson(a.data));
+  data->set_spec_json(a.data_json);
   return grpc::Status::OK;
 } catch (...) {
   return HandlerError("AcquireTrial");

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/data/data_spec.h"
 #include "coordinator/records.h"
 #include "coordinator/status.h"
 #include "coordinator/store.h"
@@ -31,11 +32,14 @@ namespace sift::coordinator {
 // One study served here. Everything below `mu` is guarded by it, except the two counters, which
 // are written under it and read without it (to skip a study that has nothing to give).
 struct ServedStudy {
-  explicit ServedStudy(std::unique_ptr<StudyRunner> r) : runner(std::move(r)) {}
+  explicit ServedStudy(std::unique_ptr<StudyRunner> r)
+      : runner(std::move(r)), data_json(data::ToJson(runner->config().data)) {}
   int64_t id() const { return runner->id(); }
 
   std::mutex mu;
   std::unique_ptr<StudyRunner> runner;  // never null
+  // The data spec as every assignment carries it: made once, not per acquisition.
+  const std::string data_json;
   bool dropped = false;  // no longer served (another coordinator took it): let go of it
   // A new trial's write failed (set on the commit thread): the trials numbered after it were
   // decided on a view that held it, and storing one would leave a gap in the numbers. Cleared

@@ -184,6 +184,7 @@ bool Coordinator::AssignEvaluation(const std::string& worker_id, const Worker& w
       out->start_epoch = trial.LastResource();
       out->seed = search::DeriveSeed(config.seed, {static_cast<uint64_t>(number)});
       out->data = config.data;
+      out->data_json = study->data_json;
       out->metric = config.objective.metric;
       if (options_.shared_checkpoints) out->checkpoint_dir = StudyCheckpointDir(study_id);
       // Exactly the trial's model: no fallback to an older checkpoint of it.

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/checkpoint_file.h"
+#include "common/data/data_spec.h"
 #include "coordinator/client.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/server.h"
@@ -409,6 +410,10 @@ TEST_F(ServicesRpcTest, WorkerRpcsRunATrialFromLeaseToCompletion) {
   EXPECT_EQ(a.checkpoint_dir(), "");  // not shared: checkpoints go through the service
   ASSERT_EQ(a.params().count("lr"), 1u);
   EXPECT_EQ(a.command_size(), 0);
+  // The worker trains on the spec's JSON (kept per study, not made per acquisition).
+  const data::DataSpec spec = data::DataSpecFromJson(a.data().spec_json());
+  EXPECT_EQ(spec.dir, a.data().dir());
+  EXPECT_EQ(spec.val_size, a.data().val_size());
 
   v1::HeartbeatRequest hb;
   hb.set_worker_id(w);
