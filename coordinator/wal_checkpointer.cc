@@ -95,7 +95,11 @@ void WalCheckpointer::Loop() {
     int log = 0, copied = 0;
     const int rc = sqlite3_wal_checkpoint_v2(own_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log,
                                              &copied);
-    if (rc != SQLITE_OK) {  // the writer's next checkpoint is then inline, all of it
+    // Either way the writer's next checkpoint is then inline, all of it. BUSY: another
+    // connection (another process on the file) was checkpointing.
+    if (rc == SQLITE_BUSY) {
+      spdlog::debug("database checkpoint on its own thread: another one was running");
+    } else if (rc != SQLITE_OK) {
       spdlog::warn("database checkpoint on its own thread failed: {}", sqlite3_errstr(rc));
     }
     lock.lock();
