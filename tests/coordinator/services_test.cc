@@ -21,6 +21,7 @@
 #include "coordinator/client.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/server.h"
+#include "tests/coordinator/test_clock.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 
 namespace sift::coordinator {
@@ -98,6 +99,7 @@ class ServicesRpcTest : public ::testing::Test {
     o.heartbeat_interval_s = 0.5;
     o.lease_timeout_s = 30;
     o.config_limits.max_bytes = 4096;
+    if (use_test_clock_) o.clock = clock_.fn();
     coordinator_ = std::make_unique<Coordinator>(OpenSqliteStore((dir_ / "sift.db").string()), o);
     server_ = std::make_unique<Server>(coordinator_.get(), "127.0.0.1:0", std::move(security));
     auto channel = MakeChannel("127.0.0.1:" + std::to_string(server_->port()));
@@ -233,6 +235,8 @@ class ServicesRpcTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  bool use_test_clock_ = false;  // set before Start: the coordinator reads clock_, not the system's
+  testing::TestClock clock_;
   std::unique_ptr<Coordinator> coordinator_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<v1::Studies::Stub> studies_;
@@ -382,6 +386,7 @@ TEST_F(ServicesRpcTest, ABadConfigIsRefusedWithWhereItIsWrongAndCreatesNothing) 
 }
 
 TEST_F(ServicesRpcTest, WorkerRpcsRunATrialFromLeaseToCompletion) {
+  use_test_clock_ = true;  // the idle exit below is timed on it, not on this machine's load
   Start();
   const int64_t study = Create();
   v1::RegisterWorkerRequest reg;
@@ -470,8 +475,8 @@ TEST_F(ServicesRpcTest, WorkerRpcsRunATrialFromLeaseToCompletion) {
   const v1::AcquireTrialResponse none = Acquire(w);
   EXPECT_EQ(none.status(), v1::AcquireTrialResponse::NO_WORK);
   EXPECT_EQ(none.retry_after_ms(), 500);
-  Acquire(w, 0.05);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(Acquire(w, 0.05).status(), v1::AcquireTrialResponse::NO_WORK);  // idle 0 of 0.05 s
+  clock_.Advance(0.1);
   EXPECT_EQ(Acquire(w, 0.05).status(), v1::AcquireTrialResponse::SHUTDOWN);
   ASSERT_TRUE(studies_->ListTrials(As("a").get(), lt, &trials).ok());
   ASSERT_EQ(trials.trials_size(), 2);
