@@ -33,8 +33,14 @@ void SpotSimulator::ArmReclaim(int64_t epoch) {
   const double at = reclaim_.fraction * (have_epoch_seconds_ ? last_epoch_seconds_ : 0.05);
   const bool hard = reclaim_.hard;
   const std::string lease = link_->lease();
-  std::thread([this, at, hard, lease] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(at * 1000)));
+  CancelTimer();  // an earlier lease's, which never came
+  cancelled_ = false;
+  timer_ = std::thread([this, at, hard, lease] {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      const auto wait = std::chrono::milliseconds(static_cast<int64_t>(at * 1000));
+      if (cancel_.wait_for(lock, wait, [&] { return cancelled_; })) return;
+    }
     if (link_->lease() != lease) return;  // that trial ended first
     if (hard) {
       spdlog::warn("spot simulator: the VM vanishes (SIGKILL)");
@@ -47,7 +53,18 @@ void SpotSimulator::ArmReclaim(int64_t epoch) {
       reason_ = "simulated spot reclaim";
     }
     *stop_ = true;
-  }).detach();
+  });
+}
+
+SpotSimulator::~SpotSimulator() { CancelTimer(); }
+
+void SpotSimulator::CancelTimer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+  }
+  cancel_.notify_all();
+  if (timer_.joinable()) timer_.join();
 }
 
 std::string SpotSimulator::reason() const {

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "sift/v1/workers_service.pb.h"
 
@@ -20,6 +22,11 @@ class SpotSimulator {
   SpotSimulator(double chance, uint64_t seed, const CoordinatorLink* link,
                 std::atomic<bool>* stop)
       : chance_(chance), seed_(seed), link_(link), stop_(stop) {}
+  // Calls off a reclaim that has not come and waits for its timer: the timer reads the link,
+  // which may go right after.
+  ~SpotSimulator();
+  SpotSimulator(const SpotSimulator&) = delete;
+  SpotSimulator& operator=(const SpotSimulator&) = delete;
 
   // Draws whether (and when) the lease just acquired will be reclaimed.
   void Schedule(const v1::TrialAssignment& a);
@@ -47,8 +54,13 @@ class SpotSimulator {
     bool hard = false;
     double fraction = 0;  // of an epoch's measured length, after it starts
   } reclaim_;
+  void CancelTimer();
+
   mutable std::mutex mu_;
   std::string reason_;
+  std::condition_variable cancel_;
+  bool cancelled_ = false;
+  std::thread timer_;  // the armed reclaim, if any
 };
 
 }  // namespace sift::worker
