@@ -59,8 +59,8 @@ int WalCheckpointer::OnCommit(void* self, sqlite3* db, const char* name, int pag
   auto* c = static_cast<WalCheckpointer*>(self);
   {
     std::lock_guard<std::mutex> lock(c->mu_);
-    if (pages < c->pages_) {  // (again: the log started over, what the thread copied is gone)
-      if (!c->running_) c->ran_ = false, c->rest_ = pages;
+    if (pages < c->pages_) {
+      if (!c->running_) c->ran_ = false;  // the log started over: what the thread copied is gone
       return SQLITE_OK;
     }
     if (c->running_ || c->wanted_) return SQLITE_OK;
