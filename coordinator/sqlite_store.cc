@@ -1,4 +1,5 @@
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <map>
@@ -148,7 +149,13 @@ class SqliteStore : public Store {
     db_.exec(kSchema);
     db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();
-    if (wal) checkpointer_ = std::make_unique<WalCheckpointer>(db_.getHandle(), path);
+    if (wal) {
+      try {
+        checkpointer_ = std::make_unique<WalCheckpointer>(db_.getHandle(), path);
+      } catch (const std::exception& e) {  // the store works without it, only with slower commits
+        spdlog::warn("{}; SQLite checkpoints inside its commits instead", e.what());
+      }
+    }
   }
 
   // Adds `column` to `table` if the table is there without it; says whether it added it.
