@@ -21,11 +21,12 @@ GroupCommit::~GroupCommit() {
   wake_.notify_one();
   writer_.join();
   if (batches_ > 0) {
-    spdlog::info(
-        "group commit: {} writes in {} transactions ({:.1f} per transaction); {} waits for a "
-        "fuller batch, {} of them ended when writes stopped coming",
-        writes_, batches_, static_cast<double>(writes_) / static_cast<double>(batches_),
-        fill_waits_, gave_up_);
+    spdlog::info("group commit: {} writes in {} transactions ({:.1f} per transaction){}", writes_,
+                 batches_, static_cast<double>(writes_) / static_cast<double>(batches_),
+                 fill_waits_ == 0 ? std::string()
+                                  : fmt::format("; {} waits for a fuller batch, {} of them ended "
+                                                "when writes stopped coming",
+                                                fill_waits_, gave_up_));
   }
 }
 
