@@ -1,6 +1,5 @@
 #include "coordinator/wal_checkpointer.h"
 
-#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <stdexcept>
@@ -24,18 +23,13 @@ WalCheckpointer::WalCheckpointer(sqlite3* writer, const std::string& path, int p
     sqlite3_close(own_);
     throw std::runtime_error(path + ": cannot read it for checkpoints: " + why);
   }
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::make_unique<TaskThread>("sift-checkpoint");  // for top -H and perf
   sqlite3_wal_hook(writer_, &WalCheckpointer::OnCommit, this);
 }
 
 WalCheckpointer::~WalCheckpointer() {
-  sqlite3_wal_autocheckpoint(writer_, pages_);  // SQLite's own hook back
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  wake_.notify_one();
-  thread_.join();
+  sqlite3_wal_autocheckpoint(writer_, pages_);  // SQLite's own hook back: nothing more is posted
+  thread_.reset();                              // a round already posted runs first
   sqlite3_close(own_);
   if (background_ + inline_ > 0) {
     spdlog::info("database checkpoints: {} on their own thread, {} by the writer", background_,
@@ -63,15 +57,15 @@ int WalCheckpointer::OnCommit(void* self, sqlite3* db, const char* name, int pag
       if (!c->running_) c->ran_ = false;  // the log started over: what the thread copied is gone
       return SQLITE_OK;
     }
-    if (c->running_ || c->wanted_) return SQLITE_OK;
+    if (c->running_) return SQLITE_OK;
     // The thread goes (again) unless it came close, or its last round left more than the one
     // before (a writer faster than the copying: waiting would only let the log grow).
     const int rest = c->ran_ ? pages - c->copied_ : pages;
     if (rest > c->catch_up_pages_ && (!c->ran_ || rest < c->rest_)) {
       c->ran_ = false;
       c->rest_ = rest;
-      c->wanted_ = true;
-      c->wake_.notify_one();
+      c->running_ = true;
+      c->thread_->Post([c] { c->Round(); });
       return SQLITE_OK;
     }
     c->ran_ = false;
@@ -83,31 +77,22 @@ int WalCheckpointer::OnCommit(void* self, sqlite3* db, const char* name, int pag
   return SQLITE_OK;
 }
 
-void WalCheckpointer::Loop() {
-  pthread_setname_np(pthread_self(), "sift-checkpoint");  // for top -H and perf
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    wake_.wait(lock, [&] { return stop_ || wanted_; });
-    if (stop_) return;
-    wanted_ = false;
-    running_ = true;
-    lock.unlock();
-    int log = 0, copied = 0;
-    const int rc = sqlite3_wal_checkpoint_v2(own_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log,
-                                             &copied);
-    // Either way the writer's next checkpoint is then inline, all of it. BUSY: another
-    // connection (another process on the file) was checkpointing.
-    if (rc == SQLITE_BUSY) {
-      spdlog::debug("database checkpoint on its own thread: another one was running");
-    } else if (rc != SQLITE_OK) {
-      spdlog::warn("database checkpoint on its own thread failed: {}", sqlite3_errstr(rc));
-    }
-    lock.lock();
-    running_ = false;
-    ran_ = true;
-    copied_ = rc == SQLITE_OK ? copied : 0;  // a failed round: the writer copies all of it
-    ++background_;
+void WalCheckpointer::Round() {
+  int log = 0, copied = 0;
+  const int rc =
+      sqlite3_wal_checkpoint_v2(own_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
+  // Either way the writer's next checkpoint is then inline, all of it. BUSY: another
+  // connection (another process on the file) was checkpointing.
+  if (rc == SQLITE_BUSY) {
+    spdlog::debug("database checkpoint on its own thread: another one was running");
+  } else if (rc != SQLITE_OK) {
+    spdlog::warn("database checkpoint on its own thread failed: {}", sqlite3_errstr(rc));
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  running_ = false;
+  ran_ = true;
+  copied_ = rc == SQLITE_OK ? copied : 0;  // a failed round: the writer copies all of it
+  ++background_;
 }
 
 }  // namespace sift::coordinator

@@ -16,10 +16,11 @@
 
 #include <sqlite3.h>
 
-#include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
+
+#include "coordinator/task_thread.h"
 
 namespace sift::coordinator {
 
@@ -43,19 +44,18 @@ class WalCheckpointer {
 
  private:
   static int OnCommit(void* self, sqlite3* db, const char* name, int pages);
-  void Loop();
+  void Round();  // one checkpoint on the thread
 
   sqlite3* const writer_;
   const int pages_, catch_up_pages_;
   sqlite3* own_ = nullptr;
   mutable std::mutex mu_;
-  std::condition_variable wake_;
-  bool wanted_ = false, running_ = false, stop_ = false;
-  bool ran_ = false;    // the thread finished a checkpoint the writer has not followed up yet
-  int copied_ = 0;      // frames of the log copied when it finished
-  int rest_ = 0;        // frames left to copy when the thread last went
+  bool running_ = false;  // a round is posted or running
+  bool ran_ = false;      // the thread finished a round the writer has not followed up yet
+  int copied_ = 0;        // frames of the log copied when it finished
+  int rest_ = 0;          // frames left to copy when the thread last went
   int background_ = 0, inline_ = 0;
-  std::thread thread_;  // last: starts once the members above exist
+  std::unique_ptr<TaskThread> thread_;  // where the rounds run; made once the above exist
 };
 
 }  // namespace sift::coordinator
