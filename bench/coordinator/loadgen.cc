@@ -1,8 +1,8 @@
 // Load generator: N simulated workers over gRPC against a running coordinator. Each registers,
 // acquires trials and reports every epoch with made-up metrics and no think time (a heartbeat
 // thread renews its lease), then completes the trial. Prints reports/s, latency percentiles and
-// the coordinator's CPU per report (from /proc/PID/stat), and the number of acknowledged reports
-// so the caller can count rows in the database against it.
+// the coordinator's CPU per report (its CPU clock; by thread from /proc), and the number of
+// acknowledged reports so the caller can count rows in the database against it.
 //
 //   loadgen --coordinator 127.0.0.1:PORT --workers 64 --coordinator-pid PID [--token-file F]
 #include <absl/synchronization/mutex.h>
@@ -51,15 +51,13 @@ double CpuSecondsOf(const std::string& stat_path, std::string* name = nullptr) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-double CpuSeconds(int pid) { return CpuSecondsOf("/proc/" + std::to_string(pid) + "/stat"); }
-
-// The same, to the nanosecond (the scheduler's runtime, not 10 ms ticks): for the early and
-// late windows, a few tenths of a second of CPU each. Falls back to /proc where refused.
-double PreciseCpuSeconds(int pid) {
+// A process's CPU seconds to the nanosecond (the scheduler's runtime, not /proc's 10 ms ticks:
+// the early and late windows are a few tenths of a second of CPU each); /proc where refused.
+double CpuSeconds(int pid) {
   clockid_t clock;
   timespec t{};
   if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &t) != 0) {
-    return CpuSeconds(pid);
+    return CpuSecondsOf("/proc/" + std::to_string(pid) + "/stat");
   }
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
@@ -483,7 +481,7 @@ int main(int argc, char** argv) {
     for (int tick = 1; shared.completed < trials && shared.errors == 0; ++tick) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       while (next_mark < 4 && shared.completed >= marks[next_mark]) {
-        at[next_mark++] = {PreciseCpuSeconds(pid), shared.reports.load()};
+        at[next_mark++] = {CpuSeconds(pid), shared.reports.load()};
       }
       if (tick % 2000 != 0) continue;
       const int64_t r = shared.reports;
