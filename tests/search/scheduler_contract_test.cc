@@ -116,7 +116,10 @@ TEST(SchedulerFactory, OptionErrorsNameTheKey) {
   EXPECT_EQ(MakeScheduler("hyperband", {{"plateau.patiense", int64_t{3}}}, {27, true}, &errors),
             nullptr);
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0], "plateau.patiense: unknown option");
+  EXPECT_EQ(errors[0],
+            "plateau.patiense: unknown option; did you mean 'plateau.patience'? (known: "
+            "brackets, eta, max_resource, min_resource, plateau.min_delta, plateau.min_resource, "
+            "plateau.patience, plateau.smoothing, variant)");
   errors.clear();
   EXPECT_EQ(MakeScheduler("asha", {{"min_resource", int64_t{30}}}, {27, true}, &errors), nullptr);
   ASSERT_EQ(errors.size(), 1u);

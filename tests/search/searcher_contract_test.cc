@@ -125,7 +125,8 @@ TEST(SearcherFactory, OptionErrorsNameTheKey) {
   EXPECT_EQ(MakeSearcher("tpe", {{"n_startup", 2.5}, {"gama", 0.2}}, space, &errors), nullptr);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].rfind("n_startup: must be an integer", 0), 0u);
-  EXPECT_EQ(errors[1], "gama: unknown option");
+  EXPECT_EQ(errors[1].rfind("gama: unknown option; did you mean 'gamma'? (known: ", 0), 0u)
+      << errors[1];
 }
 
 }  // namespace
