@@ -105,7 +105,7 @@ Flat AboveReference(const Points& points, const std::vector<double>& ref) {
   Flat s{d, {}};
   for (const auto& p : points) {
     bool above = p.size() == ref.size();
-    for (int m = 0; m < d && above; ++m) above = p[m] > ref[m] && !std::isnan(p[m]);
+    for (int m = 0; m < d && above; ++m) above = p[m] > ref[m] && std::isfinite(p[m]);
     if (above) s.v.insert(s.v.end(), p.begin(), p.end());
   }
   return s;

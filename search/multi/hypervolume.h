@@ -1,7 +1,8 @@
 // Exact hypervolume (the volume a set of points dominates above a reference point) and each
 // point's exclusive contribution to it, for the handful of objectives a study has. Points are
 // oriented so larger is better (see pareto.h); the reference is below them in every objective,
-// and a point that is not strictly above it in every objective adds nothing.
+// and a point that is not strictly above it in every objective adds nothing, nor does one with
+// a value that is not finite (an infinite box would make every difference NaN).
 //
 // Two objectives: sort and sweep, O(n log n). More: WFG (While, Bradstreet and Barone 2012), the
 // volume as a sum of exclusive slices, each an inclusive box less the volume of a "limit set"

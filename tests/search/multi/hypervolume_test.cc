@@ -66,6 +66,7 @@ TEST(Hypervolume, PointsNotAboveTheReferenceAddNothing) {
   EXPECT_DOUBLE_EQ(Hypervolume({{1, 1}, {0, 5}, {-1, 9}}, {0, 0}), 1.0);
   EXPECT_DOUBLE_EQ(Hypervolume({{1, 1, 1}, {2, 0, 2}}, {0, 0, 0}), 1.0);
   EXPECT_EQ(Hypervolume({}, {0, 0}), 0.0);
+  EXPECT_DOUBLE_EQ(Hypervolume({{1, 1}, {INFINITY, 2}, {NAN, 3}}, {0, 0}), 1.0);
   // Dominated and repeated points change nothing.
   EXPECT_DOUBLE_EQ(Hypervolume({{1, 2}, {2, 1}, {1, 1}, {1, 2}}, {0, 0}), 3.0);
   EXPECT_DOUBLE_EQ(Hypervolume({{2, 1, 1}, {1, 1, 1}, {2, 1, 1}}, {0, 0, 0}), 2.0);
