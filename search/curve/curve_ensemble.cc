@@ -14,16 +14,21 @@ constexpr double kSkipWeight = 1e-9;
 }  // namespace
 
 EnsembleForecast CurveEnsemble::Forecast(CurveGrid& grid, const CurveSums& sums,
-                                         int64_t target) const {
+                                         int64_t target, const NoisePrior& prior) const {
   EnsembleForecast out;
   out.points = sums.points();
   std::array<double, kCurveFamilyCount> evidence;
   evidence.fill(-std::numeric_limits<double>::infinity());
   const double family_prior = -std::log(static_cast<double>(kCurveFamilyCount));
+  double best = -std::numeric_limits<double>::infinity();
   for (int f = 0; f < kCurveFamilyCount; ++f) {
-    FamilyFit fit = fitter_.Fit(grid, sums, static_cast<CurveFamily>(f), target);
+    FamilyFit fit = fitter_.Fit(grid, sums, static_cast<CurveFamily>(f), target, prior);
     if (!fit.ok) continue;
     out.dof = fit.dof;
+    if (fit.best_log_weight > best) {
+      best = fit.best_log_weight;
+      out.noise_var = fit.noise_var;
+    }
     evidence[static_cast<size_t>(f)] = fit.log_evidence;
     for (CurveComponent& c : fit.components) {
       c.log_weight += family_prior;

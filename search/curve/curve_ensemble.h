@@ -18,6 +18,7 @@ struct EnsembleForecast {
   int64_t points = 0;
   int64_t dof = 0;
   CurvePrediction prediction;  // in scores (larger is better)
+  double noise_var = 0;  // the most likely shape's residual variance
   std::array<double, kCurveFamilyCount> family_weight{};  // posterior weights, summing to 1
   std::vector<CurveComponent> components;  // of every family, with the family's prior
 };
@@ -27,7 +28,8 @@ class CurveEnsemble {
   explicit CurveEnsemble(double level = 0.9) : fitter_(level) {}
 
   // Forecast at epoch `target` (the grid's horizon when 0) from a curve's sums, in scores.
-  EnsembleForecast Forecast(CurveGrid& grid, const CurveSums& sums, int64_t target = 0) const;
+  EnsembleForecast Forecast(CurveGrid& grid, const CurveSums& sums, int64_t target = 0,
+                            const NoisePrior& prior = {}) const;
 
   // P(an observation at the target scores above `threshold`): the Student-t mixture's tail.
   static double ProbabilityAbove(const EnsembleForecast& forecast, double threshold);

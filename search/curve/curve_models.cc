@@ -211,7 +211,8 @@ struct ShapeSums {
 // What every shape's fit shares: the points' count and moments, the noise floor, the prior.
 struct FitContext {
   double n, my, syy, floor, log_prior, y0;
-  int64_t dof;
+  double prior_sse;  // the noise prior's pseudo-residuals, added to every shape's
+  int64_t dof;       // of the residuals and the prior together
 };
 
 // The closed-form fit of start and gain (gain >= 0) for one shape, as a component predicting at
@@ -225,7 +226,7 @@ bool FitShape(const FitContext& f, const ShapeSums& s, double at, CurveComponent
   // Least squares under gain >= 0: the unconstrained optimum, or the constant on its boundary.
   gain = std::max(0.0, sxy / sxx);
   start = f.y0 + f.my - gain * mg;
-  const double sse = std::max(f.syy - gain * sxy, f.floor);
+  const double sse = std::max(f.syy - gain * sxy, f.floor) + f.prior_sse;
   const double noise = sse / static_cast<double>(f.dof);
   const double x = at - mg;
   // The profile likelihood (start, gain and noise at their optimum): the marginal one, under a
@@ -241,7 +242,7 @@ bool FitShape(const FitContext& f, const ShapeSums& s, double at, CurveComponent
 }  // namespace
 
 FamilyFit CurveFitter::Fit(CurveGrid& grid, const CurveSums& sums, CurveFamily family,
-                           int64_t target) const {
+                           int64_t target, const NoisePrior& prior) const {
   FamilyFit out;
   out.family = family;
   const int64_t n = sums.n_;
@@ -257,7 +258,8 @@ FamilyFit CurveFitter::Fit(CurveGrid& grid, const CurveSums& sums, CurveFamily f
   const std::vector<double> at_target = copy(target_epoch);
   FitContext f;
   f.n = static_cast<double>(n);
-  f.dof = n - 2;
+  f.dof = n - 2 + std::max<int64_t>(0, prior.dof);
+  f.prior_sse = prior.dof > 0 ? static_cast<double>(prior.dof) * prior.var : 0.0;
   f.y0 = sums.y0_;
   f.my = sums.sy_ / f.n;
   f.syy = sums.syy_ - sums.sy_ * f.my;
@@ -309,6 +311,7 @@ FamilyFit CurveFitter::Fit(CurveGrid& grid, const CurveSums& sums, CurveFamily f
   double total = 0.0;
   for (const auto& c : out.components) total += std::exp(c.log_weight - best);
   out.log_evidence = best + std::log(total);
+  out.best_log_weight = best;
   out.components.erase(
       std::remove_if(out.components.begin(), out.components.end(),
                      [&](const CurveComponent& c) { return c.log_weight < best - kNegligible; }),

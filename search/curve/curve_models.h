@@ -97,7 +97,8 @@ class CurveSums {
 // finite series for integer dof (Abramowitz and Stegun 26.7.3-4): exact and cheap.
 double StudentTCdf(double t, int64_t dof);
 
-// One grid point's fit, as a Student-t predictive at the target epoch (dof = points - 2).
+// One grid point's fit, as a Student-t predictive at the target epoch (dof = points - 2, plus
+// the noise prior's).
 struct CurveComponent {
   double log_weight = 0;  // log profile likelihood, plus the log of the shape's prior
   double mean = 0;        // the fitted curve at the target
@@ -118,12 +119,22 @@ struct FamilyFit {
   CurveShape shape;    // the most likely grid point
   double start = 0;    // its curve: start + gain * normalised shape(t)
   double gain = 0;
-  double noise_var = 0;     // residual variance, SSE / (points - 2)
+  double noise_var = 0;     // residual variance, SSE / dof (the prior's pseudo-residuals in both)
   double log_evidence = 0;  // log of the family's likelihood summed over its shapes (up to a
                             // constant shared by all families)
+  double best_log_weight = 0;  // the most likely shape's
   int64_t dof = 0;
   std::vector<CurveComponent> components;  // the grid points that carry weight
   CurvePrediction prediction;
+};
+
+// A conjugate (scaled inverse chi-squared) prior on the noise variance: `dof` pseudo-residuals of
+// variance `var`. With a handful of points the residuals alone say little about the noise, and
+// a shape that happens to pass through them all would take the whole weight with a variance
+// near zero: the prior, e.g. the noise of curves already finished, keeps that in check.
+struct NoisePrior {
+  int64_t dof = 0;
+  double var = 0;
 };
 
 class CurveFitter {
@@ -139,7 +150,7 @@ class CurveFitter {
   explicit CurveFitter(double level = 0.9);
   // Fits `family` to the sums and predicts at epoch `target` (the horizon when 0).
   FamilyFit Fit(CurveGrid& grid, const CurveSums& sums, CurveFamily family,
-                int64_t target = 0) const;
+                int64_t target = 0, const NoisePrior& prior = {}) const;
   // Moments and central interval of a mixture of components weighted by exp(log_weight).
   CurvePrediction Summarise(const std::vector<CurveComponent>& components, int64_t dof) const;
   // The Student-t quantile at (1 + level) / 2 for `dof` degrees of freedom.

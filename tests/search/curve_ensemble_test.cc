@@ -120,6 +120,24 @@ TEST(CurveEnsemble, SmallProbabilitiesAreSafe) {
   EXPECT_LE(wrong, 0.05 * flagged + 2 * std::sqrt(0.05 * flagged)) << wrong << " of " << flagged;
 }
 
+TEST(CurveEnsemble, ANoisePriorKeepsFewPointsHonest) {
+  // Three points: some shape passes through all of them, and alone it would claim a noise near
+  // zero. A prior of 4 pseudo-residuals of sd 0.01 keeps an observation's sd near that.
+  CurveGrid grid(kHorizon);
+  CurveSums sums;
+  sums.Add(grid, 1, 0.50);
+  sums.Add(grid, 2, 0.61);
+  sums.Add(grid, 3, 0.67);
+  const CurveEnsemble ensemble;
+  const EnsembleForecast bare = ensemble.Forecast(grid, sums);
+  const EnsembleForecast with = ensemble.Forecast(grid, sums, 0, {4, 1e-4});
+  ASSERT_TRUE(bare.ok && with.ok);
+  EXPECT_EQ(with.dof, bare.dof + 4);
+  EXPECT_GE(with.noise_var, 0.8 * 1e-4);
+  EXPECT_GE(with.prediction.sd_obs, std::sqrt(0.8 * 1e-4));
+  EXPECT_LT(bare.noise_var, 1e-4);
+}
+
 TEST(CurveEnsemble, TooFewPointsIsNotOk) {
   const EnsembleForecast f = ForecastOf({0.1, 0.2}, CurveEnsemble());
   EXPECT_FALSE(f.ok);
