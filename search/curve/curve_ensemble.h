@@ -21,6 +21,7 @@ struct EnsembleForecast {
   double noise_var = 0;  // the most likely shape's residual variance
   std::array<double, kCurveFamilyCount> family_weight{};  // posterior weights, summing to 1
   std::vector<CurveComponent> components;  // of every family, with the family's prior
+  std::vector<double> weights;             // theirs, normalised
 };
 
 class CurveEnsemble {

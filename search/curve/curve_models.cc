@@ -169,28 +169,34 @@ double CurveFitter::Quantile(int64_t dof) const {
 }
 
 CurvePrediction CurveFitter::Summarise(const std::vector<CurveComponent>& components,
-                                       int64_t dof) const {
+                                       int64_t dof, std::vector<double>* weights) const {
   CurvePrediction out;
+  std::vector<double> local;
+  std::vector<double>& w = weights != nullptr ? *weights : local;
+  w.clear();
   if (components.empty()) return out;
   double top = -std::numeric_limits<double>::infinity();
   for (const auto& c : components) top = std::max(top, c.log_weight);
-  double total = 0.0, mean = 0.0;
+  double total = 0.0;
   for (const auto& c : components) {
-    const double w = std::exp(c.log_weight - top);
-    total += w;
-    mean += w * c.mean;
+    w.push_back(std::exp(c.log_weight - top));
+    total += w.back();
   }
-  mean /= total;
+  double mean = 0.0;
+  for (size_t i = 0; i < components.size(); ++i) {
+    w[i] /= total;
+    mean += w[i] * components[i].mean;
+  }
   // A Student-t's variance is its scale's times dof / (dof - 2); it is infinite below 3, where
   // 3x stands in (the interval itself uses the t quantile on the scale).
   const double inflate = dof > 2 ? static_cast<double>(dof) / static_cast<double>(dof - 2) : 3.0;
   double scale2 = 0.0, curve = 0.0, obs = 0.0;
-  for (const auto& c : components) {
-    const double w = std::exp(c.log_weight - top) / total;
+  for (size_t i = 0; i < components.size(); ++i) {
+    const CurveComponent& c = components[i];
     const double d2 = (c.mean - mean) * (c.mean - mean);
-    scale2 += w * (c.curve_var + d2);
-    curve += w * (inflate * c.curve_var + d2);
-    obs += w * (inflate * (c.curve_var + c.noise_var) + d2);
+    scale2 += w[i] * (c.curve_var + d2);
+    curve += w[i] * (inflate * c.curve_var + d2);
+    obs += w[i] * (inflate * (c.curve_var + c.noise_var) + d2);
   }
   out.mean = mean;
   out.sd_curve = std::sqrt(curve);
@@ -239,87 +245,106 @@ bool FitShape(const FitContext& f, const ShapeSums& s, double at, CurveComponent
   return true;
 }
 
+FitContext Context(const CurveGrid& grid, const CurveSums& sums, CurveFamily family,
+                   const NoisePrior& prior) {
+  const int64_t n = sums.points();
+  const double sy = sums.sum(), y0 = sums.first_score();
+  double spread = sums.spread();
+  FitContext f;
+  f.n = static_cast<double>(n);
+  f.dof = n - 2 + std::max<int64_t>(0, prior.dof);
+  f.prior_sse = prior.dof > 0 ? static_cast<double>(prior.dof) * prior.var : 0.0;
+  f.y0 = y0;
+  f.my = sy / f.n;
+  f.syy = sums.sum_squares() - sy * f.my;
+  // A floor on the residuals, relative to the data's spread, keeps noiseless curves finite.
+  spread = std::max(spread, 1e-12 * std::max(1.0, std::abs(y0)));
+  f.floor = f.n * (1e-7 * spread) * (1e-7 * spread);
+  f.log_prior = -std::log(static_cast<double>(grid.Last(family) - grid.First(family)));
+  return f;
+}
+
+// Makes `c` the fit's most likely shape when it is.
+void Consider(FamilyFit& fit, const CurveComponent& c, const CurveShape& shape, double start,
+              double gain) {
+  if (fit.components.empty() || c.log_weight > fit.best_log_weight) {
+    fit.best_log_weight = c.log_weight;
+    fit.shape = shape;
+    fit.start = start;
+    fit.gain = gain;
+    fit.noise_var = c.noise_var;
+  }
+  fit.components.push_back(c);
+}
+
 }  // namespace
 
 FamilyFit CurveFitter::Fit(CurveGrid& grid, const CurveSums& sums, CurveFamily family,
-                           int64_t target, const NoisePrior& prior) const {
+                           const Options& options) const {
   FamilyFit out;
   out.family = family;
-  const int64_t n = sums.n_;
-  if (n < kMinPoints || sums.sg_.size() != grid.size()) return out;
+  if (sums.n_ < kMinPoints || sums.sg_.size() != grid.size()) return out;
   const size_t first = grid.First(family), last = grid.Last(family);
   // The three rows needed, copied: At may reuse its scratch row for epochs past the cache.
   const auto copy = [&](int64_t t) {
     const double* row = grid.At(t);
     return std::vector<double>(row + first, row + last);
   };
-  const int64_t target_epoch = target > 0 ? target : grid.horizon();
   const std::vector<double> at_first = copy(sums.first_epoch_), at_last = copy(sums.last_epoch_);
-  const std::vector<double> at_target = copy(target_epoch);
-  FitContext f;
-  f.n = static_cast<double>(n);
-  f.dof = n - 2 + std::max<int64_t>(0, prior.dof);
-  f.prior_sse = prior.dof > 0 ? static_cast<double>(prior.dof) * prior.var : 0.0;
-  f.y0 = sums.y0_;
-  f.my = sums.sy_ / f.n;
-  f.syy = sums.syy_ - sums.sy_ * f.my;
-  // A floor on the residuals, relative to the data's spread, keeps noiseless curves finite.
-  const double spread = std::max(sums.hi_ - sums.lo_, 1e-12 * std::max(1.0, std::abs(sums.y0_)));
-  f.floor = f.n * (1e-7 * spread) * (1e-7 * spread);
-  f.log_prior = -std::log(static_cast<double>(last - first));
-  double best = -std::numeric_limits<double>::infinity();
-  const auto consider = [&](const CurveComponent& c, const CurveShape& shape, double start,
-                            double gain) {
-    if (c.log_weight > best) {
-      best = c.log_weight;
-      out.shape = shape;
-      out.start = start;
-      out.gain = gain;
-      out.noise_var = c.noise_var;
-    }
-    out.components.push_back(c);
-  };
+  const std::vector<double> at_target = copy(options.target > 0 ? options.target : grid.horizon());
+  const FitContext f = Context(grid, sums, family, options.prior);
+  out.components.reserve(last - first + 1);
   for (size_t j = first; j < last; ++j) {
     const size_t k = j - first;
     if (!grid.Usable(j) || at_last[k] - at_first[k] < kMinShareSeen) continue;
     CurveComponent c;
     double start, gain;
     if (FitShape(f, {sums.sg_[j], sums.sgg_[j], sums.sgy_[j]}, at_target[k], c, start, gain)) {
-      consider(c, grid.shape(j), start, gain);
+      Consider(out, c, grid.shape(j), start, gain);
     }
   }
   if (out.components.empty()) return out;
-  // The grid's best shape, refined on the points, joins as one more shape of the same prior.
-  CurveShape refined = out.shape;
-  const auto h = static_cast<double>(grid.horizon());
-  if (Refine(sums, h, refined)) {
-    const double one = CurveBasis(refined, 1.0), span = CurveBasis(refined, h) - one;
-    ShapeSums s;
-    for (const auto& [t, y] : sums.points_) {
-      const double g = NormalisedBasis(refined, t, one, span);
-      s.sg += g;
-      s.sgg += g * g;
-      s.sgy += g * y;
-    }
-    const double seen = NormalisedBasis(refined, static_cast<double>(sums.last_epoch_), one, span) -
-                        NormalisedBasis(refined, static_cast<double>(sums.first_epoch_), one, span);
-    const double at = NormalisedBasis(refined, static_cast<double>(target_epoch), one, span);
-    CurveComponent c;
-    double start, gain;
-    if (seen >= kMinShareSeen && FitShape(f, s, at, c, start, gain)) consider(c, refined, start, gain);
-  }
+  const double best = out.best_log_weight;
   double total = 0.0;
   for (const auto& c : out.components) total += std::exp(c.log_weight - best);
   out.log_evidence = best + std::log(total);
-  out.best_log_weight = best;
   out.components.erase(
       std::remove_if(out.components.begin(), out.components.end(),
                      [&](const CurveComponent& c) { return c.log_weight < best - kNegligible; }),
       out.components.end());
   out.ok = true;
   out.dof = f.dof;
-  out.prediction = Summarise(out.components, f.dof);
+  if (options.refine) AddRefined(grid, sums, options, out);
+  if (options.summarise) out.prediction = Summarise(out.components, f.dof);
   return out;
+}
+
+void CurveFitter::AddRefined(const CurveGrid& grid, const CurveSums& sums, const Options& options,
+                             FamilyFit& fit) const {
+  // The best shape, refined on the points, joins as one more shape of the same prior.
+  CurveShape refined = fit.shape;
+  const auto h = static_cast<double>(grid.horizon());
+  if (!fit.ok || !Refine(sums, h, refined)) return;
+  const double one = CurveBasis(refined, 1.0), span = CurveBasis(refined, h) - one;
+  ShapeSums s;
+  for (const auto& [t, y] : sums.points_) {
+    const double g = NormalisedBasis(refined, t, one, span);
+    s.sg += g;
+    s.sgg += g * g;
+    s.sgy += g * y;
+  }
+  const auto at = [&](int64_t t) { return NormalisedBasis(refined, static_cast<double>(t), one, span); };
+  if (at(sums.last_epoch_) - at(sums.first_epoch_) < kMinShareSeen) return;
+  CurveComponent c;
+  double start, gain;
+  const FitContext f = Context(grid, sums, fit.family, options.prior);
+  if (!FitShape(f, s, at(options.target > 0 ? options.target : grid.horizon()), c, start, gain)) {
+    return;
+  }
+  const double hi = std::max(fit.log_evidence, c.log_weight);
+  fit.log_evidence =
+      hi + std::log(std::exp(fit.log_evidence - hi) + std::exp(c.log_weight - hi));
+  Consider(fit, c, refined, start, gain);
 }
 
 FamilyFit FitCurve(CurveFamily family, const std::vector<std::pair<int64_t, double>>& points,
@@ -327,7 +352,9 @@ FamilyFit FitCurve(CurveFamily family, const std::vector<std::pair<int64_t, doub
   CurveGrid grid(horizon);
   CurveSums sums;
   for (const auto& [epoch, score] : points) sums.Add(grid, epoch, score);
-  return CurveFitter(level).Fit(grid, sums, family, target);
+  CurveFitter::Options options;
+  options.target = target;
+  return CurveFitter(level).Fit(grid, sums, family, options);
 }
 
 }  // namespace sift::search

@@ -82,6 +82,11 @@ class CurveSums {
   int64_t points() const { return n_; }
   int64_t first_epoch() const { return first_epoch_; }
   int64_t last_epoch() const { return last_epoch_; }
+  double first_score() const { return y0_; }
+  // Of the scores less the first: their sum, sum of squares and range.
+  double sum() const { return sy_; }
+  double sum_squares() const { return syy_; }
+  double spread() const { return hi_ - lo_; }
 
  private:
   friend class CurveFitter;
@@ -148,11 +153,25 @@ class CurveFitter {
 
   // `level`: the coverage of the central interval, in (0, 1).
   explicit CurveFitter(double level = 0.9);
-  // Fits `family` to the sums and predicts at epoch `target` (the horizon when 0).
+  struct Options {
+    int64_t target = 0;  // epoch to predict at; the horizon when 0
+    NoisePrior prior;
+    bool refine = true;     // refine the best grid shape on the points (most of a fit's cost)
+    bool summarise = true;  // fill FamilyFit::prediction (a mixture of several can skip it)
+  };
   FamilyFit Fit(CurveGrid& grid, const CurveSums& sums, CurveFamily family,
-                int64_t target = 0, const NoisePrior& prior = {}) const;
-  // Moments and central interval of a mixture of components weighted by exp(log_weight).
-  CurvePrediction Summarise(const std::vector<CurveComponent>& components, int64_t dof) const;
+                const Options& options) const;
+  FamilyFit Fit(CurveGrid& grid, const CurveSums& sums, CurveFamily family) const {
+    return Fit(grid, sums, family, Options());
+  }
+  // Adds the fit's best shape refined on the points as one more shape, when it moved (what
+  // Options::refine does inside Fit).
+  void AddRefined(const CurveGrid& grid, const CurveSums& sums, const Options& options,
+                  FamilyFit& fit) const;
+  // Moments and central interval of a mixture of components weighted by exp(log_weight); the
+  // normalised weights go to `weights` when given.
+  CurvePrediction Summarise(const std::vector<CurveComponent>& components, int64_t dof,
+                            std::vector<double>* weights = nullptr) const;
   // The Student-t quantile at (1 + level) / 2 for `dof` degrees of freedom.
   double Quantile(int64_t dof) const;
 
@@ -160,6 +179,7 @@ class CurveFitter {
   static constexpr int64_t kTabulatedDof = 100;
   // Moves the family's best grid shape to the least-squares optimum on the points themselves.
   bool Refine(const CurveSums& sums, double horizon, CurveShape& shape) const;
+
   std::vector<double> quantile_;  // by dof, 0 standing for the normal's
 };
 

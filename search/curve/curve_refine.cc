@@ -11,6 +11,10 @@
 namespace sift::search {
 namespace {
 
+// At most four parameters: on the stack, no allocation per step.
+using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 4, 4>;
+using Vector = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 4, 1>;
+
 // The shape's free parameters on a log scale: (scale) or (scale, power).
 int Dims(CurveFamily f) {
   return f == CurveFamily::kLogPower || f == CurveFamily::kWeibull ? 2 : 1;
@@ -64,15 +68,15 @@ bool CurveFitter::Refine(const CurveSums& sums, double horizon, CurveShape& shap
   double lambda = 1e-3;
   bool moved = false;
   constexpr double kStep = 1e-6;
-  for (int iter = 0; iter < 12; ++iter) {
+  for (int iter = 0; iter < 8; ++iter) {
     for (int k = 0; k < d; ++k) {
       std::vector<double> gk(n);
       sse_of(WithLog(shape, k, log_p[k] + kStep), 0, 0, &gk);
       for (size_t i = 0; i < n; ++i) gd[i * d + k] = a * (gk[i] - g[i]) / kStep;
     }
-    Eigen::MatrixXd jtj = Eigen::MatrixXd::Zero(m, m);
-    Eigen::VectorXd jtr = Eigen::VectorXd::Zero(m);
-    Eigen::VectorXd row(m);
+    Matrix jtj = Matrix::Zero(m, m);
+    Vector jtr = Vector::Zero(m);
+    Vector row(m);
     for (size_t i = 0; i < n; ++i) {
       row(0) = 1.0;
       row(1) = g[i];
@@ -83,9 +87,9 @@ bool CurveFitter::Refine(const CurveSums& sums, double horizon, CurveShape& shap
     }
     bool accepted = false;
     for (int tries = 0; tries < 6 && !accepted; ++tries) {
-      Eigen::MatrixXd damped = jtj;
+      Matrix damped = jtj;
       for (size_t k = 0; k < m; ++k) damped(k, k) += lambda * (jtj(k, k) + 1e-12);
-      const Eigen::VectorXd step = damped.ldlt().solve(-jtr);
+      const Vector step = damped.ldlt().solve(-jtr);
       CurveShape next = shape;
       double next_log[2] = {log_p[0], log_p[1]};
       for (int k = 0; k < d; ++k) {
