@@ -85,12 +85,12 @@ Decision CurveScheduler::OnReport(const StudyView& study, const TrialView& trial
   if (!last_.ok) return Decision::Continue();
   const bool max = study.objective.maximize;
   const CurvePrediction v = CurveEnsemble::InValues(last_.prediction, max);
-  char probability[64];
+  char buf[64];
   std::string r = "curve: predicted final ";
   r.reserve(240);
   r.append(G6(v.mean)).append(" [").append(G6(v.lo)).append(", ").append(G6(v.hi)).append("] (");
-  std::snprintf(probability, sizeof(probability), "%g", 100 * options_.level);
-  r.append(probability).append("%) at epoch ").append(std::to_string(horizon_));
+  std::snprintf(buf, sizeof(buf), "%g", 100 * options_.level);
+  r.append(buf).append("%) at epoch ").append(std::to_string(horizon_));
   r.append(" from ").append(std::to_string(last_.points)).append(" epochs");
   const int64_t finished = finals_.size();
   if (finished < options_.k) {
@@ -101,12 +101,12 @@ Decision CurveScheduler::OnReport(const StudyView& study, const TrialView& trial
   last_kth_ = finals_.At(finished - options_.k).score;
   const double p = CurveEnsemble::ProbabilityAbove(last_, last_kth_);
   const bool stop = t >= options_.min_epochs && p < options_.threshold;
-  std::snprintf(probability, sizeof(probability), "%.3g", p);
+  std::snprintf(buf, sizeof(buf), "%.3g", p);
   r.append("; P(final ").append(max ? "> " : "< ").append(G6(study.Score(last_kth_)));
   r.append(", best #").append(std::to_string(options_.k)).append(" of ");
-  r.append(std::to_string(finished)).append(" finished) = ").append(probability);
-  std::snprintf(probability, sizeof(probability), "%g", options_.threshold);
-  r.append(p < options_.threshold ? " < " : " >= ").append(probability);
+  r.append(std::to_string(finished)).append(" finished) = ").append(buf);
+  std::snprintf(buf, sizeof(buf), "%g", options_.threshold);
+  r.append(p < options_.threshold ? " < " : " >= ").append(buf);
   if (!stop) {
     if (p < options_.threshold) r.append(" (before min_epochs)");
     return Decision::Continue(std::move(r));

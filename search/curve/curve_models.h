@@ -8,8 +8,9 @@
 // scale) range over a fixed grid; for each grid point start and gain are a closed-form
 // least-squares solution from five running sums, so adding a point costs O(grid) with no
 // transcendental call once the epoch's row of the basis table exists. The grid points are weighed
-// by their profile likelihood (SSE^-(n-2)/2, a uniform prior over the grid), which carries the
-// uncertainty of the shape into the interval without MCMC; the best of them is then refined by a
+// by their profile likelihood (SSE^-(n-2)/2 with a uniform prior over the grid; see NoisePrior
+// for the noise), which carries the uncertainty of the shape into the interval without MCMC;
+// the best of them is then refined by a
 // few Levenberg-Marquardt steps on the points, so that the grid's spacing does not bound the
 // accuracy. Fixed steps throughout: deterministic, and cheap enough to run at every report.
 #pragma once
@@ -121,7 +122,7 @@ struct CurvePrediction {
 struct FamilyFit {
   CurveFamily family = CurveFamily::kPowerLaw;
   bool ok = false;     // false: too few points, or no shape of the family fits the rules
-  CurveShape shape;    // the most likely grid point
+  CurveShape shape;    // the most likely shape: a grid point, or the refined one
   double start = 0;    // its curve: start + gain * normalised shape(t)
   double gain = 0;
   double noise_var = 0;     // residual variance, SSE / dof (the prior's pseudo-residuals in both)
