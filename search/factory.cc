@@ -7,6 +7,7 @@
 #include "search/bo/gp_searcher.h"
 #include "search/bohb_searcher.h"
 #include "search/composite_scheduler.h"
+#include "search/curve_scheduler.h"
 #include "search/fifo_scheduler.h"
 #include "search/grid_searcher.h"
 #include "search/median_scheduler.h"
@@ -58,6 +59,15 @@ AshaOptions ReadAsha(OptionReader& r, const SchedulerContext& context, bool hype
   return o;
 }
 
+CurveOptions ReadCurve(OptionReader& r) {
+  CurveOptions o;
+  o.min_epochs = r.Int("min_epochs", o.min_epochs, 1, kMaxInt);
+  o.threshold = r.Double("threshold", o.threshold, 0.0, 1.0);
+  o.k = r.Int("k", o.k, 1, kMaxInt);
+  o.level = r.Double("interval_level", o.level, 0.5, 0.999);
+  return o;
+}
+
 TpeOptions ReadTpe(OptionReader& r) {
   TpeOptions o;
   o.n_startup = r.Int("n_startup", o.n_startup, 0, kMaxInt);
@@ -87,7 +97,7 @@ std::vector<std::string> SearcherTypes() {
   return {"random", "sobol", "grid", "tpe", "gp", "bohb"};
 }
 std::vector<std::string> SchedulerTypes() {
-  return {"fifo", "plateau", "asha", "hyperband", "median"};
+  return {"fifo", "plateau", "asha", "hyperband", "median", "curve"};
 }
 
 std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& options,
@@ -154,6 +164,8 @@ std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options&
     out = std::make_unique<AshaScheduler>(ReadAsha(r, context, type == "hyperband"));
   } else if (type == "median") {
     out = std::make_unique<MedianScheduler>(ReadMedian(r, ""));
+  } else if (type == "curve") {
+    out = std::make_unique<CurveScheduler>(ReadCurve(r));
   } else {
     std::string list;
     for (const auto& t : SchedulerTypes()) list += (list.empty() ? "" : ", ") + t;
