@@ -1,8 +1,11 @@
 // Tree-structured Parzen Estimator (Bergstra et al., NeurIPS 2011) with Optuna 3.1's refinements:
 // gamma(n) = min(ceil(0.1 n), 25) good trials, a prior component, the magic clip, recency weights,
-// 24 candidates drawn from l(x) and the one maximising l(x)/g(x) kept. Univariate by default (one
-// estimator pair per parameter, conditional parameters fitted on the trials where they are
-// active); `multivariate` models the unconditional parameters jointly.
+// 24 candidates drawn from l(x) and the one maximising l(x)/g(x) kept. By default (Optuna 5.0's
+// switches) multivariate, with group and constant liar: the unconditional parameters are one
+// joint estimator pair, each set of parameters under the same condition another (fitted on the
+// trials where they are active), and running trials count as bad ones. The joint kernels'
+// bandwidths follow Scott's rule on the observations' spread (TpeSearcherKernel); with
+// `multivariate` off, one estimator pair per parameter, as Optuna 3.1's default.
 //
 // Cost per ask, flat in the number of trials: the observations and their ranking are kept across
 // asks (ObservationIndex), the good set is at most gamma_max trials, and g(x) is fitted on at most
