@@ -75,11 +75,22 @@ TpeOptions ReadTpe(OptionReader& r) {
   o.gamma = r.Double("gamma", o.gamma, 1e-6, 1.0);
   o.gamma_max = r.Int("gamma_max", o.gamma_max, 1, kMaxInt);
   o.constant_liar = r.Bool("constant_liar", o.constant_liar);
+  o.group = r.Bool("group", o.group);
   o.max_above = r.Int("max_above", o.max_above, 0, kMaxInt);
   o.kernel.multivariate = r.Bool("multivariate", o.kernel.multivariate);
+  const bool scott = r.String("bandwidth", "scott", {"scott", "optuna"}) == "scott";
+  o.kernel.bandwidth = scott ? TpeBandwidth::kScott : TpeBandwidth::kOptuna;
+  // The prior weight and the clip's scale default to Optuna's unless the kernel is the one they
+  // were measured with (multivariate, Scott's rule).
+  const TpeKernelOptions optuna;
+  const bool sift = o.kernel.multivariate && scott;
   o.kernel.consider_prior = r.Bool("consider_prior", o.kernel.consider_prior);
-  o.kernel.prior_weight = r.Double("prior_weight", o.kernel.prior_weight, 1e-6, 1e6);
+  o.kernel.prior_weight = r.Double("prior_weight", sift ? o.kernel.prior_weight : optuna.prior_weight,
+                                   1e-6, 1e6);
   o.kernel.consider_magic_clip = r.Bool("consider_magic_clip", o.kernel.consider_magic_clip);
+  o.kernel.magic_clip_scale =
+      r.Double("magic_clip_scale", sift ? o.kernel.magic_clip_scale : optuna.magic_clip_scale,
+               1e-3, 1e3);
   o.kernel.consider_endpoints = r.Bool("consider_endpoints", o.kernel.consider_endpoints);
   return o;
 }
