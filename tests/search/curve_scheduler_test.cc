@@ -207,7 +207,8 @@ TEST(CurveScheduler, FactoryOptions) {
             nullptr);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].rfind("threshold: must be in [0", 0), 0u) << errors[0];
-  EXPECT_EQ(errors[1], "min_epoch: unknown option");
+  EXPECT_EQ(errors[1], "min_epoch: unknown option; did you mean 'min_epochs'? (known: "
+                       "interval_level, k, min_epochs, threshold)");
 }
 
 TEST(CurveScheduler, MinimizingNegatedValuesDecidesTheSame) {
