@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "search/enqueued_searcher.h"
 #include "search/factory.h"
 
 namespace sift::coordinator {
@@ -35,6 +36,9 @@ void StudyRunner::MakeAlgorithms() {
   std::vector<std::string> errors;
   searcher_ = search::MakeSearcher(config_.searcher.type, config_.searcher.options, config_.space,
                                    &errors);
+  if (searcher_ && !config_.enqueue.empty()) {
+    searcher_ = std::make_unique<search::EnqueuedSearcher>(config_.enqueue, std::move(searcher_));
+  }
   search::SchedulerContext context{config_.budget.max_epochs, config_.objective.maximize};
   scheduler_ = search::MakeScheduler(config_.scheduler.type, config_.scheduler.options, context,
                                      &errors);

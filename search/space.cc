@@ -182,6 +182,17 @@ Params SearchSpace::Sample(Rng& rng) const {
   return out;
 }
 
+Params SearchSpace::Complete(const Params& fixed, Rng& rng) const {
+  Params out;
+  for (const auto& spec : params_) {
+    const double u = rng.Uniform();  // drawn for every parameter, as Sample does
+    if (!IsActive(spec, out)) continue;
+    auto it = fixed.find(spec.name);
+    out[spec.name] = it != fixed.end() ? it->second : FromUnit(spec, u);
+  }
+  return out;
+}
+
 std::string SearchSpace::Check(const Params& params) const {
   for (const auto& [name, value] : params) {
     if (Find(name) == nullptr) return name + ": not a parameter of the search space";

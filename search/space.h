@@ -62,6 +62,9 @@ class SearchSpace {
 
   // Draws every active parameter uniformly (in unit space), in declaration order.
   Params Sample(Rng& rng) const;
+  // The same, keeping `fixed`'s value for each parameter it sets (a partial configuration, such
+  // as an enqueued one); a fixed parameter inactive under the others is left out (Check it).
+  Params Complete(const Params& fixed, Rng& rng) const;
 
   // Checks an assignment: every active parameter present and in range, no inactive or unknown one.
   // Returns the first problem, or an empty string.

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "common/config/config_cost.h"
+#include "common/config/config_enqueue.h"
 #include "common/config/config_model_files.h"
 #include "common/config/config_startup.h"
 #include "common/config/config_trial.h"
@@ -752,6 +753,11 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   }
   ParseWorker(top, &d, &cfg.worker);
   ParseCheckpoint(top, &d, &cfg.checkpoint);
+  if (space_ok) {
+    ParseEnqueue(top, &d, &cfg);
+  } else {
+    top.Get("enqueue");  // judged once the space is
+  }
   ParseTags(top, &d, &cfg.tags);
   ParseAlerts(top, &d, &cfg.alerts);
   top.RejectUnknown();

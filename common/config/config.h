@@ -91,6 +91,8 @@ struct StudyConfig {
   // What a valid config does that its writer may not expect (a default fitted to the budget, a
   // searcher whose random start is the whole study): `sift validate` and `sift run` print them.
   std::vector<std::string> notes;
+  // enqueue: configurations tried first, in order (partial ones completed by a seeded draw).
+  std::vector<search::Params> enqueue;
 };
 
 // Parses and validates `text` (YAML, or JSON, which YAML reads too). `origin` (a path) prefixes

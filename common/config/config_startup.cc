@@ -37,8 +37,9 @@ void FitRandomStartToBudget(StudyConfig* config) {
       options["n_startup"] = startup;
       config->notes.push_back(fmt::format(
           "searcher.n_startup: {} random trials before TPE's model (a third of budget.max_trials "
-          "{}; the default of {} is for {} trials or more)",
-          startup, trials, kTpeStartup, 3 * kTpeStartup));
+          "{}, at least 3; the default of {} is for {} trials or more){}",
+          startup, trials, kTpeStartup, 3 * kTpeStartup,
+          startup >= trials ? "; with so few trials every one is random" : ""));
     } else if (set && *set >= trials) {
       config->notes.push_back(AllRandom("searcher.n_startup", *set, trials));
     }

@@ -369,6 +369,22 @@ TEST(StudyConfigErrors, ErrorsSayWhatToWriteInstead) {
             "for it) (known: eta, max_resource, min_resource, variant) (line 4)");
 }
 
+TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
+  StudyConfig c;
+  ASSERT_TRUE(Parse(WithSpace(kLr, "enqueue:\n  - {lr: 0.01}\n  - {}\n"), &c).empty());
+  ASSERT_EQ(c.enqueue.size(), 2u);
+  EXPECT_EQ(c.enqueue[0], (search::Params{{"lr", 0.01}}));
+  const auto errors =
+      Parse(WithSpace(kLr, "budget: {max_trials: 2}\nenqueue:\n  - {lr: 5}\n  - {depth: 2}\n"
+                           "  - lr\n"));
+  EXPECT_EQ(errors, (std::vector<std::string>{
+                        "enqueue[0].lr: 5 is outside [0.001, 0.1] (line 6)",
+                        "enqueue[1].depth: not a parameter of the search space (line 7)",
+                        "enqueue[2]: must be a map, got 'lr' (line 8)",
+                    }))
+      << JoinLines(errors);
+}
+
 // Regression: TPE's 10 random start trials with max_trials: 10 made the whole study random.
 TEST(StudyConfig, TpesRandomStartFitsASmallBudgetAndSaysSo) {
   StudyConfig c;

@@ -93,6 +93,26 @@ TEST(StudyRunnerTest, NewTrialsComeFromTheSpaceUpToMaxTrials) {
   EXPECT_EQ(reason, "all 3 trials finished");
 }
 
+// enqueue: the configurations listed run first, in order, the partial one completed; a rebuilt
+// runner (a restarted coordinator) proposes the same.
+TEST(StudyRunnerTest, EnqueuedConfigurationsRunFirst) {
+  const std::string extra =
+      "budget: {max_trials: 4, max_epochs: 2}\n"
+      "searcher: {type: tpe}\n"
+      "enqueue:\n  - {lr: 0.01, hidden: 64}\n  - {hidden: 32}\n";
+  StudyRunner r(1, Config(extra), kT0);
+  const NextTrial first = Lease(r);
+  EXPECT_EQ(first.params, (search::Params{{"lr", 0.01}, {"hidden", int64_t{64}}}));
+  const NextTrial second = Lease(r);
+  EXPECT_EQ(second.params.at("hidden"), search::ParamValue(int64_t{32}));
+  StudyRunner again(1, Config(extra), kT0);
+  EXPECT_EQ(Lease(again).params, first.params);
+  EXPECT_EQ(Lease(again).params, second.params);
+  const NextTrial third = Lease(r);
+  EXPECT_EQ(third.number, 2);
+  EXPECT_EQ(third.params, Lease(again).params);
+}
+
 // The counts per state and the requeued trials are kept as states change (PickNext and Finished
 // read them on every acquisition): they must equal a walk over the trials after every change,
 // a Restore and a Rebuild, and the lowest-numbered requeued trial goes first.

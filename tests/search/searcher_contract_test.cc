@@ -3,7 +3,9 @@
 
 #include <set>
 
+#include "search/enqueued_searcher.h"
 #include "search/factory.h"
+#include "search/rng.h"
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
@@ -18,11 +20,19 @@ struct SearcherCase {
 };
 void PrintTo(const SearcherCase& c, std::ostream* os) { *os << c.label; }
 
+// "enqueued": TPE behind three enqueued configurations (a partial one, an empty one, a whole
+// one), made from whatever space the test uses.
 std::unique_ptr<Searcher> Make(const SearcherCase& c, const SearchSpace& space) {
   std::vector<std::string> errors;
-  auto s = MakeSearcher(c.type, c.options, space, &errors);
+  const bool enqueued = c.type == "enqueued";
+  auto s = MakeSearcher(enqueued ? "tpe" : c.type, c.options, space, &errors);
   EXPECT_TRUE(errors.empty()) << errors[0];
-  return s;
+  if (!enqueued) return s;
+  const ParamSpec& first = space.params().front();
+  Rng rng(5);
+  return std::make_unique<EnqueuedSearcher>(
+      std::vector<Params>{{{first.name, space.FromUnit(first, 0.25)}}, {}, space.Sample(rng)},
+      std::move(s));
 }
 
 constexpr int kTrials = 24;
@@ -111,6 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SearcherCase{"random", "random", {}}, SearcherCase{"sobol", "sobol", {}},
                       SearcherCase{"grid", "grid", {}},
                       SearcherCase{"tpe", "tpe", {{"n_startup", int64_t{5}}}},
+                      SearcherCase{"enqueued_then_tpe", "enqueued", {{"n_startup", int64_t{5}}}},
                       SearcherCase{"tpe_univariate", "tpe",
                                    {{"n_startup", int64_t{5}}, {"multivariate", false},
                                     {"constant_liar", false}}},
