@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layers of ../shared/DESIGN.md, checked on every #include: search/ is pure (only search/),
+# The layers of docs/architecture.md, checked on every #include: search/ is pure (only search/),
 # common/ depends on search/ and itself, and coordinator/ and worker/ both depend on common/ and
 # search/ but never on each other. A new upward or sideways include fails here, naming the line.
 set -uo pipefail
