@@ -14,7 +14,7 @@ PACKAGES=(
   dataset-fashion-mnist
   clang libclang-rt-14-dev
   libpqxx-dev postgresql-15
-  python3-xgboost  # 1.5 MB with its library: tests/integration/xgboost_test.cc trains with it
+  python3-xgboost  # 1.5 MB with its library: tests/integration/command_trial_test.cc trains with it
 )
 # clang and its libFuzzer runtime build the fuzz targets (scripts/fuzz.sh, run by ./sift.sh test).
 # libpqxx-dev builds the PostgreSQL store (`--db postgresql://`; without it sift builds and

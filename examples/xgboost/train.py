@@ -69,6 +69,8 @@ def main():
     seed = int(os.environ.get("SIFT_SEED", "0")) % (2**31)
     (x_train, y_train), (x_val, y_val), _ = load_split(args.data, args.label)
     dtrain = xgb.DMatrix(x_train, label=y_train)
+    # SIFT_SEED and SIFT_PARAMS reproduce the trial by hand.
+    print("xgboost %s, seed %d, %d rounds per epoch" % (xgb.__version__, seed, per_epoch))
     saved = sift_report.checkpoint_path(MODEL)
 
     def report(epoch, booster):
