@@ -84,7 +84,8 @@ def main():
         done = booster.num_boosted_rounds() // per_epoch
         print("restored a booster of %d rounds (epoch %d)" % (done * per_epoch, done),
               file=sys.stderr)
-        # An epoch saved on SIGTERM but never reported.
+        # Epochs the folder holds but Sift has not seen: one saved on SIGTERM, or one saved before
+        # the worker paused us to pack the folder (a checkpoint can be an epoch ahead of its name).
         for epoch in range(sift_report.epoch_start() + 1, done + 1):
             report(epoch, booster)
 
