@@ -14,6 +14,7 @@ PACKAGES=(
   dataset-fashion-mnist
   clang libclang-rt-14-dev
   libpqxx-dev postgresql-15
+  python3-xgboost  # 1.5 MB with its library: tests/integration/command_trial_test.cc trains with it
 )
 # clang and its libFuzzer runtime build the fuzz targets (scripts/fuzz.sh, run by ./sift.sh test).
 # libpqxx-dev builds the PostgreSQL store (`--db postgresql://`; without it sift builds and
@@ -22,9 +23,8 @@ PACKAGES=(
 BENCH_PACKAGES=(python3-torch python3-optuna python3-numpy)
 # A single-node Slurm for tests/deploy (and deploy/slurm on a workstation), only with --slurm.
 SLURM_PACKAGES=(slurmctld slurmd slurm-client munge)
-# The data of examples/sklearn/, the models of examples/torchscript/ and examples/command/'s
-# PyTorch train.py (their setup.sh asks),
-# only with --examples.
+# The data of examples/sklearn/ (and examples/xgboost/'s), the models of examples/torchscript/ and
+# examples/command/'s PyTorch train.py (their setup.sh asks), only with --examples.
 EXAMPLE_PACKAGES=(python3-sklearn python3-torch)
 
 want=("${PACKAGES[@]}")
@@ -33,13 +33,14 @@ for arg in "$@"; do
     --bench) want+=("${BENCH_PACKAGES[@]}") ;;
     --slurm) want+=("${SLURM_PACKAGES[@]}") ;;
     --examples) want+=("${EXAMPLE_PACKAGES[@]}") ;;
+    --package=*) want+=("${arg#--package=}") ;;  # just what one example needs
     # Rendering (kubectl kustomize; any kubectl already on PATH will do) and validating, offline
     # against the API's models, deploy/kubernetes.
     --kubernetes)
       command -v kubectl >/dev/null || want+=(kubernetes-client)
       want+=(python3-kubernetes)
       ;;
-    *) echo "install-deps.sh: unknown option '$arg' (known: --bench --slurm --kubernetes --examples)" >&2; exit 2 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (known: --bench --slurm --kubernetes --examples --package=NAME)" >&2; exit 2 ;;
   esac
 done
 

@@ -1,14 +1,18 @@
 // Command trials end to end: a real coordinator, real sift-worker processes, and a real program
 // (a small Python script this test writes) that reports on stdout, checkpoints into
 // SIFT_CHECKPOINT_DIR and obeys SIGTERM. Covers finishing, a scheduler's stop, a study pause
-// resumed on another worker, a preemption resumed on another worker, a crash and a hang.
+// resumed on another worker, a preemption resumed on another worker, a crash and a hang; and the
+// XGBoost example's train.py resuming its booster after a preemption.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <thread>
@@ -59,7 +63,8 @@ for epoch in range(done + 1, int(os.environ["SIFT_MAX_EPOCHS"]) + 1):
 class CommandTrials : public ::testing::Test {
  protected:
   // `report_timeout`: generous but where a hang is the point, so a slow start is never one.
-  void Start(const std::string& name, const std::string& study, int report_timeout = 120) {
+  void Start(const std::string& name, const std::string& study, int report_timeout = 120,
+             const std::string& command = "[python3, prog.py]") {
     dir_ = TempDir(name);
     fs::create_directories(dir_ + "/marks");
     WriteFile(dir_ + "/prog.py", kProgram);
@@ -67,7 +72,7 @@ class CommandTrials : public ::testing::Test {
     ASSERT_GT(port_, 0);
     address_ = "127.0.0.1:" + std::to_string(port_);
     const std::string config =
-        "name: " + name + "\n" + "trial: {command: [python3, prog.py], " +
+        "name: " + name + "\n" + "trial: {command: " + command + ", " +
         "report_timeout: " + std::to_string(report_timeout) + ", grace_seconds: 5}\n" + study;
     std::string output;
     ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit", WriteFile(dir_ + "/study.yaml", config),
@@ -272,6 +277,90 @@ TEST_F(CommandTrials, AHangIsKilledAfterTheReportTimeout) {
       << hang;
   w->Signal(SIGTERM);
   EXPECT_EQ(w->Wait(30), 0) << w->Log();
+}
+
+// examples/xgboost/train.py (Debian's python3-xgboost), its worker stopped as by a spot notice
+// after the first report: the next lease restores the booster and keeps counting its rounds, and
+// the trial ends exactly where an uninterrupted run with its seed does.
+TEST_F(CommandTrials, XGBoostResumesItsBoosterAfterAPreemption) {
+  if (std::system("/usr/bin/python3 -c 'import xgboost' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import xgboost (scripts/install-deps.sh installs "
+                    "Debian's python3-xgboost)";
+  }
+  // A few thousand rows, so that 12 epochs of 10 rounds outlast the notice.
+  std::string csv = "a,b,c,d,y\n";
+  for (int i = 0; i < 3000; ++i) {
+    const double a = std::sin(i * 0.37), b = std::cos(i * 1.3), c = std::sin(i * 2.1),
+                 d = std::cos(i * 0.61);
+    csv += std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c) + "," +
+           std::to_string(d) + "," + std::to_string(3 * a + 2 * std::sin(3 * b) + c * d) + "\n";
+  }
+  const std::string train = SourceDir() + "/examples/xgboost/train.py";
+  const std::string data = WriteFile(TempDir("xgboost-data") + "/d.csv", csv);
+  Start("cmd-xgboost",
+        "objective: {metric: val_rmse, direction: minimize}\n"
+        "search_space:\n  eta: {type: float, low: 0.05, high: 0.3, scale: log}\n"
+        "  max_depth: {type: int, low: 3, high: 5}\n"
+        "  subsample: {type: float, low: 0.6, high: 1.0}\n"
+        "trainer: {rounds_per_epoch: 10}\nbudget: {max_trials: 2, max_epochs: 12}\n",
+        120, "[/usr/bin/python3, " + train + ", --data, " + data + ", --label, y]");
+  auto first = Worker("first");
+  ASSERT_GE(WaitFor("SELECT COUNT(*) FROM reports", 1), 1) << first->Log();
+  first->Signal(SIGTERM);  // the notice: train.py finishes its epoch, saves it and leaves
+  ASSERT_EQ(first->Wait(30), 0) << first->Log();
+  const std::string checkpoint =
+      Query("SELECT checkpoint FROM segments WHERE end_reason='preempted'");
+  ASSERT_TRUE(std::regex_match(checkpoint, std::regex("trial-0-e[0-9]+(-s1)?\\.ckpt")))
+      << checkpoint << first->Log();
+  const int reported = std::stoi(Query("SELECT MAX(epoch) FROM reports"));
+  ASSERT_LT(reported, 12) << "the trial ended before the notice";
+
+  auto second = Worker("second");
+  v1::Study study = WaitForStudyEnd(address_, 120);
+  ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << second->Log();
+  EXPECT_NE(second->Log().find("restored from " + checkpoint), std::string::npos)
+      << second->Log();
+  EXPECT_EQ(second->Log().find("redid epoch"), std::string::npos) << second->Log();
+  // The booster came back with at least the reported epochs' rounds (one more epoch when the
+  // notice came mid-epoch: train.py saves it and reports it first when resumed).
+  const std::string err = Read(dir_ + "/logs-second/study-1-trial-0.stderr.log");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("restored a booster of ([0-9]+) rounds")))
+      << err;
+  EXPECT_GE(std::stoi(m[1]), 10 * reported) << err;
+  // Every epoch of both trials reported once, with 10 more trees each.
+  EXPECT_EQ(Query("SELECT COUNT(DISTINCT number || '-' || epoch) || '/' || COUNT(*) || '/' || "
+                  "SUM(json_extract(metrics, '$.trees') = 10 * epoch) FROM reports"),
+            "24/24/24");
+  // Both finished, and each was charged for its leases.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM trials WHERE state = 'COMPLETED' AND (SELECT "
+                  "SUM((s.end - s.start) * s.price_per_hour) FROM segments s WHERE "
+                  "s.number = trials.number) > 0"),
+            "2");
+
+  // Trial 0 again, uninterrupted, with its seed (train.py prints it) and parameters.
+  const std::string out = Read(dir_ + "/logs-first/study-1-trial-0.stdout.log");
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("seed ([0-9]+)"))) << out;
+  nlohmann::json params =
+      nlohmann::json::parse(Query("SELECT params FROM trials WHERE number = 0"));
+  params["rounds_per_epoch"] = 10;
+  std::string straight;
+  ASSERT_EQ(RunCommand({"/usr/bin/env", "SIFT_PARAMS=" + params.dump(), "SIFT_SEED=" + m[1].str(),
+                        "SIFT_MAX_EPOCHS=12", "SIFT_CHECKPOINT_DIR=" + dir_ + "/straight",
+                        "/usr/bin/python3", train, "--data", data, "--label", "y"},
+                       &straight),
+            0)
+      << straight;
+  const size_t last = straight.rfind("{\"sift\": {\"epoch\": 12,");
+  ASSERT_NE(last, std::string::npos) << straight;
+  const nlohmann::json final_report =
+      nlohmann::json::parse(straight.substr(last, straight.find('\n', last) - last));
+  const nlohmann::json resumed =
+      nlohmann::json::parse(Query("SELECT metrics FROM reports WHERE number = 0 AND epoch = 12"));
+  EXPECT_EQ(final_report["sift"]["val_rmse"].get<double>(), resumed["val_rmse"].get<double>())
+      << straight;
+  second->Signal(SIGTERM);
+  EXPECT_EQ(second->Wait(30), 0);
 }
 
 }  // namespace
