@@ -136,6 +136,7 @@ HtmlReport LoadHtmlReport(const std::string& db, int64_t study_id, std::optional
     StudyReport r;
     r.study = study;
     r.target = target;
+    r.checkpoint_dir = CheckpointDirBeside(db, study.record.id);
     coordinator.ListTrials(study.record.id, &r.trials);
     reports.push_back(std::move(r));
   }

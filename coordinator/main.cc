@@ -213,15 +213,7 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
       report.study = study;
       report.target = target;
       coordinator.ListTrials(study.record.id, &report.trials);
-      // `sift run` keeps checkpoints beside its database; `sift coordinator` in DB.checkpoints.
-      const std::string study_dir = "/study-" + std::to_string(study.record.id);
-      for (const auto& dir : {(std::filesystem::path(db).parent_path() / "checkpoints").string(),
-                              db + ".checkpoints"}) {
-        if (!sc::IsPostgresUrl(db) && std::filesystem::is_directory(dir + study_dir)) {
-          report.checkpoint_dir = dir + study_dir;
-          break;
-        }
-      }
+      report.checkpoint_dir = sc::CheckpointDirBeside(db, study.record.id);
       std::cout << sc::FormatTable(report) << "\n" << sc::FormatSummary(report) << "\n";
       if (!out.empty()) {
         if (std::string p = sc::WriteReportFiles(report, out); !p.empty()) {

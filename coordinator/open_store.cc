@@ -1,4 +1,5 @@
 // --db: which Store a database name picks.
+#include <filesystem>
 #include <regex>
 
 #include "coordinator/store.h"
@@ -7,6 +8,17 @@ namespace sift::coordinator {
 
 bool IsPostgresUrl(const std::string& db) {
   return db.rfind("postgresql://", 0) == 0 || db.rfind("postgres://", 0) == 0;
+}
+
+std::string CheckpointDirBeside(const std::string& db, int64_t study_id) {
+  if (IsPostgresUrl(db)) return "";
+  const std::string study_dir = "/study-" + std::to_string(study_id);
+  for (const auto& dir : {(std::filesystem::path(db).parent_path() / "checkpoints").string(),
+                          db + ".checkpoints"}) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(dir + study_dir, ec)) return dir + study_dir;
+  }
+  return "";
 }
 
 std::string RedactDbUrl(const std::string& db) {

@@ -91,5 +91,9 @@ std::unique_ptr<Store> OpenStore(const std::string& db);
 std::unique_ptr<Store> OpenStoreReadOnly(const std::string& db);
 // The URL without its password, for logs and messages.
 std::string RedactDbUrl(const std::string& db);
+// Where study `study_id`'s checkpoints lie beside SQLite database `db`: `sift run` keeps them in
+// the database's folder (checkpoints/), `sift coordinator` in DB.checkpoints/ by default; ""
+// when neither exists (or `db` is PostgreSQL's).
+std::string CheckpointDirBeside(const std::string& db, int64_t study_id);
 
 }  // namespace sift::coordinator

@@ -44,6 +44,9 @@ worker: {market: spot}
       << output;
   EXPECT_NE(output.find("1 studies, 6 trials"), std::string::npos) << output;
 
+  // The summary names the best model's file with its folder, as `sift report` prints it.
+  const std::string text = Read(html);
+  EXPECT_NE(text.find("model: " + dir + "/run/checkpoints/study-1/trial-"), std::string::npos);
   const PageLoad page = LoadPage(html);
   ASSERT_EQ(page.exit_code, 0) << page.log;
   EXPECT_EQ(page.log.find("CONSOLE"), std::string::npos) << page.log;
