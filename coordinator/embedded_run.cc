@@ -239,8 +239,10 @@ int RunEmbedded(const RunOptions& o) {
     security.credentials.Add(common::Role::kUser, endpoint.token, "the run's user token");
     server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", std::move(security));
     if (!o.http.empty()) {
+      HttpOptions http_options;
+      http_options.plaintext_off_loopback = o.http_plaintext;
       http = std::make_unique<LiveHttp>(o.http, coordinator.get(), server.get(),
-                                        HtmlReportPage(db_path));
+                                        HtmlReportPage(db_path), std::move(http_options));
       // As Jupyter does: the link carries the run's user token (the page needs a read token).
       spdlog::info("live report: http://{}:{}/?token={}  (Prometheus: /metrics)",
                    o.http.substr(0, o.http.rfind(':')), http->port(), endpoint.token);
