@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -141,8 +142,10 @@ void HttpEndpoint::Serve() {
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   std::vector<std::unique_ptr<Conn>> conns;
   std::vector<pollfd> fds;
+  Clock::time_point accept_again{};  // a pause after running out of descriptors
   while (!stopping_) {
-    fds.assign(1, pollfd{listen_fd_, POLLIN, 0});
+    fds.assign(1, pollfd{listen_fd_, static_cast<short>(Clock::now() >= accept_again ? POLLIN : 0),
+                         0});
     Clock::time_point wake = After(0.2);  // to notice stopping_
     for (const auto& c : conns) {
       fds.push_back({c->stream->fd(), static_cast<short>(c->want_write ? POLLOUT : POLLIN), 0});
@@ -162,14 +165,15 @@ void HttpEndpoint::Serve() {
                                  return c->phase == Conn::kDone || now >= c->deadline;
                                }),
                 conns.end());
-    if (fds[0].revents != 0) Accept(&conns);
+    // Without descriptors the pending connection stays readable: polling it would spin.
+    if (fds[0].revents != 0 && !Accept(&conns)) accept_again = After(0.1);
   }
 }
 
-void HttpEndpoint::Accept(std::vector<std::unique_ptr<Conn>>* conns) {
+bool HttpEndpoint::Accept(std::vector<std::unique_ptr<Conn>>* conns) {
   for (;;) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) return;  // EAGAIN, or out of descriptors until some close
+    if (fd < 0) return errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM;
     if (conns->size() >= static_cast<size_t>(limits_.max_connections)) {
       // At the cap the oldest request still unread makes room: idle connections cannot shut the
       // door on new ones, they only shorten each other's time.

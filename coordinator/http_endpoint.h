@@ -39,7 +39,8 @@ class HttpEndpoint {
  private:
   struct Conn;
   void Serve();
-  void Accept(std::vector<std::unique_ptr<Conn>>* conns);
+  // Accepts what is pending; false when the process ran out of descriptors.
+  bool Accept(std::vector<std::unique_ptr<Conn>>* conns);
   void Step(Conn* c);
   std::string Answer(const HttpRequestScan& scan);
 

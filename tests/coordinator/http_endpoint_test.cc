@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -158,6 +159,36 @@ TEST(HttpEndpoint, ServesTlsWithTheCoordinatorsCertificate) {
   EXPECT_EQ(after.status, 200);
   EXPECT_LT(after.seconds, 1.0);
   for (int fd : idle) close(fd);
+}
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// Out of descriptors, a pending connection keeps the listening socket readable: the loop must
+// wait for descriptors to free up rather than spin on it.
+TEST(HttpEndpoint, OutOfDescriptorsItWaitsInsteadOfSpinning) {
+  HttpEndpoint endpoint("127.0.0.1:0", Hello);
+  rlimit old{};
+  getrlimit(RLIMIT_NOFILE, &old);
+  rlimit low = old;
+  low.rlim_cur = 64;  // the test's connections and the endpoint's accepted ones share these
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> fds;
+  for (int round = 0; round < 3; ++round) {
+    for (int fd; (fd = testing::ConnectLoopback(endpoint.port())) >= 0;) fds.push_back(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double cpu = CpuSeconds();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_LT(CpuSeconds() - cpu, 0.3);
+  for (int fd : fds) close(fd);
+  setrlimit(RLIMIT_NOFILE, &old);
+  const HttpReply r = HttpExchange(endpoint.port(), kGet);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_LT(r.seconds, 1.0);
 }
 
 TEST(HttpEndpoint, RefusesPlaintextOffLoopbackUnlessAsked) {

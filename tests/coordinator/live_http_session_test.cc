@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <sstream>
+#include <thread>
 
 #include "coordinator/live_http.h"
 #include "coordinator/store.h"
@@ -105,6 +106,20 @@ TEST_F(LiveHttpSession, UnderTlsTheCookieIsSecure) {
   EXPECT_NE(Exchange(live, pki.ca).find("; Secure"), std::string::npos);
   spdlog::default_logger()->flush();
   EXPECT_EQ(log_.str().find(kViewer), std::string::npos) << log_.str();
+}
+
+TEST(HttpSessions, ExpireAndStayBounded) {
+  HttpSessions expired(std::chrono::seconds(0));
+  EXPECT_EQ(expired.Find(expired.Open("Bearer a")), "");
+  HttpSessions two(std::chrono::hours(1), 2);
+  const std::string a = two.Open("Bearer a");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const std::string b = two.Open("Bearer b");
+  const std::string c = two.Open("Bearer c");
+  EXPECT_EQ(two.Find(a), "");  // the oldest made room
+  EXPECT_EQ(two.Find(b), "Bearer b");
+  EXPECT_EQ(two.Find(c), "Bearer c");
+  EXPECT_EQ(a.size(), 64u);
 }
 
 }  // namespace
