@@ -239,11 +239,20 @@ int RunEmbedded(const RunOptions& o) {
     security.credentials.Add(common::Role::kUser, endpoint.token, "the run's user token");
     server = std::make_unique<Server>(coordinator.get(), "127.0.0.1:0", std::move(security));
     if (!o.http.empty()) {
+      HttpOptions http_options;
+      http_options.plaintext_off_loopback = o.http_plaintext;
       http = std::make_unique<LiveHttp>(o.http, coordinator.get(), server.get(),
-                                        HtmlReportPage(db_path));
-      // As Jupyter does: the link carries the run's user token (the page needs a read token).
-      spdlog::info("live report: http://{}:{}/?token={}  (Prometheus: /metrics)",
-                   o.http.substr(0, o.http.rfind(':')), http->port(), endpoint.token);
+                                        HtmlReportPage(db_path), std::move(http_options));
+      // As Jupyter does, the link carries the run's user token (traded for a cookie on first
+      // use), but only on a terminal: redirected output is a log file, which keeps no tokens.
+      const std::string page = "http://" + o.http.substr(0, o.http.rfind(':')) + ":" +
+                               std::to_string(http->port()) + "/";
+      if (isatty(STDERR_FILENO)) {
+        spdlog::info("live report: {}?token={}  (Prometheus: /metrics)", page, endpoint.token);
+      } else {
+        spdlog::info("live report: {}?token=<{}/{}>  (Prometheus: /metrics)", page, out_dir,
+                     kTokenFile);
+      }
     }
   } catch (const std::exception& e) {
     std::cerr << "cannot start the coordinator: " << e.what() << "\n";

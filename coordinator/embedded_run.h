@@ -24,6 +24,7 @@ struct RunOptions {
   double simulate_preemption = 0;  // spot simulator: chance that a lease is reclaimed
   uint64_t preemption_seed = 1;
   std::string http;  // "" none; else HOST:PORT for the live page and /metrics (live_http.h)
+  bool http_plaintext = false;  // serve `http` off loopback without TLS
 };
 
 // The resume rule (run_plan.h) picks the study. SIGINT, SIGTERM and SIGHUP pause it: workers

@@ -1,122 +1,57 @@
 #include "coordinator/http_endpoint.h"
 
+#include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
+
+#include "coordinator/http_stream.h"
 
 namespace sift::coordinator {
 namespace {
 
-constexpr size_t kMaxHead = 16 << 10;
+using Clock = std::chrono::steady_clock;
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string Decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && HexDigit(s[i + 1]) >= 0 &&
-               HexDigit(s[i + 2]) >= 0) {
-      out += static_cast<char>(HexDigit(s[i + 1]) * 16 + HexDigit(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
+Clock::time_point After(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(seconds));
 }
 
 const char* Reason(int status) {
   switch (status) {
     case 200: return "OK";
+    case 303: return "See Other";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 413: return "Content Too Large";
     case 431: return "Request Header Fields Too Large";
     default: return status < 500 ? "Error" : "Internal Server Error";
   }
 }
 
-bool SendAll(int fd, const std::string& data) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    sent += static_cast<size_t>(n);
+bool IsLoopback(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) {
+    return (ntohl(reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr) >> 24) == 127;
   }
-  return true;
+  return a.ss_family == AF_INET6 &&
+         IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6&>(a).sin6_addr);
 }
 
-}  // namespace
-
-std::string ParseHttpRequest(const std::string& head, HttpRequest* out) {
-  size_t eol = head.find("\r\n");
-  const std::string line = head.substr(0, eol);
-  const size_t sp1 = line.find(' ');
-  const size_t sp2 = line.rfind(' ');
-  if (sp1 == std::string::npos || sp2 == sp1 || line.compare(sp2 + 1, 5, "HTTP/") != 0) {
-    return "malformed request line";
-  }
-  out->method = line.substr(0, sp1);
-  const std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  if (target.empty() || target[0] != '/') return "the target must be a path";
-  const size_t q = target.find('?');
-  out->path = Decode(target.substr(0, q));
-  if (q != std::string::npos) {
-    std::string rest = target.substr(q + 1);
-    size_t start = 0;
-    while (start <= rest.size()) {
-      const size_t amp = std::min(rest.find('&', start), rest.size());
-      const std::string pair = rest.substr(start, amp - start);
-      const size_t eq = pair.find('=');
-      if (!pair.empty()) {
-        out->query[Decode(pair.substr(0, eq))] =
-            eq == std::string::npos ? "" : Decode(pair.substr(eq + 1));
-      }
-      start = amp + 1;
-    }
-  }
-  while (eol != std::string::npos && eol + 2 < head.size()) {
-    const size_t next = head.find("\r\n", eol + 2);
-    const std::string h = head.substr(eol + 2, next == std::string::npos ? std::string::npos
-                                                                         : next - eol - 2);
-    const size_t colon = h.find(':');
-    if (colon == std::string::npos || colon == 0) return "malformed header line";
-    out->headers[Lower(h.substr(0, colon))] = Trim(h.substr(colon + 1));
-    eol = next;
-  }
-  return "";
-}
-
-HttpEndpoint::HttpEndpoint(const std::string& listen, Handler handler)
-    : handler_(std::move(handler)) {
+// The socket bound to `listen`, and the address it got; throws naming `listen`.
+int Listen(const std::string& listen, sockaddr_storage* bound) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos) {
     throw std::runtime_error("--http " + listen + ": expected HOST:PORT");
@@ -136,26 +71,59 @@ HttpEndpoint::HttpEndpoint(const std::string& listen, Handler handler)
     throw std::runtime_error("--http " + listen + ": " + gai_strerror(rc));
   }
   std::string why = "no address";
-  for (addrinfo* a = found; a && listen_fd_ < 0; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+  int listen_fd = -1;
+  for (addrinfo* a = found; a && listen_fd < 0; a = a->ai_next) {
+    const int fd =
+        socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) continue;
     const int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 64) == 0) {
-      listen_fd_ = fd;
+    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
+      listen_fd = fd;
     } else {
       why = std::strerror(errno);
       close(fd);
     }
   }
   freeaddrinfo(found);
-  if (listen_fd_ < 0) throw std::runtime_error("--http " + listen + ": cannot listen: " + why);
+  if (listen_fd < 0) throw std::runtime_error("--http " + listen + ": cannot listen: " + why);
+  socklen_t len = sizeof *bound;
+  getsockname(listen_fd, reinterpret_cast<sockaddr*>(bound), &len);
+  return listen_fd;
+}
+
+}  // namespace
+
+struct HttpEndpoint::Conn {
+  enum Phase { kHandshake, kReading, kWriting, kDraining, kDone };
+  explicit Conn(std::unique_ptr<HttpStream> s) : stream(std::move(s)) {}
+  std::unique_ptr<HttpStream> stream;
+  Phase phase = kHandshake;
+  bool want_write = false;  // what the stream waits for: POLLOUT, else POLLIN
+  std::string in, out;
+  size_t sent = 0;
+  Clock::time_point deadline;
+};
+
+HttpEndpoint::HttpEndpoint(const std::string& listen, Handler handler, HttpOptions options)
+    : handler_(std::move(handler)), limits_(options.limits) {
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    throw std::runtime_error("--http: TLS needs both --tls-cert and --tls-key");
+  }
+  if (!options.tls_cert.empty()) {
+    tls_ = std::make_unique<HttpTlsContext>(options.tls_cert, options.tls_key);
+  }
   sockaddr_storage bound{};
-  socklen_t len = sizeof bound;
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
-  port_ = ntohs(bound.ss_family == AF_INET6
-                    ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                    : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  listen_fd_ = Listen(listen, &bound);
+  if (!tls_ && !options.plaintext_off_loopback && !IsLoopback(bound)) {
+    close(listen_fd_);
+    throw std::runtime_error(
+        "--http " + listen +
+        ": plaintext off loopback would show tokens and session cookies to the network; give "
+        "--tls-cert and --tls-key, or --http-plaintext to serve it anyway (docs/security.md)");
+  }
+  port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   thread_ = std::thread([this] { Serve(); });
 }
 
@@ -166,35 +134,123 @@ HttpEndpoint::~HttpEndpoint() {
 }
 
 void HttpEndpoint::Serve() {
+  // A peer that closes early must not kill the process when OpenSSL writes to its socket
+  // (plain sends use MSG_NOSIGNAL); SIGPIPE goes to the thread that wrote.
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+  std::vector<std::unique_ptr<Conn>> conns;
+  std::vector<pollfd> fds;
+  Clock::time_point accept_again{};  // a pause after running out of descriptors
   while (!stopping_) {
-    pollfd p{listen_fd_, POLLIN, 0};
-    if (poll(&p, 1, 200) <= 0) continue;
-    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    // A client that stalls holds the endpoint for at most these timeouts.
-    timeval t{5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof t);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof t);
-    Answer(fd);
-    close(fd);
+    fds.assign(1, pollfd{listen_fd_, static_cast<short>(Clock::now() >= accept_again ? POLLIN : 0),
+                         0});
+    Clock::time_point wake = After(0.2);  // to notice stopping_
+    for (const auto& c : conns) {
+      fds.push_back({c->stream->fd(), static_cast<short>(c->want_write ? POLLOUT : POLLIN), 0});
+      wake = std::min(wake, c->deadline);
+    }
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(wake - Clock::now());
+    if (poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait.count(), 0))) < 0) {
+      continue;  // EINTR
+    }
+    for (size_t i = 0; i < conns.size(); ++i) {
+      if (fds[i + 1].revents != 0) Step(conns[i].get());
+    }
+    // Past its deadline a connection is closed, whatever it was doing (slow clients).
+    const Clock::time_point now = Clock::now();
+    conns.erase(std::remove_if(conns.begin(), conns.end(),
+                               [now](const auto& c) {
+                                 return c->phase == Conn::kDone || now >= c->deadline;
+                               }),
+                conns.end());
+    // Without descriptors the pending connection stays readable: polling it would spin.
+    if (fds[0].revents != 0 && !Accept(&conns)) accept_again = After(0.1);
   }
 }
 
-void HttpEndpoint::Answer(int fd) {
-  std::string head;
-  char buf[4096];
-  while (head.find("\r\n\r\n") == std::string::npos && head.size() <= kMaxHead) {
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return;
-    head.append(buf, static_cast<size_t>(n));
+bool HttpEndpoint::Accept(std::vector<std::unique_ptr<Conn>>* conns) {
+  for (;;) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM;
+    if (conns->size() >= static_cast<size_t>(limits_.max_connections)) {
+      // At the cap the oldest request still unread makes room: idle connections cannot shut the
+      // door on new ones, they only shorten each other's time.
+      auto oldest = std::find_if(conns->begin(), conns->end(), [](const auto& c) {
+        return c->phase == Conn::kHandshake || c->phase == Conn::kReading;
+      });
+      if (oldest == conns->end()) {
+        close(fd);
+        continue;
+      }
+      conns->erase(oldest);
+    }
+    std::unique_ptr<Conn> c;
+    try {
+      c = std::make_unique<Conn>(std::make_unique<HttpStream>(fd, tls_.get()));
+    } catch (const std::exception& e) {  // the stream closed fd
+      spdlog::warn("http: {}", e.what());
+      continue;
+    }
+    c->deadline = After(limits_.request_deadline_s);
+    Step(c.get());
+    if (c->phase != Conn::kDone) conns->push_back(std::move(c));
   }
-  HttpRequest req;
+}
+
+// Advances one connection as far as its socket allows without blocking.
+void HttpEndpoint::Step(Conn* c) {
+  char buf[4096];
+  for (;;) {
+    HttpIo io = HttpIo::kDone;
+    size_t n = 0;
+    switch (c->phase) {
+      case Conn::kHandshake:
+        io = c->stream->Handshake();
+        if (io == HttpIo::kDone) c->phase = Conn::kReading;
+        break;
+      case Conn::kReading:
+        io = c->stream->Read(buf, sizeof buf, &n);
+        if (io == HttpIo::kDone) {
+          c->in.append(buf, n);
+          const HttpRequestScan scan = ScanHttpRequest(c->in, limits_);
+          if (scan.state != HttpRequestScan::kNeedMore) {
+            c->out = Answer(scan);
+            c->in.clear();
+            c->phase = Conn::kWriting;
+            c->deadline = After(limits_.write_deadline_s);
+          }
+        }
+        break;
+      case Conn::kWriting:
+        io = c->stream->Write(c->out.data() + c->sent, c->out.size() - c->sent, &n);
+        if (io == HttpIo::kDone && (c->sent += n) == c->out.size()) {
+          c->stream->ShutdownWrite();
+          // Reads what the client still sends (an oversized head's rest) before closing, so
+          // the close does not reset the connection and lose the answer.
+          c->phase = Conn::kDraining;
+          c->deadline = std::min(c->deadline, After(1));
+        }
+        break;
+      case Conn::kDraining:
+        io = c->stream->Read(buf, sizeof buf, &n);
+        break;
+      case Conn::kDone: return;
+    }
+    if (io == HttpIo::kClosed) c->phase = Conn::kDone;
+    if (io != HttpIo::kDone) {
+      c->want_write = io == HttpIo::kWantWrite;
+      return;
+    }
+  }
+}
+
+std::string HttpEndpoint::Answer(const HttpRequestScan& scan) {
+  const HttpRequest& req = scan.request;
   HttpResponse resp;
-  const size_t end = head.find("\r\n\r\n");
-  if (end == std::string::npos) {
-    resp = {431, "text/plain; charset=utf-8", "request head over 16 KiB\n"};
-  } else if (std::string problem = ParseHttpRequest(head.substr(0, end), &req); !problem.empty()) {
-    resp = {400, "text/plain; charset=utf-8", problem + "\n"};
+  if (scan.state == HttpRequestScan::kReject) {
+    resp = {scan.status, "text/plain; charset=utf-8", scan.problem + "\n"};
   } else if (req.method != "GET" && req.method != "HEAD") {
     resp = {405, "text/plain; charset=utf-8", "only GET and HEAD\n"};
   } else {
@@ -208,11 +264,14 @@ void HttpEndpoint::Answer(int fd) {
   std::string out = "HTTP/1.1 " + std::to_string(resp.status) + " " + Reason(resp.status) +
                     "\r\nContent-Type: " + resp.content_type +
                     "\r\nContent-Length: " + std::to_string(resp.body.size()) +
-                    "\r\nCache-Control: no-store\r\nConnection: close\r\n";
+                    "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff"
+                    "\r\nConnection: close\r\n";
   if (resp.status == 401) out += "WWW-Authenticate: Bearer\r\n";
+  if (tls_) out += "Strict-Transport-Security: max-age=31536000\r\n";
+  for (const auto& [name, value] : resp.headers) out += name + ": " + value + "\r\n";
   out += "\r\n";
   if (req.method != "HEAD") out += resp.body;
-  SendAll(fd, out);
+  return out;
 }
 
 }  // namespace sift::coordinator

@@ -57,26 +57,47 @@ LivePage HtmlReportPage(const std::string& db, int refresh_s) {
 }
 
 LiveHttp::LiveHttp(const std::string& listen, Coordinator* coordinator, const Server* server,
-                   LivePage page)
+                   LivePage page, HttpOptions options)
     : coordinator_(coordinator), server_(server), page_(std::move(page)) {
   endpoint_ = std::make_unique<HttpEndpoint>(
-      listen, [this](const HttpRequest& req) { return Handle(req); });
+      listen, [this](const HttpRequest& req) { return Handle(req); }, std::move(options));
+}
+
+namespace {
+
+HttpResponse Refusal(const grpc::Status& status) {
+  const int code = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ? 401 : 403;
+  return {code, "text/plain; charset=utf-8", status.error_message() + "\n"};
+}
+
+}  // namespace
+
+// The token is checked, then traded for a session: the answer sends the browser back to the
+// page without it, so it stays out of history, bookmarks and Referer headers.
+HttpResponse LiveHttp::ExchangeToken(const HttpRequest& req, const std::string& token) {
+  const std::string authorization = "Bearer " + token;
+  const grpc::Status allowed = server_->authorizer().Decide(kReadAccess, &authorization, false);
+  if (!allowed.ok()) return Refusal(allowed);
+  // Only known pages: the decoded path is never echoed into a header.
+  const std::string target = req.path == "/metrics" ? "/metrics" : "/";
+  HttpResponse r{303, "text/plain; charset=utf-8", "see " + target + "\n"};
+  r.headers = {{"Location", target},
+               {"Set-Cookie", sessions_.Cookie(sessions_.Open(authorization), endpoint_->tls())}};
+  return r;
 }
 
 HttpResponse LiveHttp::Handle(const HttpRequest& req) {
   if (req.path == "/healthz") return {200, "text/plain; charset=utf-8", "ok\n"};
+  if (auto q = req.query.find("token"); q != req.query.end()) return ExchangeToken(req, q->second);
   std::string authorization;
   if (auto it = req.headers.find("authorization"); it != req.headers.end()) {
     authorization = it->second;
-  } else if (auto q = req.query.find("token"); q != req.query.end()) {
-    authorization = "Bearer " + q->second;
+  } else if (auto c = req.headers.find("cookie"); c != req.headers.end()) {
+    authorization = sessions_.Find(CookieValue(c->second, HttpSessions::kCookie));
   }
   const grpc::Status allowed = server_->authorizer().Decide(
       kReadAccess, authorization.empty() ? nullptr : &authorization, false);
-  if (!allowed.ok()) {
-    const int code = allowed.error_code() == grpc::StatusCode::UNAUTHENTICATED ? 401 : 403;
-    return {code, "text/plain; charset=utf-8", allowed.error_message() + "\n"};
-  }
+  if (!allowed.ok()) return Refusal(allowed);
   if (req.path == "/metrics") {
     return {200, "text/plain; version=0.0.4; charset=utf-8",
             StudyMetricsText(coordinator_->ListStudies()) +

@@ -1,7 +1,8 @@
 // What `sift coordinator --http ADDR` serves: the report page, live (/), Prometheus metrics
 // (/metrics) and a liveness check (/healthz). Everything but /healthz needs a viewer (or user)
-// token when the coordinator has credentials: `Authorization: Bearer T`, or `?token=T` for a
-// browser's address bar.
+// token when the coordinator has credentials: `Authorization: Bearer T` (Prometheus), or
+// `?token=T` once in a browser's address bar, answered with a session cookie and a redirect to
+// the same page without the token (http_sessions.h).
 #pragma once
 
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include "coordinator/coordinator.h"
 #include "coordinator/http_endpoint.h"
+#include "coordinator/http_sessions.h"
 #include "coordinator/server.h"
 
 namespace sift::coordinator {
@@ -27,17 +29,20 @@ LivePage HtmlReportPage(const std::string& db, int refresh_s = 5);
 
 class LiveHttp {
  public:
-  // Throws std::runtime_error when `listen` cannot be bound.
+  // Throws std::runtime_error when `listen` cannot be bound (or, without TLS, is off loopback
+  // and options.plaintext_off_loopback is not set).
   LiveHttp(const std::string& listen, Coordinator* coordinator, const Server* server,
-           LivePage page = TextReportPage);
+           LivePage page = TextReportPage, HttpOptions options = {});
   int port() const { return endpoint_->port(); }
 
  private:
   HttpResponse Handle(const HttpRequest& req);
+  HttpResponse ExchangeToken(const HttpRequest& req, const std::string& token);
 
   Coordinator* coordinator_;
   const Server* server_;
   LivePage page_;
+  HttpSessions sessions_;
   std::unique_ptr<HttpEndpoint> endpoint_;
 };
 

@@ -146,7 +146,7 @@ int StatusCommand(const sift::common::ClientOptions& client, int64_t study_id, d
 int ServeCommand(const std::string& listen, const std::string& db, const std::string& prices,
                  sc::SecurityFlags security, const std::string& checkpoints, bool shared,
                  double lease_timeout, const sc::CoordinatorOptions& limits,
-                 const std::string& http) {
+                 const std::string& http, bool http_plaintext) {
   sc::CoordinatorOptions options = sc::SharedDatabaseOptions(db, listen, limits.study_lease_s);
   options.max_running_studies = limits.max_running_studies;
   options.quotas = limits.quotas;
@@ -176,6 +176,11 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
   try {
     sc::Coordinator coordinator(sc::OpenStore(db), options);
     sc::LogSecurity(security.server, listen);
+    // The HTTP port serves with the gRPC port's certificate.
+    sc::HttpOptions http_options;
+    http_options.tls_cert = security.server.tls_cert;
+    http_options.tls_key = security.server.tls_key;
+    http_options.plaintext_off_loopback = http_plaintext;
     sc::Server server(&coordinator, listen, std::move(security.server));
     signal(SIGINT, OnSignal);
     signal(SIGTERM, OnSignal);
@@ -185,9 +190,10 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
     std::cout << "listening on " << server.port() << std::endl;
     std::unique_ptr<sc::LiveHttp> live;
     if (!http.empty()) {
-      live = std::make_unique<sc::LiveHttp>(http, &coordinator, &server,
-                                            sc::HtmlReportPage(db));
-      spdlog::info("live report on http://{}:{}/ and Prometheus metrics on /metrics",
+      live = std::make_unique<sc::LiveHttp>(http, &coordinator, &server, sc::HtmlReportPage(db),
+                                            http_options);
+      spdlog::info("live report on {}://{}:{}/ and Prometheus metrics on /metrics",
+                   http_options.tls_cert.empty() ? "http" : "https",
                    http.substr(0, http.rfind(':')), live->port());
       std::cout << "http on " << live->port() << std::endl;
     }
@@ -267,6 +273,8 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   run->add_option("--preemption-seed", run_opts.preemption_seed, "seed of the spot simulator");
   run->add_option("--http", run_opts.http, "serve the live report and /metrics on HOST:PORT");
+  run->add_flag("--http-plaintext", run_opts.http_plaintext,
+                "serve --http off loopback anyway (plaintext: tokens and cookies in the clear)");
 
   auto* submit = app.add_subcommand("submit", "send a study config to a running coordinator");
   submit->add_option("config", config)->required();
@@ -306,7 +314,11 @@ int Main(int argc, char** argv) {
   serve->add_option("--max-config-bytes", limits.config_limits.max_bytes,
                     "largest study config accepted (default 131072)")->check(CLI::PositiveNumber);
   std::string http;
-  serve->add_option("--http", http, "serve the live report and /metrics on HOST:PORT");
+  serve->add_option("--http", http,
+                    "serve the live report and /metrics on HOST:PORT (TLS with --tls-cert)");
+  bool http_plaintext = false;
+  serve->add_flag("--http-plaintext", http_plaintext,
+                  "serve --http without TLS off loopback (tokens and cookies in the clear)");
   serve->add_flag("--shutdown-when-idle", g_shutdown_when_idle,
                   "tell workers (--exit-when-idle) to exit once every study has ended");
   serve->add_option("--study-lease", limits.study_lease_s,
@@ -360,7 +372,7 @@ int Main(int argc, char** argv) {
       limits.quotas.push_back(q);
     }
     return ServeCommand(listen, db, prices, std::move(security), checkpoints, shared_checkpoints,
-                        lease_timeout, limits, http);
+                        lease_timeout, limits, http, http_plaintext);
   }
   if (*report) {
     if (report_run.empty() && report_db->count() == 0) {

@@ -12,7 +12,7 @@ SECONDS_EACH=${SIFT_FUZZ_SECONDS:-30}
 JOBS=${SIFT_JOBS:-2}
 TARGETS=("$@")
 ((${#TARGETS[@]})) || TARGETS=(config_fuzz price_catalog_fuzz framed_file_fuzz idx_fuzz csv_fuzz npy_fuzz
-  dir_archive_fuzz)
+  dir_archive_fuzz http_request_fuzz)
 
 launcher=()
 if command -v ccache >/dev/null; then

@@ -1,8 +1,6 @@
 // `sift coordinator --http`: the live page and /metrics over a real socket, behind the roles,
 // while a real study runs; the metrics are checked against the database.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -16,6 +14,8 @@
 #include "coordinator/client.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"
+#include "tests/http_test_client.h"
+#include "tests/test_pki.h"
 
 namespace sift::testing {
 namespace {
@@ -24,36 +24,11 @@ constexpr const char* kWorker = "w0rker-live-0123456789abcdef";
 constexpr const char* kUser = "us3r-live-0123456789abcdef";
 constexpr const char* kViewer = "vi3wer-live-0123456789abcdef";
 
-struct Reply {
-  int status = 0;
-  std::string body;
-};
-
 // A plain HTTP/1.1 GET to 127.0.0.1:port, as curl or a browser would send it.
-Reply Get(int port, const std::string& target, const std::string& bearer = "") {
-  Reply r;
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return r;
-  }
+HttpReply Get(int port, const std::string& target, const std::string& bearer = "") {
   std::string req = "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n";
   if (!bearer.empty()) req += "Authorization: Bearer " + bearer + "\r\n";
-  req += "\r\n";
-  send(fd, req.data(), req.size(), 0);
-  std::string all;
-  char buf[8192];
-  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) all.append(buf, static_cast<size_t>(n));
-  close(fd);
-  std::smatch m;
-  if (std::regex_search(all, m, std::regex("^HTTP/1\\.1 (\\d+)"))) r.status = std::stoi(m[1]);
-  const size_t body = all.find("\r\n\r\n");
-  if (body != std::string::npos) r.body = all.substr(body + 4);
-  return r;
+  return HttpExchange(port, req + "\r\n");
 }
 
 int HttpPort(const std::string& log) {
@@ -101,7 +76,8 @@ TEST(LiveHttp, MetricsAndThePageNeedAReadTokenFollowTheStudyAndMatchTheDatabase)
   EXPECT_EQ(Get(http, "/metrics", "wrong").status, 401);
   EXPECT_EQ(Get(http, "/metrics", kWorker).status, 403);  // workers do not read studies
   EXPECT_EQ(Get(http, "/metrics", kViewer).status, 200);
-  EXPECT_EQ(Get(http, std::string("/?token=") + kViewer).status, 200);
+  // The URL's token is traded for a session cookie and a redirect (live_http.h).
+  EXPECT_EQ(Get(http, std::string("/?token=") + kViewer).status, 303);
   EXPECT_EQ(Get(http, "/nope", kViewer).status, 404);
 
   const std::string address = "127.0.0.1:" + std::to_string(port);
@@ -141,7 +117,7 @@ data: {train_limit: 1024, val_size: 256, test_limit: 200}
 
   v1::Study study = WaitForStudyEnd(sift::coordinator::MakeChannel(address), kViewer, 180);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << worker.Log();
-  const Reply metrics = Get(http, "/metrics", kViewer);
+  const HttpReply metrics = Get(http, "/metrics", kViewer);
   ASSERT_EQ(metrics.status, 200);
   std::map<std::string, double> samples;
   EXPECT_EQ(ParsePrometheus(metrics.body, &samples), "") << metrics.body;
@@ -158,6 +134,31 @@ data: {train_limit: 1024, val_size: 256, test_limit: 200}
   // The histogram's +Inf bucket counts every call.
   EXPECT_EQ(samples[R"(sift_rpc_duration_seconds_bucket{method="/sift.v1.Workers/ReportProgress",le="+Inf"})"],
             count("SELECT COUNT(*) FROM reports"));
+  EXPECT_EQ(coordinator->Log().find(kViewer), std::string::npos) << "a token in the log";
+}
+
+// --http takes the gRPC port's --tls-cert/--tls-key, and plaintext off loopback needs asking.
+TEST(LiveHttp, ServesTlsWithTheGrpcCertificateAndRefusesPlaintextOffLoopback) {
+  const std::string dir = TempDir("live-http-tls");
+  TestPki pki;
+  ASSERT_EQ(MakeTestPki(dir, &pki), "");
+  std::unique_ptr<Process> coordinator;
+  ASSERT_GT(StartCoordinator(&coordinator, dir,
+                             {"--tls-cert", pki.server_cert, "--tls-key", pki.server_key,
+                              "--http", "127.0.0.1:0"}),
+            0);
+  const int http = HttpPort(dir + "/coordinator.log");
+  ASSERT_GT(http, 0) << coordinator->Log();
+  const std::string get = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  EXPECT_EQ(HttpExchange(http, get, pki.ca).status, 200) << coordinator->Log();
+  EXPECT_EQ(HttpExchange(http, get, "", 2).status, 0);  // no plaintext answer on the TLS port
+
+  const std::vector<std::string> off_loopback = {
+      BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0", "--db", dir + "/open.db",
+      "--http", "0.0.0.0:0"};
+  std::string output;
+  EXPECT_NE(RunCommand(off_loopback, &output, 30), 0);
+  EXPECT_NE(output.find("--http-plaintext"), std::string::npos) << output;
 }
 
 }  // namespace
