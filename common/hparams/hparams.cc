@@ -198,6 +198,12 @@ search::Params ModelParams(const HParams& hp) {
   return p;
 }
 
+int64_t DefaultBatchSize(int64_t train_rows) {
+  int64_t b = 2;
+  while (b * 2 <= train_rows / 10 && b * 2 <= kMaxDefaultBatch) b *= 2;
+  return b;
+}
+
 std::string ParseHParams(const search::Params& params, HParams* out) {
   *out = HParams{};
   const auto model = params.find("model");
@@ -214,6 +220,8 @@ std::string ParseHParams(const search::Params& params, HParams* out) {
     }
     if (std::string e = it->second(value, out); !e.empty()) return e;
   }
+  out->batch_size_auto = !params.count("batch_size") && !params.count("micro_batch") &&
+                         !params.count("accumulation_steps");
   if (torchscript && out->path.empty()) {
     return "path: model: torchscript needs the module's file (trainer: {path: models/net.pt})";
   }
