@@ -206,6 +206,9 @@ int64_t DefaultBatchSize(int64_t train_rows) {
 
 std::string ParseHParams(const search::Params& params, HParams* out) {
   *out = HParams{};
+  // A config that names no schedule decays to zero over the budget: the last epoch, which a
+  // study ranks the trial by and keeps, is then a settled model rather than one mid-stride.
+  out->lr_schedule = "cosine";
   const auto model = params.find("model");
   const bool torchscript =
       model != params.end() && search::ToString(model->second) == kTorchScript;

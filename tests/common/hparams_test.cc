@@ -42,6 +42,9 @@ TEST(HParamsTest, NoParametersGiveTheDefaults) {
   EXPECT_TRUE(hp.stop_on_divergence);
   EXPECT_EQ(AccumulationSteps(hp), 1);
   EXPECT_FALSE(MicroBatchIsAuto(hp));
+  EXPECT_EQ(hp.lr_schedule, "cosine") << "a config without a schedule anneals over its budget";
+  ASSERT_EQ(ParseHParams({{"lr_schedule", std::string("constant")}}, &hp), "");
+  EXPECT_EQ(hp.lr_schedule, "constant");
 }
 
 TEST(HParamsTest, ParsesEachKindOfSetting) {
