@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "common/config/config_cost.h"
 #include "common/config/config_model_files.h"
@@ -600,6 +601,14 @@ void ParseData(MapReader& top, Diagnostics* d, data::DataSpec* data) {
     split.Double("test", &data->split.test);
     split.UInt64("seed", &data->split.seed);
     split.RejectUnknown();
+    // `train:` alone with `split:` is the one-file form under another name: split it.
+    const bool other_files = !data->val.empty() || !data->test.empty();
+    if (data->file.empty() && !data->train.empty() && !other_files) {
+      data->file = std::exchange(data->train, data::FileRef{});
+    } else if (data->file.empty() && other_files) {
+      d->Error("data.split", "splits one file (data.file); with separate train and val files "
+                             "there is nothing to split (drop data.split)");
+    }
   }
   r.Enum("task", {"classification", "regression"}, &data->task);
   r.String("label", &data->label);

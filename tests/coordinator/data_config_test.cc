@@ -68,6 +68,21 @@ TEST(DataConfig, StandardizeNamesWhatItCovers) {
                                       "target, both, none, got 'labels' (line 4)"}));
 }
 
+// `train:` with `split:` and no val file is the one-file form; split beside val files is an error.
+TEST(DataConfig, TrainWithSplitIsTheOneFileForm) {
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{train: f.csv, label: y, split: {val: 0.25, test: 0.1}}", &c).empty());
+  EXPECT_EQ(c.data.file.path, "f.csv");
+  EXPECT_TRUE(c.data.train.empty());
+  EXPECT_EQ(c.data.split.val, 0.25);
+  EXPECT_EQ(Parse("{train: t.csv, val: v.csv, label: y, split: {val: 0.2}}", &c),
+            (std::vector<std::string>{"data.split: splits one file (data.file); with separate "
+                                      "train and val files there is nothing to split (drop "
+                                      "data.split) (line 4)"}));
+  // Without split, train alone still asks for a validation file.
+  EXPECT_EQ(Parse("{train: t.csv, label: y}", &c).size(), 1u);
+}
+
 TEST(DataConfig, ReadsNpyPairsAndNpzArrayNames) {
   StudyConfig c;
   ASSERT_TRUE(Parse("{train: {x: tx.npy, y: ty.npy}, val: {x: vx.npy, y: vy.npy}}", &c).empty());
