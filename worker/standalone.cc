@@ -36,7 +36,11 @@ int RunStandalone(const StandaloneOptions& o) {
   topts.max_epochs = o.epochs > 0 ? o.epochs : config.budget.max_epochs;
   topts.seed = config.seed;
   topts.device = o.device;
-  topts.num_threads = o.threads;
+  // As `sift run` gives its workers: --threads, else the config's worker.threads, else 1.
+  const int threads = o.threads > 0                  ? o.threads
+                      : config.worker.threads > 0 ? static_cast<int>(config.worker.threads)
+                                                  : 1;
+  topts.num_threads = threads;
   try {
     DataSpec spec;
     static_cast<sift::data::DataSpec&>(spec) = config.data;
@@ -49,7 +53,7 @@ int RunStandalone(const StandaloneOptions& o) {
     Trainer trainer(topts, std::move(data));
     if (!o.resume_path.empty()) trainer.LoadCheckpoint(o.resume_path);
     spdlog::info("training {} on {} in {} with {} threads: {}", topts.hp.model, trainer.device(),
-                 trainer.precision(), o.threads, search::ToString(params));
+                 trainer.precision(), threads, search::ToString(params));
     double best = 0, sps = 0;
     while (trainer.epoch() < topts.max_epochs) {
       EpochMetrics m = trainer.TrainEpoch();
