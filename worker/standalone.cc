@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <iostream>
 
 #include "common/config/config.h"
@@ -54,7 +55,9 @@ int RunStandalone(const StandaloneOptions& o) {
     if (!o.resume_path.empty()) trainer.LoadCheckpoint(o.resume_path);
     spdlog::info("training {} on {} in {} with {} threads: {}", topts.hp.model, trainer.device(),
                  trainer.precision(), threads, search::ToString(params));
-    double best = 0, sps = 0;
+    // The task's headline score: accuracy (higher is better) or rmse (lower is better).
+    double best = std::nan(""), sps = 0;
+    std::string best_name = "val_accuracy";
     while (trainer.epoch() < topts.max_epochs) {
       EpochMetrics m = trainer.TrainEpoch();
       if (m.diverged) {
@@ -63,14 +66,16 @@ int RunStandalone(const StandaloneOptions& o) {
         break;
       }
       if (!o.checkpoint_path.empty()) trainer.SaveCheckpoint(o.checkpoint_path);
-      best = std::max(best, m.val_accuracy);
+      const double score = m.regression ? m.val_rmse : m.val_accuracy;
+      if (m.regression) best_name = "val_rmse";
+      if (!(m.regression ? score >= best : score <= best)) best = score;  // NaN: the first
       sps = m.samples_per_second;
-      spdlog::info("epoch {}/{}: train_loss {:.4f} val_loss {:.4f} val_accuracy {:.4f} | {:.1f} s, "
+      spdlog::info("epoch {}/{}: train_loss {:.4f} val_loss {:.4f} {} {:.4f} | {:.1f} s, "
                    "{:.0f} samples/s, data wait {:.1f}%",
-                   m.epoch, topts.max_epochs, m.train_loss, m.val_loss, m.val_accuracy, m.seconds,
+                   m.epoch, topts.max_epochs, m.train_loss, m.val_loss, best_name, score, m.seconds,
                    m.samples_per_second, 100 * m.data_wait_fraction);
     }
-    std::cout << "best val_accuracy " << best;
+    std::cout << "best " << best_name << " " << best;
     for (const auto& [name, value] : trainer.TestMetrics()) std::cout << ", " << name << " " << value;
     std::cout << ", " << sps << " samples/s, peak RSS " << PeakRssBytes() / 1048576.0 << " MiB\n";
   } catch (const std::exception& e) {
