@@ -98,7 +98,9 @@ std::string FindTrialCheckpoint(const std::string& checkpoints, int64_t study, i
 void AddExportCommand(CLI::App& app) {
   ExportOptions& o = Options();
   auto* cmd = app.add_subcommand(
-      "export", "write a trial's trained model as TorchScript (PyTorch's torch.jit.load)");
+      "export",
+      "write a trial's trained model as TorchScript (PyTorch's torch.jit.load); for a command "
+      "trial, unpack the checkpoint folder its program saved");
   auto* run = cmd->add_option("--run", o.run_dir, "the run directory of a `sift run`");
   cmd->add_option(
          "--checkpoints", o.checkpoints,
@@ -107,7 +109,9 @@ void AddExportCommand(CLI::App& app) {
       ->excludes(run);
   cmd->add_option("--study", o.study, "the study (default: the one with this trial)");
   cmd->add_option("--trial", o.trial, "the trial's number in its study")->required();
-  cmd->add_option("--out", o.out, "the TorchScript file to write")->required();
+  cmd->add_option("--out", o.out,
+                 "the TorchScript file to write (a command trial: a new or empty directory)")
+      ->required();
   cmd->add_option("--worker-binary", o.worker_binary,
                   "the sift-worker that writes it (default: the one beside sift)");
 }

@@ -35,6 +35,12 @@ StudySummary FromProto(const v1::Study& s) {
   out.budget.max_trials = s.max_trials();
   out.budget.max_dollars = s.max_dollars();
   out.budget.max_hours = s.max_hours();
+  out.wasted_dollars = s.wasted_dollars();
+  out.paused_wasted_dollars = s.paused_wasted_dollars();
+  out.dollars_by_market = {s.dollars_by_market().begin(), s.dollars_by_market().end()};
+  out.preemptions = s.preemptions();
+  out.expirations = s.expirations();
+  out.checkpoint_dir = s.checkpoint_dir();
   for (const auto& e : s.events()) {
     out.events.push_back({s.id(), e.at(), e.user(), e.action(), e.detail()});
   }
@@ -59,6 +65,9 @@ TrialSummary FromProto(const v1::Trial& t) {
   if (t.has_objective()) out.objective = t.objective();
   out.epochs = t.epochs();
   out.checkpoint = t.checkpoint();
+  out.wasted_dollars = t.wasted_dollars();
+  out.segments = t.leases();
+  out.interruptions = t.interruptions();
   if (!t.test_evaluation().empty()) {
     EvaluationRecord e;
     e.study_id = t.study_id();
@@ -70,6 +79,7 @@ TrialSummary FromProto(const v1::Trial& t) {
     }
     e.metrics = {t.test_metrics().begin(), t.test_metrics().end()};
     e.error = t.test_error();
+    e.requested_by = t.test_requested_by();
     out.evaluation = e;
   }
   for (const auto& r : t.reports()) {

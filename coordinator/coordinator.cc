@@ -216,10 +216,10 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
 }
 
 Coordinator::~Coordinator() {
-  // The reports still queued are committed and answered (in order: this empty write last),
-  // and what their answers do under a study's lock runs while everything it touches is here.
+  // The reports still queued are committed and answered (in order: the drain last), and what
+  // their answers do under a study's lock runs while everything it touches is here.
   try {
-    commit_->Run([] {});
+    commit_->Drain();
   } catch (const std::exception&) {
   }
   after_commit_.reset();
@@ -310,6 +310,7 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
   if (IsOpen(runner.state())) {
     if (Forecast f = ForecastNow(runner, segments, now); f.possible) out->forecast = f;
   }
+  if (!options_.checkpoint_dir.empty()) out->checkpoint_dir = StudyCheckpointDir(id);
   // Idle stretches still open, to now or the worker's last sign of life.
   std::lock_guard<std::mutex> table(table_mu_);
   ledger_.OpenIdleOf(
@@ -1358,6 +1359,7 @@ void Coordinator::MaybeFinishStudy(ServedStudy& study, double now) {
   std::string reason;
   UpdateQuotaUse(runner, now);
   if (!runner.Finished(now, StudyDollars(runner.id(), now), &reason)) return;
+  FireBudgetAlerts(study, now);
   const auto& trials = runner.view().trials;
   const bool all_failed =
       !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {
@@ -1383,7 +1385,11 @@ void Coordinator::EndStudy(ServedStudy& study, StudyState state, const std::stri
   std::map<int64_t, std::string> parked;
   for (const auto& t : runner.view().trials) {
     if (t.state == TrialState::kPaused) parked[t.number] = "paused at a rung and never promoted";
-    if (t.state == TrialState::kPending) parked[t.number] = "never run: " + reason;
+    if (t.state == TrialState::kPending) {
+      parked[t.number] = t.values.empty() ? "never run: " + reason
+                                          : fmt::format("not resumed after epoch {}: {}",
+                                                        t.LastResource(), reason);
+    }
   }
   try {
     commit_->Run([&] {

@@ -79,10 +79,6 @@ struct BudgetChange {
   std::optional<int64_t> max_trials;
 };
 
-// What a segment ends with when the study was paused under it: not a preemption, not billed
-// as one, and its trial resumes from the checkpoint it left.
-inline constexpr const char* kStudyPausedSegment = "study paused";
-
 struct Assignment {
   int64_t study_id = 0;
   int64_t number = 0;
@@ -313,6 +309,9 @@ class Coordinator {
   // Alerts and recorded forecasts due for an open study: each recorded once, logged, and its
   // command (if any) run off this thread.
   void WatchCosts(ServedStudy& study, double now);
+  // The budget thresholds crossed and not yet alerted, each fired once (also before a study
+  // that its budget ends is closed, so that no crossed threshold goes unannounced).
+  void FireBudgetAlerts(ServedStudy& study, double now);
   Forecast ForecastNow(const StudyRunner& runner, const std::vector<SegmentRecord>& segments,
                        double now);
   void FireCostEvent(ServedStudy& study, const CostEvent& event, double now);

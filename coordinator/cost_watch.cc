@@ -51,15 +51,23 @@ void Coordinator::FireCostEvent(ServedStudy& study, const CostEvent& event, doub
   }
 }
 
+void Coordinator::FireBudgetAlerts(ServedStudy& study, double now) {
+  const StudyRunner& runner = *study.runner;
+  const StudyConfig& config = runner.config();
+  const double spent = StudyDollars(runner.id(), now);
+  for (const auto& e :
+       DueBudgetAlerts(config.alerts, spent, config.budget.max_dollars, study.cost_events)) {
+    FireCostEvent(study, e, now);
+  }
+}
+
 void Coordinator::WatchCosts(ServedStudy& study, double now) {
   const StudyRunner& runner = *study.runner;
   const int64_t id = runner.id();
   const StudyConfig& config = runner.config();
   const std::set<std::string>& recorded = study.cost_events;
   const double spent = StudyDollars(id, now);
-  for (const auto& e : DueBudgetAlerts(config.alerts, spent, config.budget.max_dollars, recorded)) {
-    FireCostEvent(study, e, now);
-  }
+  FireBudgetAlerts(study, now);
   // The forecast reads the Store (every trial and lease, under the lock): it is made only when a
   // trial has ended since the last one (nothing else changes it much), at most every
   // forecast_interval_s, and only while something it decides is still to come.

@@ -153,6 +153,7 @@ int RunEmbedded(const RunOptions& o) {
       return 2;
     }
   }
+  for (const auto& note : config.notes) spdlog::info("{}: note: {}", origin, note);
   // The local workers read the data here: bad data is a config error, once, not N failures.
   if (auto data_errors = ValidateStudyData(config); !data_errors.empty()) {
     std::cerr << origin << ": invalid data:\n";

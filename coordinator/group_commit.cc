@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "common/main_guard.h"
@@ -87,11 +88,17 @@ void GroupCommit::Loop() {
     batch.swap(queue_);
     urgent_ = false;
     last = batch.size();
-    ++batches_;
-    writes_ += static_cast<int64_t>(batch.size());
+    const auto writes = std::count_if(batch.begin(), batch.end(),
+                                      [](const Pending& p) { return p.write != nullptr; });
+    batches_ += writes > 0;
+    writes_ += writes;
     // Writers queue the next batch while this one commits.
     lock.unlock();
-    CommitBatch(batch);
+    if (writes > 0) {
+      CommitBatch(batch);
+    } else {
+      for (auto& p : batch) Answer(p, nullptr);  // drains only
+    }
     lock.lock();
   }
 }
@@ -99,7 +106,9 @@ void GroupCommit::Loop() {
 void GroupCommit::CommitBatch(std::deque<Pending>& batch) {
   try {
     store_.Atomically([&] {
-      for (auto& p : batch) p.write();
+      for (auto& p : batch) {
+        if (p.write) p.write();
+      }
     });
     for (auto& p : batch) Answer(p, nullptr);
     return;
@@ -109,7 +118,7 @@ void GroupCommit::CommitBatch(std::deque<Pending>& batch) {
   }
   for (auto& p : batch) {
     try {
-      store_.Atomically(p.write);
+      if (p.write) store_.Atomically(p.write);
     } catch (...) {
       Answer(p, std::current_exception());
       continue;

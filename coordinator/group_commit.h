@@ -64,6 +64,9 @@ class GroupCommit {
   void Run(std::function<void()> write) {
     Enqueue(std::move(write), /*urgent=*/true, nullptr).get();
   }
+  // Returns once every write queued before it is committed and answered. Not a write itself:
+  // no transaction and not counted (a read-only `sift report` logs no writes).
+  void Drain() { Enqueue(nullptr, /*urgent=*/true, nullptr).get(); }
 
   // Transactions committed or tried so far, and writes in them (for tests and metrics).
   int64_t batches() const;

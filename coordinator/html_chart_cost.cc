@@ -162,7 +162,7 @@ std::string SpendChart(const HtmlStudy& s, double now) {
                      R"(stroke-width="2"/>)",
                      pts);
   if (budget > 0) {
-    out += fmt::format(R"(<line class="budget" x1="{}" x2="{}" y1="{2}" y2="{2}" stroke="#d62728" )"
+    out += fmt::format(R"(<line class="budget" x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="#d62728" )"
                        R"(stroke-dasharray="6 3"/><text x="{3}" y="{4}" text-anchor="end">)"
                        R"(budget {5}</text>)",
                        Px(f.x0()), Px(f.x1()), Px(y(budget)), Px(f.x1() - 2), Px(y(budget) - 4),

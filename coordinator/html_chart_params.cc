@@ -37,13 +37,19 @@ struct ParamAxis {
   }
 };
 
+constexpr double kLabelCharPx = 6.2;  // an average character of the 11px axis names
+
+std::string AxisName(const ParamAxis& a) {
+  return a.name + (a.log && !a.categorical ? " (log)" : "");
+}
+
 }  // namespace
 
 std::string ParallelChart(const HtmlStudy& s) {
   const StudyReport& r = s.report;
   Frame f;
   f.w = 560;
-  f.left = 40, f.right = 40, f.bottom = 30, f.top = 28;
+  f.left = 40, f.right = 40, f.bottom = 30, f.top = 40;
   std::set<std::string> names;
   double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
   for (const auto& t : r.trials) {
@@ -122,19 +128,33 @@ std::string ParallelChart(const HtmlStudy& s) {
                        R"(stroke="{}" stroke-opacity="0.6"/>)",
                        r.study.record.id, t.record.number, pts, RampColor(shade));
   }
-  auto draw_axis = [&](double ax, const std::string& name, const std::string& top,
+  // Names wider than the gap between axes would overlap: they alternate between two rows
+  // (the frame's top has room for both), and one still wider than two gaps is cut with an
+  // ellipsis in the middle, the whole name in its tooltip.
+  size_t longest = r.study.metric.size();
+  for (const auto& a : axes) longest = std::max(longest, AxisName(a).size());
+  const bool stagger = static_cast<double>(longest) * kLabelCharPx > gap;
+  const size_t fits =
+      std::max<size_t>(4, static_cast<size_t>((stagger ? 2 * gap : gap) / kLabelCharPx) - 1);
+  auto draw_axis = [&](double ax, int row, const std::string& name, const std::string& top,
                        const std::string& bottom) {
+    // Cut in the middle: names often share a prefix and differ at the end (layer_1, layer_2).
+    const size_t head = (fits - 1) / 2, tail = fits - 1 - head;
+    const std::string shown =
+        name.size() <= fits ? name : name.substr(0, head) + "\u2026" + name.substr(name.size() - tail);
     out += fmt::format(R"(<g class="axis"><line x1="{0}" y1="{1}" x2="{0}" y2="{2}"/>)"
-                       R"(<text x="{0}" y="{3}" text-anchor="middle" class="label">{4}</text>)"
+                       R"(<text x="{0}" y="{3}" text-anchor="middle" class="label">{4})"
+                       R"(<title>{10}</title></text>)"
                        R"(<text x="{5}" y="{6}">{7}</text><text x="{5}" y="{8}">{9}</text></g>)",
-                       Px(ax), Px(f.y0()), Px(f.y1()), Px(f.y1() - 10), Escape(name), Px(ax + 3),
-                       Px(f.y1() + 8), Escape(top), Px(f.y0()), Escape(bottom));
+                       Px(ax), Px(f.y0()), Px(f.y1()), Px(f.y1() - 10 - 12 * row), Escape(shown),
+                       Px(ax + 3), Px(f.y1() + 8), Escape(top), Px(f.y0()), Escape(bottom),
+                       Escape(name));
   };
   for (size_t k = 0; k < axes.size(); ++k) {
     const auto& a = axes[k];
     const std::string top = a.categorical ? (a.values.empty() ? "" : a.values.back()) : Num(a.hi);
     const std::string bottom = a.categorical ? (a.values.empty() ? "" : a.values.front()) : Num(a.lo);
-    draw_axis(axis_x(k), a.name + (a.log && !a.categorical ? " (log)" : ""), top, bottom);
+    draw_axis(axis_x(k), stagger ? static_cast<int>(k % 2) : 0, AxisName(a), top, bottom);
     if (a.categorical) {
       for (size_t c = 1; c + 1 < a.values.size(); ++c) {
         const double cy = a.scale(static_cast<double>(c) / static_cast<double>(a.values.size() - 1));
@@ -143,7 +163,8 @@ std::string ParallelChart(const HtmlStudy& s) {
       }
     }
   }
-  draw_axis(f.x1(), r.study.metric, Num(yhi), Num(ylo));
+  draw_axis(f.x1(), stagger ? static_cast<int>(axes.size() % 2) : 0, r.study.metric, Num(yhi),
+            Num(ylo));
   out += "</svg>";
   if (drawn.size() < r.trials.size()) {
     out += fmt::format(R"(<p class="note">{} of {} trials drawn (the frontier, the best quarter )"

@@ -46,6 +46,7 @@ StudyCost StudyCostOf(const std::vector<SegmentRecord>& segments,
     const double dollars = SegmentDollars(seg, now);
     c.dollars += dollars;
     c.wasted_dollars += WastedDollars(seg);
+    if (seg.end_reason == kStudyPausedSegment) c.paused_wasted_dollars += WastedDollars(seg);
     c.dollars_by_market[seg.market] += dollars;
     c.preemptions += seg.end_reason == "preempted";
     c.expirations += seg.end_reason == "expired";

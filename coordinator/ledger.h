@@ -39,6 +39,10 @@ inline double LostSeconds(double end, double checkpoint_at) {
   return end > checkpoint_at ? end - checkpoint_at : 0.0;
 }
 
+// What a segment ends with when the study was paused under it: not a preemption, not billed
+// as one, and its trial resumes from the checkpoint it left.
+inline constexpr const char* kStudyPausedSegment = "study paused";
+
 // One trial's cost over its segments.
 struct TrialCost {
   double dollars = 0, seconds = 0;
@@ -51,6 +55,7 @@ std::map<int64_t, TrialCost> TrialCosts(const std::vector<SegmentRecord>& segmen
 // A study's cost over its segments and closed idle stretches.
 struct StudyCost {
   double dollars = 0, wasted_dollars = 0;
+  double paused_wasted_dollars = 0;  // the part of wasted_dollars lost to study pauses
   std::map<std::string, double> dollars_by_market;
   int64_t preemptions = 0, expirations = 0;  // segment endings of each kind
   double idle_dollars = 0, idle_seconds = 0;

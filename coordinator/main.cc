@@ -59,6 +59,7 @@ int Validate(const std::string& path, bool check_data) {
             << " parameters, searcher " << config.searcher.type << ", scheduler "
             << config.scheduler.type << ", up to " << config.budget.max_trials << " trials x "
             << config.budget.max_epochs << " epochs; data: " << data << "\n";
+  for (const auto& note : config.notes) std::cout << "  note: " << note << "\n";
   return 0;
 }
 

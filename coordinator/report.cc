@@ -184,9 +184,10 @@ std::string FormatSummary(const StudyReport& report) {
   std::string out;
   double total_seconds = 0;
   for (const auto& t : report.trials) total_seconds += t.seconds;
-  out += fmt::format("study {} '{}': {} ({}); {} trials, ${:.4f} over {:.0f} worker-seconds\n",
-                     s.record.id, s.record.name, ToString(s.record.state), s.record.end_reason,
-                     s.total, s.dollars, total_seconds);
+  out += fmt::format("study {} '{}': {}{}; {} trials, ${:.4f} over {:.0f} worker-seconds\n",
+                     s.record.id, s.record.name, ToString(s.record.state),
+                     s.record.end_reason.empty() ? "" : " (" + s.record.end_reason + ")", s.total,
+                     s.dollars, total_seconds);
   out += FormatCostSummary(report);
   std::string diverged;
   for (const auto& t : report.trials) {
@@ -201,11 +202,19 @@ std::string FormatSummary(const StudyReport& report) {
   for (const auto& [market, dollars] : s.dollars_by_market) {
     markets += fmt::format("{}{} ${:.4f}", markets.empty() ? "" : ", ", market, dollars);
   }
-  out += fmt::format("spot: {} preemptions, {} lost leases, {} resumes; ${:.7f} of work redone ({:.1f}%)"
-                     "; by market: {}\n",
+  const auto percent = [&](double d) { return s.dollars > 0 ? 100 * d / s.dollars : 0.0; };
+  // Pauses lose work too, and a user who pressed Ctrl-C should read why.
+  const std::string paused =
+      s.paused_wasted_dollars > 0
+          ? fmt::format("; {:.1f}% lost to study pauses: the work since each trial's last "
+                        "checkpoint is lost (a command trial's partial epoch too, unless its "
+                        "program saves on SIGTERM)",
+                        percent(s.paused_wasted_dollars))
+          : "";
+  out += fmt::format("spot: {} preemptions, {} lost leases, {} resumes; ${:.7f} of work redone "
+                     "({:.1f}%{}); by market: {}\n",
                      s.preemptions, s.expirations, resumed, s.wasted_dollars,
-                     s.dollars > 0 ? 100 * s.wasted_dollars / s.dollars : 0.0,
-                     markets.empty() ? "-" : markets);
+                     percent(s.wasted_dollars), paused, markets.empty() ? "-" : markets);
   out += fmt::format("idle: ${:.6f} over {:.0f} worker-seconds waiting for work after this "
                      "study's trials (billed, charged to no trial)\n",
                      s.idle_dollars, s.idle_seconds);
@@ -215,7 +224,8 @@ std::string FormatSummary(const StudyReport& report) {
                      s.metric, s.best_value, best.epochs, best.dollars, Params(best.record.params));
   out += FormatEvaluations(report);
   if (!best.checkpoint.empty()) {
-    const std::string& dir = report.checkpoint_dir;
+    const std::string& dir =
+        report.checkpoint_dir.empty() ? s.checkpoint_dir : report.checkpoint_dir;
     out += fmt::format("best trial's model: {}{}\n", dir.empty() ? "" : dir + "/", best.checkpoint);
   }
   for (FrontierOver over : {FrontierOver::kCompleted, FrontierOver::kAll}) {

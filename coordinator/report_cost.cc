@@ -20,7 +20,13 @@ std::string Elapsed(double seconds) {
   return fmt::format("{:.2f} h", seconds / 3600);
 }
 
-std::string Signed(double percent) { return fmt::format("{:+.0f}%", percent); }
+// How far a forecast was off, in words: "forecast 16% low" (a sign alone read backwards).
+std::string ForecastOff(double forecast, double actual, const char* under, const char* over) {
+  if (!(actual > 0)) return "-";
+  const double percent = 100 * (forecast - actual) / actual;
+  if (std::abs(percent) < 0.5) return "forecast on the mark";
+  return fmt::format("forecast {:.0f}% {}", std::abs(percent), percent < 0 ? under : over);
+}
 
 }  // namespace
 
@@ -40,9 +46,8 @@ std::vector<std::string> ForecastVersusActual(const StudySummary& s) {
         r.percent, f.trials_ended, f.spent, f.dollars, Elapsed(f.finish_at - start));
     if (!IsOpen(s.record.state) && end > start) {
       line += fmt::format("; actual ${:.4f} ({}), after {} ({})", s.dollars,
-                          s.dollars > 0 ? Signed(100 * (f.dollars - s.dollars) / s.dollars) : "-",
-                          Elapsed(end - start),
-                          Signed(100 * ((f.finish_at - start) - (end - start)) / (end - start)));
+                          ForecastOff(f.dollars, s.dollars, "low", "high"), Elapsed(end - start),
+                          ForecastOff(f.finish_at - start, end - start, "early", "late"));
     }
     out.push_back(line);
   }

@@ -77,6 +77,12 @@ void ToProto(const StudySummary& s, v1::Study* out) {
   out->set_idle_seconds(s.idle_seconds);
   out->set_max_dollars(s.budget.max_dollars);
   out->set_max_hours(s.budget.max_hours);
+  out->set_wasted_dollars(s.wasted_dollars);
+  out->set_paused_wasted_dollars(s.paused_wasted_dollars);
+  for (const auto& [k, v] : s.dollars_by_market) (*out->mutable_dollars_by_market())[k] = v;
+  out->set_preemptions(s.preemptions);
+  out->set_expirations(s.expirations);
+  out->set_checkpoint_dir(s.checkpoint_dir);
   for (const auto& e : s.events) {
     auto* event = out->add_events();
     event->set_at(e.at);
@@ -105,9 +111,13 @@ void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
   out->set_objective(t.objective.value_or(0));
   out->set_epochs(t.epochs);
   out->set_checkpoint(t.checkpoint);
+  out->set_wasted_dollars(t.wasted_dollars);
+  out->set_leases(t.segments);
+  out->set_interruptions(t.interruptions);
   for (const auto& [k, v] : t.record.final_metrics) (*out->mutable_final_metrics())[k] = v;
   if (t.evaluation) {
     out->set_test_evaluation(ToString(t.evaluation->state));
+    out->set_test_requested_by(t.evaluation->requested_by);
     for (const auto& [k, v] : t.evaluation->metrics) (*out->mutable_test_metrics())[k] = v;
     out->set_test_error(t.evaluation->error);
   }

@@ -39,6 +39,7 @@ StudySummary SummarizeStudy(const StudyRecord& record, const StudyRunner& runner
   out.target = config.target;
   const StudyCost cost = StudyCostOf(segments, idle, now);
   out.wasted_dollars = cost.wasted_dollars;
+  out.paused_wasted_dollars = cost.paused_wasted_dollars;
   out.dollars_by_market = cost.dollars_by_market;
   out.preemptions = cost.preemptions;
   out.expirations = cost.expirations;

@@ -31,6 +31,7 @@ struct StudySummary {
   double best_value = 0;
   double dollars = 0;
   double wasted_dollars = 0;                 // over closed segments
+  double paused_wasted_dollars = 0;          // the part of it lost to study pauses
   std::map<std::string, double> dollars_by_market;
   int64_t preemptions = 0, expirations = 0;  // lease endings of each kind
   double idle_dollars = 0, idle_seconds = 0;  // workers waiting after its trials, on no trial
@@ -39,6 +40,7 @@ struct StudySummary {
   Tags tags;                                  // the config's cost allocation tags
   std::optional<double> target;               // the config's objective.target
   std::optional<Forecast> forecast;           // an open study's, once a trial has ended
+  std::string checkpoint_dir;  // the coordinator's folder of this study's checkpoints, if any
 };
 
 struct TrialSummary {

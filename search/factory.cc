@@ -7,6 +7,7 @@
 #include "search/bo/gp_searcher.h"
 #include "search/bohb_searcher.h"
 #include "search/composite_scheduler.h"
+#include "search/curve_scheduler.h"
 #include "search/fifo_scheduler.h"
 #include "search/grid_searcher.h"
 #include "search/median_scheduler.h"
@@ -58,6 +59,15 @@ AshaOptions ReadAsha(OptionReader& r, const SchedulerContext& context, bool hype
   return o;
 }
 
+CurveOptions ReadCurve(OptionReader& r) {
+  CurveOptions o;
+  o.min_epochs = r.Int("min_epochs", o.min_epochs, 1, kMaxInt);
+  o.threshold = r.Double("threshold", o.threshold, 0.0, 1.0);
+  o.k = r.Int("k", o.k, 1, kMaxInt);
+  o.level = r.Double("interval_level", o.level, 0.5, 0.999);
+  return o;
+}
+
 TpeOptions ReadTpe(OptionReader& r) {
   TpeOptions o;
   o.n_startup = r.Int("n_startup", o.n_startup, 0, kMaxInt);
@@ -65,11 +75,22 @@ TpeOptions ReadTpe(OptionReader& r) {
   o.gamma = r.Double("gamma", o.gamma, 1e-6, 1.0);
   o.gamma_max = r.Int("gamma_max", o.gamma_max, 1, kMaxInt);
   o.constant_liar = r.Bool("constant_liar", o.constant_liar);
+  o.group = r.Bool("group", o.group);
   o.max_above = r.Int("max_above", o.max_above, 0, kMaxInt);
   o.kernel.multivariate = r.Bool("multivariate", o.kernel.multivariate);
+  const bool scott = r.String("bandwidth", "scott", {"scott", "optuna"}) == "scott";
+  o.kernel.bandwidth = scott ? TpeBandwidth::kScott : TpeBandwidth::kOptuna;
+  // The prior weight and the clip's scale default to Optuna's unless the kernel is the one they
+  // were measured with (multivariate, Scott's rule).
+  const TpeKernelOptions optuna;
+  const bool sift = o.kernel.multivariate && scott;
   o.kernel.consider_prior = r.Bool("consider_prior", o.kernel.consider_prior);
-  o.kernel.prior_weight = r.Double("prior_weight", o.kernel.prior_weight, 1e-6, 1e6);
+  o.kernel.prior_weight = r.Double("prior_weight", sift ? o.kernel.prior_weight : optuna.prior_weight,
+                                   1e-6, 1e6);
   o.kernel.consider_magic_clip = r.Bool("consider_magic_clip", o.kernel.consider_magic_clip);
+  o.kernel.magic_clip_scale =
+      r.Double("magic_clip_scale", sift ? o.kernel.magic_clip_scale : optuna.magic_clip_scale,
+               1e-3, 1e3);
   o.kernel.consider_endpoints = r.Bool("consider_endpoints", o.kernel.consider_endpoints);
   return o;
 }
@@ -87,7 +108,7 @@ std::vector<std::string> SearcherTypes() {
   return {"random", "sobol", "grid", "tpe", "gp", "bohb"};
 }
 std::vector<std::string> SchedulerTypes() {
-  return {"fifo", "plateau", "asha", "hyperband", "median"};
+  return {"fifo", "plateau", "asha", "hyperband", "median", "curve"};
 }
 
 std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& options,
@@ -154,6 +175,8 @@ std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options&
     out = std::make_unique<AshaScheduler>(ReadAsha(r, context, type == "hyperband"));
   } else if (type == "median") {
     out = std::make_unique<MedianScheduler>(ReadMedian(r, ""));
+  } else if (type == "curve") {
+    out = std::make_unique<CurveScheduler>(ReadCurve(r));
   } else {
     std::string list;
     for (const auto& t : SchedulerTypes()) list += (list.empty() ? "" : ", ") + t;

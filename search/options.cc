@@ -1,8 +1,10 @@
 #include "search/options.h"
 
 #include <cmath>
+#include <map>
 
 #include "search/space.h"
+#include "search/spelling.h"
 
 namespace sift::search {
 
@@ -78,9 +80,34 @@ std::string OptionReader::String(const std::string& key, const std::string& def,
   return def;
 }
 
+namespace {
+
+// Names users bring from the peers' APIs (Ray Tune's ASHA, Optuna's samplers and pruners), and
+// Sift's option for each.
+const std::map<std::string, std::string>& PeerNames() {
+  static const std::map<std::string, std::string> names = {
+      {"grace_period", "min_resource"},  {"reduction_factor", "eta"},
+      {"max_t", "max_resource"},         {"n_startup_trials", "n_startup"},
+      {"n_warmup_steps", "min_resource"}, {"n_min_trials", "min_trials"},
+      {"min_early_stopping_rate", "min_resource"}};
+  return names;
+}
+
+}  // namespace
+
 void OptionReader::RejectUnknown() {
+  std::string known;
+  for (const auto& k : read_) known += (known.empty() ? "" : ", ") + k;
   for (const auto& [key, value] : options_) {
-    if (!read_.count(key)) AddError(key, "unknown option");
+    if (read_.count(key)) continue;
+    std::string problem = "unknown option";
+    const auto peer = PeerNames().find(key);
+    if (peer != PeerNames().end() && read_.count(peer->second)) {
+      problem += "; did you mean '" + peer->second + "'? (Sift's name for it)";
+    } else if (std::string s = ClosestName(key, {read_.begin(), read_.end()}); !s.empty()) {
+      problem += "; did you mean '" + s + "'?";
+    }
+    AddError(key, problem + " (known: " + (known.empty() ? "none" : known) + ")");
   }
 }
 

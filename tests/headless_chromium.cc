@@ -48,9 +48,12 @@ std::string ChromiumPath() {
 }
 
 PageLoad LoadPage(const std::string& html_path) {
+  return LoadUrl("file://" + std::filesystem::absolute(html_path).string());
+}
+
+PageLoad LoadUrl(const std::string& url) {
   PageLoad out;
   const std::string dir = Scratch("load");
-  const std::string url = "file://" + std::filesystem::absolute(html_path).string();
   out.exit_code = Run(ChromiumPath() + " " + Flags(dir + "/profile") + "--dump-dom '" + url +
                       "' > '" + dir + "/dom.html' 2> '" + dir + "/log.txt'");
   out.dom = ReadAll(dir + "/dom.html");

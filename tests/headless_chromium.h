@@ -16,6 +16,8 @@ struct PageLoad {
   std::string log;  // chromium's stderr with --enable-logging: console lines are "CONSOLE"
 };
 PageLoad LoadPage(const std::string& html_path);
+// The same for a page served over HTTP (the live report of `sift coordinator --http`).
+PageLoad LoadUrl(const std::string& url);
 
 // Writes a PNG of the page (width x height); returns chromium's exit code.
 int Screenshot(const std::string& html_path, const std::string& png_path, int width, int height);

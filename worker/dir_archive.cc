@@ -37,6 +37,10 @@ uint64_t GetInt(const std::string& in, size_t* pos, int bytes) {
 
 }  // namespace
 
+bool IsPackedDirectory(const std::string& payload) {
+  return payload.compare(0, kMagicSize, kMagic, kMagicSize) == 0;
+}
+
 std::string PackDirectory(const std::string& dir) {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {

@@ -60,9 +60,14 @@ int Main(int argc, char** argv) {
   train->add_option("--resume", s.resume_path, "resume from this checkpoint");
   std::string export_checkpoint, export_out;
   auto* exporter = app.add_subcommand(
-      "export", "write a trial checkpoint's model as TorchScript (PyTorch's torch.jit.load)");
+      "export",
+      "write a trial checkpoint's model as TorchScript (PyTorch's torch.jit.load); a command "
+      "trial's checkpoint unpacks into a folder");
   exporter->add_option("--checkpoint", export_checkpoint, "a trial's .ckpt")->required();
-  exporter->add_option("--out", export_out, "the TorchScript file to write")->required();
+  exporter
+      ->add_option("--out", export_out,
+                   "the TorchScript file to write (a command trial: a new or empty directory)")
+      ->required();
   CLI11_PARSE(app, argc, argv);
   if (*exporter) return sift::worker::RunExport(export_checkpoint, export_out);
 

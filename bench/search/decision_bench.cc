@@ -289,6 +289,7 @@ int main(int argc, char** argv) {
       {"hyperband (promotion)", "hyperband", {{"variant", std::string("promotion")}}},
       {"median", "median", {}},
       {"plateau", "plateau", {}},
+      {"curve", "curve", {}},
   };
   std::vector<double> timer_us;
   for (const auto& c : schedulers) {
@@ -304,7 +305,7 @@ int main(int argc, char** argv) {
       }
     }
     if (std::string(c.type) != "fifo" && std::string(c.type) != "median" &&
-        std::string(c.type) != "plateau") {
+        std::string(c.type) != "plateau" && std::string(c.type) != "curve") {
       Row(std::string(c.label) + " NextPromotion", Median(promotions[0]), Median(promotions[1]));
     }
   }

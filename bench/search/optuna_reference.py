@@ -1,18 +1,19 @@
 """Optuna 3.1 reference for bench/search: the same problems, seeds and budgets as the C++ bench.
 
 Prints `key value` lines that quality_bench / speed_bench read back (see run.sh).
-Usage: /usr/bin/python3 optuna_reference.py quality|speed
+Usage: /usr/bin/python3 optuna_reference.py quality|speed [seeds]   (quality: 20 seeds unless given)
 """
 import math
 import sys
 import time
+import warnings
 
 import numpy as np
 import optuna
 import optuna.samplers._tpe.parzen_estimator as parzen
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
-SEEDS = 10
+SEEDS = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 BUDGETS = (25, 50, 100)
 
 
@@ -63,15 +64,26 @@ def fixed_logpdf(x, a, b, loc=0, scale=1):
     return SHIPPED_LOGPDF(x, a, b, loc, scale) - np.log(scale)
 
 
+# The Optuna 3.1 variants: random, TPE as shipped, TPE multivariate (as shipped otherwise), TPE
+# with its logpdf fixed (univariate). quality_bench prints them and the best TPE of the three.
+SAMPLERS = ("optuna_random", "optuna_tpe", "optuna_tpe_multivariate", "optuna_tpe_logpdf_fixed")
+
+
+def make_sampler(sampler_name, seed):
+    if sampler_name == "optuna_random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    return optuna.samplers.TPESampler(seed=seed, multivariate=sampler_name.endswith("multivariate"))
+
+
 def quality():
+    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
     for name, fn, opt in FUNCTIONS:
-        for sampler_name in ("optuna_random", "optuna_tpe", "optuna_tpe_logpdf_fixed"):
+        for sampler_name in SAMPLERS:
             parzen.truncnorm.logpdf = (fixed_logpdf if sampler_name.endswith("fixed")
                                        else SHIPPED_LOGPDF)
             regrets = {b: [] for b in BUDGETS}
             for seed in range(SEEDS):
-                sampler = (optuna.samplers.RandomSampler(seed=seed) if sampler_name == "optuna_random"
-                           else optuna.samplers.TPESampler(seed=seed))
+                sampler = make_sampler(sampler_name, seed)
                 study = optuna.create_study(sampler=sampler)
                 study.optimize(fn, n_trials=max(BUDGETS))
                 vals = [t.value for t in study.trials]

@@ -15,6 +15,7 @@
 
 #include "common/config/config_cost.h"
 #include "common/config/config_model_files.h"
+#include "common/config/config_startup.h"
 #include "common/config/config_trial.h"
 #include "common/config/config_yaml.h"
 #include "common/data/data_spec.h"
@@ -70,6 +71,15 @@ bool ValidStudyName(const std::string& s) {
 }
 
 std::string NotAnHParam(const std::string& name) {
+  // Settings users look for under trainer: that live elsewhere in a Sift config.
+  static const std::map<std::string, std::string> elsewhere = {
+      {"epochs", "budget.max_epochs"},     {"max_epochs", "budget.max_epochs"},
+      {"num_epochs", "budget.max_epochs"}, {"n_epochs", "budget.max_epochs"},
+      {"trials", "budget.max_trials"},     {"max_trials", "budget.max_trials"},
+      {"seed", "seed (at the top level)"}};
+  if (auto it = elsewhere.find(name); it != elsewhere.end()) {
+    return "not a trainer hyperparameter; set it as " + it->second;
+  }
   std::string problem = "not a trainer hyperparameter";
   const std::string s = yamlcfg::Suggest(name, worker::KnownHParamNames());
   if (!s.empty()) problem += "; did you mean '" + s + "'?";
@@ -760,6 +770,7 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   // The factories are the judges of algorithm options, so `sift validate` and a running study
   // agree, and new searchers and schedulers need nothing here.
   std::vector<std::string> errors;
+  FitRandomStartToBudget(&cfg);
   if (space_ok) {
     search::MakeSearcher(cfg.searcher.type, cfg.searcher.options, cfg.space, &errors);
     for (const auto& e : errors) d.ErrorUnder("searcher", e);
@@ -794,9 +805,15 @@ std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::strin
     errors.push_back("objective.metric: " + metric + ", but the label is a regression target "
                      "(many distinct numbers); set objective: {metric: val_rmse}, or data.task: "
                      "classification");
+  } else if (data.task == "classification" && common::IsRegressionMetric(metric) &&
+             !data.text_class.empty()) {
+    errors.push_back("objective.metric: " + metric + " is a regression metric, but the label's "
+                     "classes are text ('" + data.text_class + "'); set objective: {metric: "
+                     "val_accuracy} (or another classification metric)");
   } else if (data.task == "classification" && common::IsRegressionMetric(metric)) {
-    errors.push_back("objective.metric: " + metric + " is for regression, but the label is a class "
-                     "(text or few distinct integers); set data.task: regression");
+    errors.push_back("objective.metric: " + metric + " is for regression, but the label looks "
+                     "like a class (few distinct integers); set objective: {metric: "
+                     "val_accuracy}, or data.task: regression if the integers are amounts");
   } else if (metric == common::kValRocAuc && data.classes != 2) {
     errors.push_back("objective.metric: val_roc_auc is for two classes, the label has " +
                      std::to_string(data.classes) + "; use val_macro_f1 or "

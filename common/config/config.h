@@ -88,6 +88,9 @@ struct StudyConfig {
   Tags tags;
   AlertConfig alerts;
   std::optional<double> target;  // objective.target: the value the forecast says when it reaches
+  // What a valid config does that its writer may not expect (a default fitted to the budget, a
+  // searcher whose random start is the whole study): `sift validate` and `sift run` print them.
+  std::vector<std::string> notes;
 };
 
 // Parses and validates `text` (YAML, or JSON, which YAML reads too). `origin` (a path) prefixes

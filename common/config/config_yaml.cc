@@ -4,28 +4,14 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
+
+#include "search/spelling.h"
 
 namespace sift::coordinator::yamlcfg {
 namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// Optimal-string-alignment distance: edits, counting a swap of neighbours as one.
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
 
 // Strict: the whole string must be the number ("12", "-3"; "1e-4", "0.5", ".inf" for doubles).
 bool ParseInt64(const std::string& s, int64_t* out) {
@@ -114,17 +100,7 @@ std::string Describe(const YAML::Node& node) {
 }
 
 std::string Suggest(const std::string& word, const std::vector<std::string>& candidates) {
-  const size_t limit = std::clamp<size_t>(word.size() / 3, 1, 3);
-  std::string best;
-  size_t best_distance = limit + 1;
-  for (const auto& c : candidates) {
-    const size_t d = EditDistance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  return best;
+  return search::ClosestName(word, candidates);
 }
 
 std::string CheckShape(const YAML::Node& root, const ConfigLimits& limits, int* line) {
@@ -309,12 +285,33 @@ bool MapReader::Enum(const std::string& key, const std::vector<std::string>& all
   return false;
 }
 
+namespace {
+
+// Words users write for a key Sift names otherwise (sklearn's, PyTorch's, the peers'), too far
+// apart in spelling for Suggest to find.
+const std::map<std::string, std::string>& Synonyms() {
+  static const std::map<std::string, std::string> words = {
+      {"normalize", "standardize"}, {"normalise", "standardize"}, {"scale", "standardize"},
+      {"target", "label"},          {"target_column", "label"},   {"y", "label"},
+      {"validation", "val"},        {"valid", "val"},             {"epochs", "max_epochs"},
+      {"n_trials", "max_trials"},   {"num_trials", "max_trials"}, {"sampler", "searcher"},
+      {"pruner", "scheduler"}};
+  return words;
+}
+
+}  // namespace
+
 void MapReader::RejectUnknown() {
   const std::vector<std::string> known(read_.begin(), read_.end());
   for (const auto& [key, value] : entries_) {
     if (read_.count(key)) continue;
     std::string problem = "unknown key";
-    if (std::string s = Suggest(key, known); !s.empty()) problem += "; did you mean '" + s + "'?";
+    const auto synonym = Synonyms().find(key);
+    if (synonym != Synonyms().end() && read_.count(synonym->second)) {
+      problem += "; did you mean '" + synonym->second + "'?";
+    } else if (std::string s = Suggest(key, known); !s.empty()) {
+      problem += "; did you mean '" + s + "'?";
+    }
     diag_->Error(PathOf(key), problem);
   }
 }

@@ -1,5 +1,6 @@
 #include "common/data/validate.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "common/data/dataset.h"
@@ -28,6 +29,14 @@ std::vector<std::string> ValidateData(const DataSpec& spec, DataSummary* summary
       std::string& text = summary->text;
       text = spec.ResolvedFormat() + ", " + d.task + ": ";
       if (d.task == "classification") text += std::to_string(d.class_names.size()) + " classes, ";
+      for (const auto& name : d.class_names) {
+        char* end = nullptr;
+        std::strtod(name.c_str(), &end);
+        if (name.empty() || *end != '\0') {
+          summary->text_class = name;
+          break;
+        }
+      }
       text += std::to_string(d.feature_size()) + " features; " + std::to_string(d.train.size) +
                   " train, " + std::to_string(d.val.size) + " val, " + std::to_string(d.test.size) +
                   " test rows";

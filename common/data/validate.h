@@ -14,6 +14,8 @@ struct DataSummary {
   int64_t classes = 0;  // classification: the training rows' classes (idx: 10)
   // One line: "csv, classification: 2 classes, 30 features; 398 train, 85 val, 86 test rows".
   std::string text;
+  // A classification label whose classes are text ("setosa"): never a regression target.
+  std::string text_class;  // the first such class, "" when every class is a number
 };
 
 // Problems with the spec or its files, each naming the file (and row and column where there is

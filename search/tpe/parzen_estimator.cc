@@ -70,6 +70,23 @@ bool AnyNumeric(const std::vector<int>& choices) {
 
 constexpr size_t kLogMemo = 8;  // arguments MemoLog remembers
 
+// Weighted standard deviation of column d of n rows (dims columns each); 0 for n = 0.
+double WeightedStdDev(const double* rows, size_t dims, size_t d, size_t n, const double* weights) {
+  double total = 0, mean = 0;
+  for (size_t i = 0; i < n; ++i) {
+    total += weights[i];
+    mean += weights[i] * rows[i * dims + d];
+  }
+  if (!(total > 0)) return 0;
+  mean /= total;
+  double var = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double dev = rows[i * dims + d] - mean;
+    var += weights[i] * dev * dev;
+  }
+  return std::sqrt(var / total);
+}
+
 }  // namespace
 
 uint64_t TpeSortKey(double v) {
@@ -367,8 +384,14 @@ void BuildTpeEstimator(const std::vector<int>& choices, const double* observatio
     if (choices[d] != 0 || n == 0) continue;
     double* sigma_d = sigma.data() + d * n;
     if (o.multivariate) {
-      const double s = 0.2 * std::pow(static_cast<double>(std::max<size_t>(n, 1)),
-                                      -1.0 / (static_cast<double>(dims) + 4.0));
+      // Optuna: 0.2 of the range times n^(-1/(d+4)). Scott's rule: the observations' weighted
+      // standard deviation in this dimension times n^(-1/(d+4)), so the kernels narrow as the
+      // observations gather (the magic clip below still bounds them).
+      const double shrink = std::pow(static_cast<double>(std::max<size_t>(n, 1)),
+                                     -1.0 / (static_cast<double>(dims) + 4.0));
+      const double s = o.bandwidth == TpeBandwidth::kScott
+                           ? WeightedStdDev(observations, dims, d, n, weights) * shrink
+                           : 0.2 * shrink;
       std::fill(sigma_d, sigma_d + n, s);
     } else {
       // Neighbour gaps among the observations and the prior's centre, bounded by the ends.
@@ -420,7 +443,7 @@ void BuildTpeEstimator(const std::vector<int>& choices, const double* observatio
       }
     }
     const double min_sigma =
-        o.consider_magic_clip ? 1.0 / std::min(100.0, 1.0 + static_cast<double>(kernels)) : 1e-12;
+        o.consider_magic_clip ? o.magic_clip_scale / std::min(100.0, 1.0 + static_cast<double>(kernels)) : 1e-12;
     for (size_t i = 0; i < n; ++i) sigma_d[i] = std::clamp(sigma_d[i], min_sigma, 1.0);
   }
   if (dims == 1 && choices[0] == 0) {

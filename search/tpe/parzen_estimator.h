@@ -88,17 +88,24 @@ class ParzenEstimator {
 
 // Optuna 3.1's TPE bandwidths ("_ParzenEstimator"): prior component at the centre with sigma 1,
 // univariate sigmas from neighbour gaps (clipped by the "magic clip"), multivariate ones by
-// Scott-like 0.2 * n^(-1/(d+4)). Observations are n rows (row-major, choices.size() columns) of
+// Scott-like 0.2 * n^(-1/(d+4)) or (bandwidth kScott) by Scott's rule, the observations' weighted
+// standard deviation times n^(-1/(d+4)), per dimension. The defaults of TpeKernelOptions are
+// Optuna 3.1's; TpeSearcher's are TpeSearcherKernel(). Observations are n rows (row-major, choices.size() columns) of
 // unit values / category indices, in trial order, with one weight each. `order`, optional for a
 // 1-d numeric estimator, lists the observation indices already sorted by (value bit pattern,
 // index) - the order the bandwidth sort would produce - so a caller that keeps observations
 // sorted across builds skips that sort.
+enum class TpeBandwidth { kOptuna, kScott };
 struct TpeKernelOptions {
   bool consider_prior = true;
   double prior_weight = 1.0;
   bool consider_magic_clip = true;
   bool consider_endpoints = false;
   bool multivariate = false;
+  // Multivariate bandwidths: Optuna's rule, or Scott's rule on the observations' spread.
+  TpeBandwidth bandwidth = TpeBandwidth::kOptuna;
+  // The magic clip's floor, 1 / min(100, 1 + kernels), times this (1: Optuna's).
+  double magic_clip_scale = 1.0;
 };
 ParzenEstimator BuildTpeEstimator(const std::vector<int>& choices,
                                   const std::vector<double>& observations,

@@ -10,6 +10,15 @@ constexpr uint64_t kTpeStream = 0x545045;  // "TPE"
 
 }  // namespace
 
+TpeKernelOptions TpeSearcherKernel() {
+  TpeKernelOptions k;
+  k.multivariate = true;
+  k.bandwidth = TpeBandwidth::kScott;
+  k.prior_weight = 2.0;
+  k.magic_clip_scale = 0.7;
+  return k;
+}
+
 // The good trials are the best gamma(n) of all (at most gamma_max); the bad ones the rest, past
 // max_above as the most recent half plus a weighted sample of the older ones (see max_above).
 // Read off the index: O((gamma_max + max_above) log n), not O(n).
@@ -147,18 +156,44 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
   }
 }
 
+std::vector<std::vector<size_t>> TpeGroups(const SearchSpace& space, bool group) {
+  std::vector<std::vector<size_t>> groups;
+  std::vector<const ParamSpec*> firsts;  // each group's first parameter
+  for (size_t d = 0; d < space.size(); ++d) {
+    const ParamSpec& spec = space.params()[d];
+    if (spec.condition && !group) continue;
+    size_t g = 0;
+    for (; g < groups.size(); ++g) {
+      const auto& a = spec.condition;
+      const auto& b = firsts[g]->condition;
+      if (a.has_value() == b.has_value() &&
+          (!a || (a->parent == b->parent && a->values == b->values))) {
+        break;
+      }
+    }
+    if (g == groups.size()) {
+      groups.emplace_back();
+      firsts.push_back(&spec);
+    }
+    groups[g].push_back(d);
+  }
+  return groups;
+}
+
 Params TpeSearcher::SuggestOne(const StudyView& study, uint64_t number, const Split& split) {
   const SearchSpace& space = *study.space;
   Rng rng(DeriveSeed(study.seed, {number, kTpeStream}));
   Params out;
-  models_.resize(space.size() + 1);
-  std::vector<size_t> joint;
   if (options_.kernel.multivariate) {
-    for (size_t d = 0; d < space.size(); ++d) {
-      if (!space.params()[d].condition) joint.push_back(d);
+    // Groups in order of their first parameter: a condition's parent is declared before the
+    // parameters it governs, so its value is known when their group comes.
+    models_.resize(space.size() + groups_.size());
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (!space.IsActive(space.params()[groups_[g].front()], out)) continue;
+      SampleGroup(study, groups_[g], split, models_[space.size() + g], rng, out);
     }
-    if (!joint.empty()) SampleGroup(study, joint, split, models_[space.size()], rng, out);
   }
+  models_.resize(std::max(models_.size(), space.size()));
   for (size_t d = 0; d < space.size(); ++d) {
     const ParamSpec& spec = space.params()[d];
     if (out.count(spec.name) || !space.IsActive(spec, out)) continue;
@@ -183,6 +218,7 @@ std::vector<Params> TpeSearcher::Suggest(const StudyView& study, int count) {
   if (!startup) {
     units_.Sync(study);
     split = SplitTrials(study);
+    if (options_.kernel.multivariate) groups_ = TpeGroups(*study.space, options_.group);
     for (int64_t t : split.below) split.below_rows.push_back(units_.Row(study, t));
     for (int64_t t : split.above) split.above_rows.push_back(units_.Row(study, t));
   }

@@ -1,8 +1,11 @@
 // Tree-structured Parzen Estimator (Bergstra et al., NeurIPS 2011) with Optuna 3.1's refinements:
 // gamma(n) = min(ceil(0.1 n), 25) good trials, a prior component, the magic clip, recency weights,
-// 24 candidates drawn from l(x) and the one maximising l(x)/g(x) kept. Univariate by default (one
-// estimator pair per parameter, conditional parameters fitted on the trials where they are
-// active); `multivariate` models the unconditional parameters jointly.
+// 24 candidates drawn from l(x) and the one maximising l(x)/g(x) kept. By default (Optuna 5.0's
+// switches) multivariate, with group and constant liar: the unconditional parameters are one
+// joint estimator pair, each set of parameters under the same condition another (fitted on the
+// trials where they are active), and running trials count as bad ones. The joint kernels'
+// bandwidths follow Scott's rule on the observations' spread (TpeSearcherKernel); with
+// `multivariate` off, one estimator pair per parameter, as Optuna 3.1's default.
 //
 // Cost per ask, flat in the number of trials: the observations and their ranking are kept across
 // asks (ObservationIndex), the good set is at most gamma_max trials, and g(x) is fitted on at most
@@ -18,18 +21,32 @@
 
 namespace sift::search {
 
+// TpeSearcher's kernel: multivariate, Scott's rule on the observations' spread, prior weight 2
+// and the magic clip's floor at 0.7 of Optuna's (bench/search/README.md, issue 26: measured
+// against Optuna 3.1's TPE variants on Branin, Hartmann-6 and a mixed space). A heavier prior
+// keeps exploring while the data-driven kernels narrow.
+TpeKernelOptions TpeSearcherKernel();
+
 struct TpeOptions {
   int64_t n_startup = 10;        // random trials before the model is used
   int64_t n_ei_candidates = 24;
   double gamma = 0.1;            // fraction of trials taken as good...
   int64_t gamma_max = 25;        // ...at most this many
-  bool constant_liar = false;    // count running trials as bad ones, to spread parallel workers
+  bool constant_liar = true;     // count running trials as bad ones, to spread parallel workers
+  // With the kernel multivariate: also model jointly each set of conditional parameters that
+  // share a condition (Optuna's `group`); without, conditional parameters are univariate.
+  bool group = true;
   // g(x), the model of the bad trials, is fitted on at most this many of them (0: all, as Optuna):
   // past that, the most recent half and an evenly spaced sample of the older ones, weighted to
   // stand for those they skip. Bounds the cost of an ask: see bench/search/README.md.
   int64_t max_above = 100;
-  TpeKernelOptions kernel;
+  TpeKernelOptions kernel = TpeSearcherKernel();
 };
+
+// The parameters a multivariate TPE models jointly, as indices into the space, in order of each
+// group's first parameter: the unconditional ones, then (with `group`) each set of parameters
+// with the same condition (parent and values), which are active in exactly the same trials.
+std::vector<std::vector<size_t>> TpeGroups(const SearchSpace& space, bool group);
 
 class TpeSearcher : public Searcher {
  public:
@@ -71,7 +88,8 @@ class TpeSearcher : public Searcher {
   TpeOptions options_;
   UnitCache units_;
   ObservationIndex index_;  // the observations and their ranking, updated per ask
-  std::vector<GroupModel> models_;  // per parameter, then the joint group (multivariate)
+  std::vector<GroupModel> models_;  // per parameter, then per joint group (multivariate)
+  std::vector<std::vector<size_t>> groups_;  // TpeGroups of the space, per ask
   // Per-ask working arrays, kept to spare allocations.
   std::vector<double> obs_, weights_, x_, best_;
   std::vector<size_t> dims_;

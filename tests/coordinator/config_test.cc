@@ -237,11 +237,12 @@ TEST(StudyConfig, FlattensNestedOptionsWithDotsAndTypesThem) {
                                                   {"extra.label", std::string("7")},
                                                   {"extra.deep.name", std::string("x")}}));
   // Plateau knows none of them: each is named with its full path and its line.
+  const std::string known = " (known: min_delta, min_resource, patience, smoothing)";
   EXPECT_EQ(errors, (std::vector<std::string>{
-                        "scheduler.extra.flag: unknown option (line 8)",
-                        "scheduler.extra.ratio: unknown option (line 9)",
-                        "scheduler.extra.label: unknown option (line 10)",
-                        "scheduler.extra.deep.name: unknown option (line 11)",
+                        "scheduler.extra.flag: unknown option" + known + " (line 8)",
+                        "scheduler.extra.ratio: unknown option" + known + " (line 9)",
+                        "scheduler.extra.label: unknown option" + known + " (line 10)",
+                        "scheduler.extra.deep.name: unknown option" + known + " (line 11)",
                     }));
 }
 
@@ -351,9 +352,52 @@ TEST(StudyConfigErrors, BadSchedulerOptions) {
   ASSERT_EQ(errors.size(), 2u) << JoinLines(errors);
   EXPECT_TRUE(StartsWith(errors[0], "scheduler.patience: must be in [1, "));
   EXPECT_TRUE(EndsWith(errors[0], "got 0 (line 6)"));
-  EXPECT_EQ(errors[1], "scheduler.patiense: unknown option (line 7)");
+  EXPECT_EQ(errors[1],
+            "scheduler.patiense: unknown option; did you mean 'patience'? (known: min_delta, "
+            "min_resource, patience, smoothing) (line 7)");
   EXPECT_TRUE(StartsWith(OnlyError(WithSpace(kLr, "scheduler: {type: sometimes}\n")),
                          "scheduler.type: unknown scheduler 'sometimes' (known: "));
+}
+
+// Regression: these said what was wrong but not what to do.
+TEST(StudyConfigErrors, ErrorsSayWhatToWriteInstead) {
+  EXPECT_EQ(OnlyError(WithSpace(kLr, "trainer: {epochs: 5}\n")),
+            "trainer.epochs: not a trainer hyperparameter; set it as budget.max_epochs (line 4)");
+  // Ray Tune's name for an ASHA option: Sift's is named, and the scheduler's options listed.
+  EXPECT_EQ(OnlyError(WithSpace(kLr, "scheduler: {type: asha, grace_period: 2}\n")),
+            "scheduler.grace_period: unknown option; did you mean 'min_resource'? (Sift's name "
+            "for it) (known: eta, max_resource, min_resource, variant) (line 4)");
+}
+
+// Regression: TPE's 10 random start trials with max_trials: 10 made the whole study random.
+TEST(StudyConfig, TpesRandomStartFitsASmallBudgetAndSaysSo) {
+  StudyConfig c;
+  ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: tpe}\nbudget: {max_trials: 10}\n"), &c)
+                  .empty());
+  EXPECT_EQ(c.searcher.options.at("n_startup"), search::OptionValue(int64_t{3}));
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_TRUE(StartsWith(c.notes[0], "searcher.n_startup: 3 random trials before TPE's model"))
+      << c.notes[0];
+  // Large budgets keep Optuna's default; an explicit start is the user's, and said when it is
+  // the whole study.
+  ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: tpe}\nbudget: {max_trials: 100}\n"), &c)
+                  .empty());
+  EXPECT_EQ(c.searcher.options.count("n_startup"), 0u);
+  EXPECT_TRUE(c.notes.empty());
+  ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: tpe, n_startup: 10}\n"
+                                   "budget: {max_trials: 10}\n"),
+                    &c)
+                  .empty());
+  EXPECT_EQ(c.searcher.options.at("n_startup"), search::OptionValue(int64_t{10}));
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_TRUE(HasSubstr(c.notes[0], "searcher.n_startup (10) >= budget.max_trials (10): every "
+                                    "trial is drawn at random"))
+      << c.notes[0];
+  ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: gp}\nbudget: {max_trials: 4}\n"), &c)
+                  .empty());
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_TRUE(HasSubstr(c.notes[0], "searcher.n_startup (default) (5) >= budget.max_trials (4)"))
+      << c.notes[0];
 }
 
 TEST(StudyConfigErrors, UnknownTrainerHyperparameter) {

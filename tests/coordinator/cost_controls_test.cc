@@ -248,11 +248,21 @@ TEST(CostAlerts, AnEndedStudysRecordedForecastsAreSetAgainstWhatHappened) {
   const auto lines = ForecastVersusActual(s);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0], "forecast at 25% (4 trials ended, $2.5000 spent): $11.0000 in total, done "
-                      "after 66.7 min; actual $10.0000 (+10%), after 50.0 min (+33%)");
+                      "after 66.7 min; actual $10.0000 (forecast 10% high), after 50.0 min "
+                      "(forecast 33% late)");
   StudyReport r;
   r.study = s;
   r.study.tags = {{"team", "vision"}};
   EXPECT_EQ(FormatCostSummary(r), "tags: team=vision\n" + lines[0] + "\n");
+  // Regression: "(-16%)" read as the actual being under the forecast; it was the forecast.
+  s.dollars = 13.1;
+  s.record.ended_at = 5000;
+  const auto under = ForecastVersusActual(s);
+  ASSERT_EQ(under.size(), 1u);
+  EXPECT_NE(under[0].find("actual $13.1000 (forecast 16% low), after 66.7 min (forecast on the "
+                          "mark)"),
+            std::string::npos)
+      << under[0];
 }
 
 // ---- the command runner -----------------------------------------------------------------------
@@ -454,6 +464,34 @@ TEST_F(CostControlsTest, ASpentBudgetEndsTheStudyEvenWithARequeuedTrial) {
   ASSERT_TRUE(c_->ListTrials(id, &trials).ok());
   ASSERT_EQ(trials.size(), 1u);
   EXPECT_EQ(trials[0].record.state, search::TrialState::kStopped);
+}
+
+// Regression: a budget lowered below the spend ended the study at once, before any tick fired
+// the thresholds it crossed, and called a trial that had trained an epoch "never run".
+TEST_F(CostControlsTest, ALoweredBudgetAnnouncesEveryCrossedThresholdBeforeItEnds) {
+  const int64_t id = Study(Config("lowered", "alerts: {forecast: false}\n", /*max_dollars=*/1.0));
+  std::string w = Worker();
+  Assignment a = Acquire(w);
+  clock_.Advance(20);  // $0.02 of $1
+  search::Decision d;
+  ASSERT_TRUE(c_->ReportProgress(w, a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d).ok());
+  ASSERT_TRUE(c_->PreemptTrial(w, a.lease_id, "", "spot notice").ok());  // back to PENDING
+  c_->Tick();
+  EXPECT_TRUE(Keys(id, "alert").empty());
+  ASSERT_TRUE(c_->UpdateBudget(id, {0.01, std::nullopt, std::nullopt}, "alice").ok());
+  EXPECT_EQ(Keys(id, "alert"), (std::vector<std::string>{"budget:50", "budget:80", "budget:100"}));
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.record.state, StudyState::kCompleted);
+  std::vector<TrialSummary> trials;
+  ASSERT_TRUE(c_->ListTrials(id, &trials).ok());
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].record.state, search::TrialState::kStopped);
+  EXPECT_EQ(trials[0].record.end_reason.find("never run"), std::string::npos)
+      << trials[0].record.end_reason;
+  EXPECT_NE(trials[0].record.end_reason.find("not resumed after epoch 1: budget"),
+            std::string::npos)
+      << trials[0].record.end_reason;
 }
 
 TEST_F(CostControlsTest, RollupByTagSumsTheStudiesOfEachTag) {

@@ -212,6 +212,32 @@ TEST(DataValidation, ImbalanceAwareObjectivesAreAccepted) {
                                       "label has 3; use val_macro_f1 or val_balanced_accuracy"}));
 }
 
+// Regression: a regression metric on text classes advised "set data.task: regression", which
+// cannot work; the metric is what is wrong.
+TEST(DataValidation, ARegressionMetricOnTextClassesNamesTheMetric) {
+  TempDir dir;
+  std::string text = "a,y\n";
+  for (int i = 0; i < 20; ++i) text += std::to_string(i) + "," + (i % 2 ? "cat" : "dog") + "\n";
+  WriteFile(dir / "d.csv", text);
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c,
+                    "objective: {metric: val_rmse, direction: minimize}\n")
+                  .empty());
+  EXPECT_EQ(ValidateStudyData(c),
+            (std::vector<std::string>{
+                "objective.metric: val_rmse is a regression metric, but the label's classes are "
+                "text ('cat'); set objective: {metric: val_accuracy} (or another classification "
+                "metric)"}));
+}
+
+// Regression: "data.normalize: unknown key" did not point to the key Sift has.
+TEST(DataConfig, AnotherToolsWordForAKeyPointsToSifts) {
+  StudyConfig c;
+  const auto errors = Parse("{file: d.csv, label: y, normalize: true}", &c);
+  EXPECT_EQ(errors, (std::vector<std::string>{
+                        "data.normalize: unknown key; did you mean 'standardize'? (line 4)"}));
+}
+
 TEST(DataConfig, TheSklearnExamplesValidate) {
   for (const char* name : {"breast_cancer", "diabetes"}) {
     StudyConfig c;

@@ -132,6 +132,25 @@ TEST_F(GroupCommitTest, WritesQueuedDuringACommitShareTheNextTransaction) {
   EXPECT_EQ(CommittedReports(), 50u);
 }
 
+// Regression: a read-only `sift report` logged "group commit: 1 writes" (the Coordinator's
+// closing flush was an empty write).
+TEST_F(GroupCommitTest, ADrainWaitsForQueuedWritesAndIsNoWriteItself) {
+  GroupCommit commit(*store_);
+  commit.Drain();
+  EXPECT_EQ(commit.writes(), 0);
+  EXPECT_EQ(commit.batches(), 0);
+  Gate gate;
+  auto first = gate.Hold(commit);
+  auto queued = commit.Submit([this] { store_->InsertReport(Report("L", 1)); });
+  std::thread opener([&] { gate.open.set_value(); });
+  commit.Drain();  // returns only after the write queued before it
+  EXPECT_EQ(queued.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(CommittedReports(), 1u);
+  EXPECT_EQ(commit.writes(), 2);  // the gate's and the report
+  opener.join();
+  first.get();
+}
+
 TEST_F(GroupCommitTest, AWriteThatThrowsFailsAloneAndTheOthersCommit) {
   store_->InsertReport(Report("L", 7));
   GroupCommit commit(*store_);

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 
 #include "coordinator/html_chart_data.h"
+#include "coordinator/html_charts.h"
 #include "coordinator/html_report.h"
 #include "tests/coordinator/trial_fixture.h"
 
@@ -261,6 +263,44 @@ TEST(HtmlReport, EveryChartIsThereAndEveryMarkNamesATrialOfTheTable) {
   }
   EXPECT_EQ(marked, (std::set<std::string>{"0", "1", "2", "3", "4", "5"}));
   for (const auto& n : marked) EXPECT_NE(html.find("[" + n + ",\"COMPLETED\""), std::string::npos);
+}
+
+// Regression: with many parameters the parallel-coordinates chart's axis names overlapped.
+TEST(HtmlReport, ManyParametersNamesDoNotOverlap) {
+  HtmlStudy s;
+  s.report = Study();
+  for (int i = 0; i < 4; ++i) {
+    auto t = Trial(i, 0.01, 0.5 + 0.1 * i, 10);
+    for (int p = 0; p < 12; ++p) {
+      t.record.params["parameter_number_" + std::to_string(p)] = 0.1 * (i + p);
+    }
+    s.report.trials.push_back(t);
+  }
+  const std::string svg = html::ParallelChart(s);
+  // Each name's x, y and shown text; names in one row must be a name's width apart.
+  const std::regex label("<text x=\"([0-9.]+)\" y=\"([0-9.]+)\" text-anchor=\"middle\" "
+                         "class=\"label\">([^<]*)<title>([^<]*)</title>");
+  std::map<std::string, std::vector<std::pair<double, std::string>>> rows;
+  std::set<std::string> titles;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator();
+       ++it) {
+    rows[(*it)[2]].emplace_back(std::stod((*it)[1]), (*it)[3]);
+    titles.insert((*it)[4]);
+  }
+  EXPECT_EQ(titles.size(), 13u);  // 12 parameters and the objective, each whole in its title
+  EXPECT_TRUE(titles.count("parameter_number_11"));
+  EXPECT_EQ(rows.size(), 2u) << svg.substr(0, 3000);  // staggered in two rows
+  for (const auto& [y, row] : rows) {
+    for (size_t i = 1; i < row.size(); ++i) {
+      // Shown text is ASCII but for the ellipsis (3 bytes, one character).
+      const auto chars = [](const std::string& t) {
+        return static_cast<double>(t.size() - 2 * (t.find("\u2026") != std::string::npos));
+      };
+      const double need = (chars(row[i - 1].second) + chars(row[i].second)) / 2 * 6.2;
+      EXPECT_GE(row[i].first - row[i - 1].first, need)
+          << row[i - 1].second << " and " << row[i].second << " at y " << y;
+    }
+  }
 }
 
 TEST(HtmlReport, NamesAndParametersAreEscapedSoTheyCannotBreakThePage) {

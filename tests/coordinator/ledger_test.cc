@@ -153,6 +153,14 @@ TEST(Ledger, RowsArePricedWithWasteInterruptionsAndTheSpendCurve) {
   EXPECT_EQ(cost.expirations, 1);
   EXPECT_DOUBLE_EQ(cost.idle_seconds, 30);
   EXPECT_DOUBLE_EQ(cost.idle_dollars, 0.03);
+  EXPECT_DOUBLE_EQ(cost.paused_wasted_dollars, 0);
+  // A study pause's lost work is waste too, and told apart.
+  SegmentRecord paused = Segment("D", 1, 1, 140, 150);
+  paused.end_reason = kStudyPausedSegment;
+  paused.wasted_seconds = 5;
+  const StudyCost with_pause = StudyCostOf({pre, exp, paused}, {}, 160);
+  EXPECT_DOUBLE_EQ(with_pause.wasted_dollars, 0.008 + 0.005);
+  EXPECT_DOUBLE_EQ(with_pause.paused_wasted_dollars, 0.005);
 }
 
 TEST(Ledger, AnIdleStretchIsOpenedOnceAndClosedIntoARecord) {

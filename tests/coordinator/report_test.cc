@@ -70,6 +70,22 @@ TEST(Report, SummaryShowsIdleWorkerCostApartFromTrials) {
   EXPECT_NE(ToJson(r).find("\"idle_dollars\": 0.0125"), std::string::npos);
 }
 
+// Regression: a pause after Ctrl-C showed as "work redone (17.1%)" with no word of why.
+TEST(Report, WorkLostToAPauseIsNamedInTheSpotLine) {
+  StudyReport r = Report();
+  r.study.dollars = 1.0;
+  r.study.wasted_dollars = 0.171;
+  EXPECT_NE(FormatSummary(r).find("of work redone (17.1%); by market"), std::string::npos)
+      << FormatSummary(r);
+  r.study.paused_wasted_dollars = 0.12;
+  EXPECT_NE(FormatSummary(r).find("of work redone (17.1%; 12.0% lost to study pauses: the "
+                                  "work since each trial's last checkpoint is lost (a command "
+                                  "trial's partial epoch too, unless its program saves on "
+                                  "SIGTERM)); by market"),
+            std::string::npos)
+      << FormatSummary(r);
+}
+
 TEST(Report, WriteReportFilesCreatesAMissingFolderOrNamesIt) {
   const auto base = std::filesystem::temp_directory_path() /
                     ("sift-report-" + std::to_string(::getpid()));

@@ -643,6 +643,53 @@ TEST_F(ServicesRpcTest, EvaluateTrialQueuesAFinishedTrialsTestScoreOnce) {
   EXPECT_STATUS(studies_->EvaluateTrial(As("a").get(), req, &trial), NOT_FOUND, "9");
 }
 
+// Regression: `sift status` (the summary rebuilt from these RPCs' answers) printed `by market: -`
+// after dollars were spent, "asked for by ;", "RUNNING ();" and the best model's file without
+// its folder, where `sift report` (the coordinator's own summary) printed them right.
+TEST_F(ServicesRpcTest, StatusPrintsTheSummaryThatReportPrints) {
+  use_test_clock_ = true;  // both summaries are made at the same instant
+  Start();
+  const int64_t study = Create();
+  const std::string w = Register();
+  const auto a = Acquire(w).assignment();
+  clock_.Advance(60);
+  ASSERT_TRUE(Upload(w, a.lease_id(), "trial-0-e2.ckpt", CheckpointBytes("weights")).ok());
+  v1::ReportProgressResponse resp;
+  ASSERT_TRUE(Report(w, a.lease_id(), 1, 1, 0.5, &resp).ok());
+  ASSERT_TRUE(Report(w, a.lease_id(), 2, 2, 0.6, &resp, "trial-0-e2.ckpt").ok());
+  ASSERT_TRUE(Complete(w, a.lease_id(), "trial-0-e2.ckpt").ok());
+  v1::EvaluateTrialRequest evaluate;
+  evaluate.set_study_id(study);
+  evaluate.set_trial_number(0);
+  v1::Trial evaluated;
+  ASSERT_TRUE(studies_->EvaluateTrial(As("erin").get(), evaluate, &evaluated).ok());
+
+  StudyReport direct;
+  ASSERT_TRUE(coordinator_->GetStudy(study, &direct.study).ok());
+  ASSERT_TRUE(coordinator_->ListTrials(study, &direct.trials).ok());
+  StudyReport wire;
+  v1::GetStudyRequest get;
+  get.set_study_id(study);
+  v1::Study got;
+  ASSERT_TRUE(studies_->GetStudy(As("a").get(), get, &got).ok());
+  wire.study = FromProto(got);
+  v1::ListTrialsRequest list;
+  list.set_study_id(study);
+  v1::ListTrialsResponse trials;
+  ASSERT_TRUE(studies_->ListTrials(As("a").get(), list, &trials).ok());
+  for (const auto& t : trials.trials()) wire.trials.push_back(FromProto(t));
+
+  const std::string text = FormatSummary(direct);
+  EXPECT_EQ(FormatSummary(wire), text);
+  EXPECT_NE(text.find("by market: on-demand $0.0250"), std::string::npos) << text;
+  EXPECT_NE(text.find("(asked for by erin; scored once)"), std::string::npos) << text;
+  EXPECT_NE(text.find("'svc': RUNNING; "), std::string::npos) << text;
+  EXPECT_NE(text.find("best trial's model: " + (dir_ / "checkpoints").string() +
+                      "/study-" + std::to_string(study) + "/trial-0-e2.ckpt"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(ServicesRpcTest, RolesDecideWhoMayCallWhatOverPlaintextToo) {
   ServerSecurity security;
   ASSERT_EQ(security.credentials.Add(common::Role::kUser, "user-0123456789abcdef", "test"), "");

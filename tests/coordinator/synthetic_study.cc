@@ -7,6 +7,10 @@
 #include <random>
 #include <vector>
 
+#include "common/config/config.h"
+#include "coordinator/cost_alerts.h"
+#include "search/rng.h"
+
 namespace sift::testing {
 namespace {
 
@@ -32,17 +36,43 @@ budget: {{max_trials: {}, max_epochs: {}, max_dollars: 0, max_hours: 0}}
                      o.name, o.trials, kMaxEpochs);
 }
 
+// The config's objective, space and name; throws naming the problem when it does not parse.
+coordinator::StudyConfig Parsed(const std::string& text) {
+  coordinator::StudyConfig config;
+  const auto errors = coordinator::ParseStudyConfig(text, "synthetic", &config,
+                                                    coordinator::ConfigLimits::None());
+  if (!errors.empty()) throw std::runtime_error("synthetic study config: " + errors.front());
+  return config;
+}
+
+// The budget alerts the coordinator records as a study crosses 50, 80 and 100% of max_dollars.
+void RecordAlerts(coordinator::Store& store, int64_t id, const coordinator::StudyConfig& config,
+                  double at) {
+  coordinator::AlertConfig alerts;
+  alerts.thresholds = {50, 80, 100};
+  const double budget = config.budget.max_dollars > 0 ? config.budget.max_dollars : 1.0;
+  for (const auto& e : coordinator::DueBudgetAlerts(alerts, budget, budget, {})) {
+    coordinator::CostFacts facts{id, config.name, config.tags, at, budget, config.budget};
+    store.InsertStudyEvent({id, at, "coordinator", e.action, coordinator::CostEventJson(e, facts)});
+  }
+}
+
 }  // namespace
 
 int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) {
   std::mt19937_64 rng(o.seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> noise(0, 0.01);
+  const bool custom = !o.config_text.empty();
+  const coordinator::StudyConfig config = Parsed(custom ? o.config_text : Config(o));
+  const bool maximize = config.objective.maximize;
+  const std::string metric = config.objective.metric;
+  search::Rng space_rng(o.seed);
   int64_t id = 0;
   store.Atomically([&] {
     coordinator::StudyRecord study;
-    study.name = o.name;
-    study.config_text = Config(o);
+    study.name = custom ? config.name : o.name;
+    study.config_text = custom ? o.config_text : Config(o);
     study.state = coordinator::StudyState::kRunning;
     study.created_at = kStart;
     id = store.CreateStudy(study);
@@ -61,16 +91,22 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
       const auto hidden = static_cast<int64_t>(std::lround(std::pow(2.0, 5 + 4 * u(rng))));
       const double dropout = 0.5 * u(rng);
       const bool adam = u(rng) < 0.5;
-      // A plausible response: best near lr 3e-3, wider is better, too much dropout hurts.
-      const double peak = 0.9 - 0.05 * std::pow(std::log10(lr) + 2.5, 2) +
-                          0.01 * std::log2(static_cast<double>(hidden) / 32) - 0.1 * dropout * dropout +
-                          (adam ? 0.01 : 0.0);
+      // A plausible response: best near lr 3e-3, wider is better, too much dropout hurts. A
+      // config's own space gets a response drawn per trial instead.
+      const double peak =
+          custom ? 0.7 + 0.25 * u(rng)
+                 : 0.9 - 0.05 * std::pow(std::log10(lr) + 2.5, 2) +
+                       0.01 * std::log2(static_cast<double>(hidden) / 32) -
+                       0.1 * dropout * dropout + (adam ? 0.01 : 0.0);
       const double epoch_s = 4.0 + static_cast<double>(hidden) / 64.0;
       coordinator::TrialRecord trial;
       trial.study_id = id;
       trial.number = n;
-      trial.params = {{"lr", lr}, {"hidden", hidden}, {"dropout", dropout},
-                      {"optimizer", std::string(adam ? "adam" : "sgd")}};
+      trial.params = custom ? config.space.Sample(space_rng)
+                            : search::Params{{"lr", lr},
+                                             {"hidden", hidden},
+                                             {"dropout", dropout},
+                                             {"optimizer", std::string(adam ? "adam" : "sgd")}};
       trial.state = search::TrialState::kRunning;
       // Trials start on the worker free first.
       auto worker = std::min_element(free_at.begin(), free_at.end());
@@ -80,6 +116,7 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
       // rung and are promoted later (a new lease resuming from the rung's epoch).
       const double draw = peak + 0.04 * (u(rng) - 0.5);  // a noisy rung: the worse stop early
       const int64_t last_epoch = draw < 0.84 ? 1 : draw < 0.89 ? 3 : kMaxEpochs;
+      const bool diverges = n < o.diverged;
       const bool paused = last_epoch == kMaxEpochs && u(rng) < 0.5;
       int64_t epoch = 0;
       double t = *worker;
@@ -113,13 +150,20 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
           r.study_id = id;
           r.number = n;
           r.epoch = epoch;
-          const double value = peak * (1 - std::exp(-0.6 * static_cast<double>(epoch))) + noise(rng);
-          r.metrics = {{"val_accuracy", value}, {"train_loss", 2.3 * std::exp(-0.3 * epoch)}};
+          const double rise = 1 - std::exp(-0.6 * static_cast<double>(epoch));
+          // Minimized objectives (val_rmse, a loss) fall from about 2x towards their floor.
+          double value = maximize ? peak * rise + noise(rng) : (4 - 3 * peak) * (2 - rise);
+          if (diverges && epoch == last_epoch) value = std::nan("");
+          r.metrics = {{metric, value}, {"train_loss", 2.3 * std::exp(-0.3 * epoch)}};
           r.lease_id = seg.lease_id;
           r.seq = ++seq;
           r.created_at = t;
           r.decision = "CONTINUE";
-          if (epoch == last_epoch && epoch < kMaxEpochs) {
+          if (diverges && epoch == last_epoch) {
+            r.decision = "STOP";
+            r.reason = metric + " is NaN: diverged";
+            end = "diverged";
+          } else if (epoch == last_epoch && epoch < kMaxEpochs) {
             r.decision = "STOP";
             r.reason = fmt::format("asha: below the top third at rung {}", epoch);
             end = "stopped";
@@ -148,6 +192,11 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
         }
       }
       const bool stopped = last_epoch < kMaxEpochs;
+      if (diverges) {
+        store.UpdateTrialState(id, n, search::TrialState::kDiverged,
+                               metric + " is NaN: diverged", t);
+        continue;
+      }
       store.UpdateTrialState(id, n, stopped ? search::TrialState::kStopped
                                             : search::TrialState::kCompleted,
                              stopped ? fmt::format("asha: below the top third at rung {}",
@@ -155,6 +204,7 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
                                      : "max epochs reached (9)",
                              t);
     }
+    if (o.alerts) RecordAlerts(store, id, config, last_end);
     store.UpdateStudy(id, coordinator::StudyState::kCompleted,
                       fmt::format("all {} trials finished", o.trials), last_end);
   });

@@ -16,6 +16,11 @@ struct SyntheticStudy {
   uint64_t seed = 1;
   std::string name = "synthetic";
   double preempt_chance = 0.05;  // per lease
+  // A study config (an example's text): its name, space, objective and budget are the study's,
+  // its parameters drawn from its space. "" writes the built-in MLP study above.
+  std::string config_text;
+  int diverged = 0;     // trials whose objective turns NaN at their last epoch (DIVERGED)
+  bool alerts = false;  // the 50/80/100% budget alerts recorded as the coordinator records them
 };
 
 // Returns the new study's id.

@@ -142,6 +142,27 @@ TEST_F(CommandTrials, AProgramThatReportsEachEpochFinishes) {
   EXPECT_EQ(SigtermMarks(), 0);
   w->Signal(SIGTERM);
   EXPECT_EQ(w->Wait(30), 0) << w->Log();
+
+  // Exporting a command trial gives back the folder its program saved, unpacked into --out.
+  std::string output;
+  const std::vector<std::string> exporter = {BinDir() + "/sift", "export", "--checkpoints",
+                                             dir_ + "/checkpoints", "--trial", "0", "--out"};
+  auto with_out = [&](const std::string& out) {
+    auto argv = exporter;
+    argv.push_back(out);
+    return argv;
+  };
+  ASSERT_EQ(RunCommand(with_out(dir_ + "/exported"), &output), 0) << output;
+  EXPECT_EQ(Read(dir_ + "/exported/epoch.txt"), "3");
+  EXPECT_NE(output.find("unpacked " + dir_ + "/exported: the checkpoint folder (1 files)"),
+            std::string::npos)
+      << output;
+  // Never over a user's files.
+  fs::create_directories(dir_ + "/taken");
+  WriteFile(dir_ + "/taken/mine.txt", "keep");
+  EXPECT_EQ(RunCommand(with_out(dir_ + "/taken"), &output), 1) << output;
+  EXPECT_NE(output.find("must be a new or empty directory"), std::string::npos) << output;
+  EXPECT_EQ(Read(dir_ + "/taken/mine.txt"), "keep");
 }
 
 TEST_F(CommandTrials, AStopFromTheSchedulerSendsSigterm) {

@@ -97,6 +97,9 @@ INSTANTIATE_TEST_SUITE_P(
         SchedulerCase{"hyperband_promotion", "hyperband",
                       {{"variant", std::string("promotion")}, {"eta", int64_t{2}}}, 1},
         SchedulerCase{"median", "median", {{"min_resource", int64_t{2}}}, 2},
+        SchedulerCase{"curve", "curve", {{"min_epochs", int64_t{4}}}, 4},
+        SchedulerCase{"curve_top3", "curve",
+                      {{"min_epochs", int64_t{2}}, {"k", int64_t{3}}, {"threshold", 0.2}}, 2},
         SchedulerCase{"asha_plus_plateau", "asha",
                       {{"plateau.patience", int64_t{2}}, {"plateau.min_delta", 0.001}}, 1},
         SchedulerCase{"hyperband_plus_median", "hyperband",
@@ -116,7 +119,10 @@ TEST(SchedulerFactory, OptionErrorsNameTheKey) {
   EXPECT_EQ(MakeScheduler("hyperband", {{"plateau.patiense", int64_t{3}}}, {27, true}, &errors),
             nullptr);
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0], "plateau.patiense: unknown option");
+  EXPECT_EQ(errors[0],
+            "plateau.patiense: unknown option; did you mean 'plateau.patience'? (known: "
+            "brackets, eta, max_resource, min_resource, plateau.min_delta, plateau.min_resource, "
+            "plateau.patience, plateau.smoothing, variant)");
   errors.clear();
   EXPECT_EQ(MakeScheduler("asha", {{"min_resource", int64_t{30}}}, {27, true}, &errors), nullptr);
   ASSERT_EQ(errors.size(), 1u);

@@ -111,9 +111,12 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SearcherCase{"random", "random", {}}, SearcherCase{"sobol", "sobol", {}},
                       SearcherCase{"grid", "grid", {}},
                       SearcherCase{"tpe", "tpe", {{"n_startup", int64_t{5}}}},
-                      SearcherCase{"tpe_multivariate", "tpe",
-                                   {{"n_startup", int64_t{5}}, {"multivariate", true},
-                                    {"constant_liar", true}}},
+                      SearcherCase{"tpe_univariate", "tpe",
+                                   {{"n_startup", int64_t{5}}, {"multivariate", false},
+                                    {"constant_liar", false}}},
+                      SearcherCase{"tpe_optuna_multivariate", "tpe",
+                                   {{"n_startup", int64_t{5}},
+                                    {"bandwidth", std::string("optuna")}, {"group", false}}},
                       SearcherCase{"gp", "gp", {}},
                       SearcherCase{"gp_cost_aware", "gp", {{"cost_aware", true}}},
                       SearcherCase{"bohb", "bohb", {{"min_points", int64_t{4}}}}),
@@ -125,7 +128,8 @@ TEST(SearcherFactory, OptionErrorsNameTheKey) {
   EXPECT_EQ(MakeSearcher("tpe", {{"n_startup", 2.5}, {"gama", 0.2}}, space, &errors), nullptr);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].rfind("n_startup: must be an integer", 0), 0u);
-  EXPECT_EQ(errors[1], "gama: unknown option");
+  EXPECT_EQ(errors[1].rfind("gama: unknown option; did you mean 'gamma'? (known: ", 0), 0u)
+      << errors[1];
 }
 
 }  // namespace

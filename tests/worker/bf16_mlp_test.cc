@@ -3,6 +3,8 @@
 // threads repeat bitwise, and micro-batches accumulate fp32 gradients.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tests/worker/test_util.h"
 #include "worker/trainer/sgemm.h"
 #include "worker/trainer/trainer.h"
@@ -50,6 +52,23 @@ TEST(Bf16MlpTest, LearnsAndResumesBitwiseMidEpoch) {
   EXPECT_TRUE(torch::equal(Flat(straight), Flat(resumed)));
   EXPECT_EQ(last_straight.train_loss, last_resumed.train_loss);
   EXPECT_EQ(last_straight.val_loss, last_resumed.val_loss);
+}
+
+// Regression: with a layer or batch norm, the MLP's bf16 activations reached the norm, whose
+// fp32 weight LibTorch's CPU kernel refused ("expected scalar type BFloat16 but found Float"):
+// `precision: auto` on an AVX512-BF16 CPU failed every such trial.
+TEST(Bf16MlpTest, NormsTrainOnBf16Activations) {
+  auto data = testing::SmallFashionMnist(/*train=*/256, /*val=*/64, /*test=*/64);
+  for (const char* norm : {"layer", "batch"}) {
+    SCOPED_TRACE(norm);
+    TrainerOptions o = Bf16Mlp();
+    o.hp.norm = norm;
+    o.hp.activation = "gelu";
+    Trainer t(o, data);
+    const EpochMetrics m = t.TrainEpoch();
+    EXPECT_TRUE(std::isfinite(m.train_loss));
+    EXPECT_TRUE(std::isfinite(m.val_loss));
+  }
 }
 
 TEST(Bf16MlpTest, TwoThreadsRepeatBitwise) {

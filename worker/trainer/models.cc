@@ -17,6 +17,13 @@ constexpr int64_t kMinMlpWidth = 32;
 constexpr int64_t kMaxMlpWidth = 8192;
 constexpr int64_t kMinPoolSize = 4;
 
+// Under bf16 autocast a linear layer hands the next norm bf16 activations, and LibTorch 1.13's
+// CPU norms refuse an input whose type is not their weight's ("expected scalar type BFloat16 but
+// found Float"): normalize in the weight's type (fp32), as autocast does for norms on CUDA.
+torch::Tensor AsTypeOf(const torch::Tensor& x, const torch::Tensor& weight) {
+  return x.scalar_type() == weight.scalar_type() ? x : x.to(weight.scalar_type());
+}
+
 }  // namespace
 
 torch::Tensor Net::Dropout(const torch::Tensor& x, double p) {
@@ -77,8 +84,12 @@ torch::Tensor Mlp::forward(torch::Tensor x) {
   }
   for (size_t i = 0; i < layers_.size(); ++i) {
     x = layers_[i]->forward(x);
-    if (!batch_norms_.empty()) x = batch_norms_[i]->forward(x);
-    if (!layer_norms_.empty()) x = layer_norms_[i]->forward(x);
+    if (!batch_norms_.empty()) {
+      x = batch_norms_[i]->forward(AsTypeOf(x, batch_norms_[i]->weight));
+    }
+    if (!layer_norms_.empty()) {
+      x = layer_norms_[i]->forward(AsTypeOf(x, layer_norms_[i]->weight));
+    }
     x = Dropout(Activate(x, activation_), dropout_);
   }
   return head_->forward(x);

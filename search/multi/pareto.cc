@@ -1,0 +1,133 @@
+#include "search/multi/pareto.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace sift::search {
+
+std::vector<double> Oriented(const std::vector<double>& values,
+                             const std::vector<Direction>& directions) {
+  std::vector<double> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (std::isnan(v)) {
+      out[i] = -std::numeric_limits<double>::infinity();
+    } else {
+      out[i] = i < directions.size() && directions[i] == Direction::kMinimize ? -v : v;
+    }
+  }
+  return out;
+}
+
+bool Dominates(const std::vector<double>& a, const std::vector<double>& b) {
+  bool better = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] < b[i]) return false;
+    if (a[i] > b[i]) better = true;
+  }
+  return better;
+}
+
+double ConstraintViolation(const std::vector<double>& constraints) {
+  double total = 0;
+  for (double c : constraints) {
+    if (std::isnan(c)) return std::numeric_limits<double>::infinity();
+    if (c > 0) total += c;
+  }
+  return total;
+}
+
+bool ConstrainedDominates(const ConstrainedPoint& a, const ConstrainedPoint& b) {
+  if (!a.constraints && !b.constraints) return Dominates(a.values, b.values);
+  if (!b.constraints) return true;
+  if (!a.constraints) return false;
+  const double va = ConstraintViolation(*a.constraints);
+  const double vb = ConstraintViolation(*b.constraints);
+  if (va == 0 && vb == 0) return Dominates(a.values, b.values);
+  return va < vb;  // covers feasible over infeasible: 0 < any violation
+}
+
+std::vector<int> NonDominatedRanks(int n, const std::function<bool(int, int)>& dominates) {
+  // Deb's bookkeeping: how many dominate each item, and whom each dominates; peel rank by rank.
+  std::vector<int> dominated_by_count(n, 0);
+  std::vector<std::vector<int>> dominated(n);
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      if (dominates(i, j)) {
+        dominated[i].push_back(j);
+        ++dominated_by_count[j];
+      } else if (dominates(j, i)) {
+        dominated[j].push_back(i);
+        ++dominated_by_count[i];
+      }
+    }
+  }
+  std::vector<int> ranks(n, -1);
+  std::vector<int> current;
+  for (int i = 0; i < n; ++i) {
+    if (dominated_by_count[i] == 0) current.push_back(i);
+  }
+  for (int rank = 0; !current.empty(); ++rank) {
+    std::vector<int> next;
+    for (int i : current) {
+      ranks[i] = rank;
+      for (int j : dominated[i]) {
+        if (--dominated_by_count[j] == 0) next.push_back(j);
+      }
+    }
+    current = std::move(next);
+  }
+  return ranks;
+}
+
+std::vector<int> NonDominatedRanks(const Points& points) {
+  return NonDominatedRanks(static_cast<int>(points.size()),
+                           [&](int i, int j) { return Dominates(points[i], points[j]); });
+}
+
+std::vector<int> ConstrainedNonDominatedRanks(const std::vector<ConstrainedPoint>& points) {
+  return NonDominatedRanks(static_cast<int>(points.size()), [&](int i, int j) {
+    return ConstrainedDominates(points[i], points[j]);
+  });
+}
+
+std::vector<std::vector<int>> Fronts(const std::vector<int>& ranks) {
+  std::vector<std::vector<int>> fronts;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0) continue;
+    if (static_cast<size_t>(ranks[i]) >= fronts.size()) fronts.resize(ranks[i] + 1);
+    fronts[ranks[i]].push_back(static_cast<int>(i));
+  }
+  return fronts;
+}
+
+std::vector<double> CrowdingDistance(const Points& points, const std::vector<int>& front) {
+  const size_t n = front.size();
+  std::vector<double> distance(n, 0.0);
+  if (n == 0) return distance;
+  const double inf = std::numeric_limits<double>::infinity();
+  const size_t dims = points[front[0]].size();
+  std::vector<size_t> order(n);
+  for (size_t m = 0; m < dims; ++m) {
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const double va = points[front[a]][m], vb = points[front[b]][m];
+      return va < vb || (va == vb && front[a] < front[b]);
+    });
+    const double low = points[front[order.front()]][m];
+    const double high = points[front[order.back()]][m];
+    distance[order.front()] = inf;
+    distance[order.back()] = inf;
+    const double range = high - low;
+    if (!(range > 0) || std::isinf(range)) continue;
+    for (size_t r = 1; r + 1 < n; ++r) {
+      const double gap = points[front[order[r + 1]]][m] - points[front[order[r - 1]]][m];
+      distance[order[r]] += gap / range;
+    }
+  }
+  return distance;
+}
+
+}  // namespace sift::search

@@ -1,0 +1,54 @@
+// Pareto dominance and NSGA-II's orderings (Deb et al. 2002) as pure functions. Every vector here
+// is oriented so that larger is better in each objective: orient raw values once with Oriented()
+// and the rest of the multi-objective code never asks which way an objective points.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace sift::search {
+
+enum class Direction { kMaximize, kMinimize };
+
+// One point per trial, one value per objective, all of the same length.
+using Points = std::vector<std::vector<double>>;
+
+// The values with minimized objectives negated, so larger is better everywhere. A value that is
+// not a number becomes -infinity: the worst, as RungRecord ranks it.
+std::vector<double> Oriented(const std::vector<double>& values,
+                             const std::vector<Direction>& directions);
+
+// Whether a is at least as good as b in every objective and better in one.
+bool Dominates(const std::vector<double>& a, const std::vector<double>& b);
+
+// Optuna's constrained domination (NSGA-II with constraints, Deb et al. 2002, section VI): a
+// constraint value <= 0 is satisfied. A point with constraint values beats one without; a feasible
+// point beats an infeasible one; of two infeasible points the one with the smaller total violation
+// (sum of the positive values; a NaN counts as infinite) wins; two feasible points compare by
+// Dominates. Without constraint values on either side it is Dominates.
+struct ConstrainedPoint {
+  std::vector<double> values;                      // oriented
+  std::optional<std::vector<double>> constraints;  // none: not reported
+};
+bool ConstrainedDominates(const ConstrainedPoint& a, const ConstrainedPoint& b);
+double ConstraintViolation(const std::vector<double>& constraints);
+
+// Non-domination rank of each of n items under a strict partial order `dominates(i, j)`: 0 for
+// those nobody dominates, 1 for those dominated only by rank 0, ... (fast non-dominated sort,
+// O(n^2) comparisons: fine for the hundreds of trials at a rung).
+std::vector<int> NonDominatedRanks(int n, const std::function<bool(int, int)>& dominates);
+std::vector<int> NonDominatedRanks(const Points& points);
+std::vector<int> ConstrainedNonDominatedRanks(const std::vector<ConstrainedPoint>& points);
+
+// The indices of each rank, rank 0 first, ascending inside a rank.
+std::vector<std::vector<int>> Fronts(const std::vector<int>& ranks);
+
+// NSGA-II's crowding distance of the points `front` names (one front), in the order of `front`:
+// the sum over objectives of the gap between a point's two neighbours, divided by the objective's
+// range; the two ends of each objective get +infinity. Objectives with no range add nothing.
+// Equal values are ordered by index, so the result does not depend on the sort's whims.
+std::vector<double> CrowdingDistance(const Points& points, const std::vector<int>& front);
+
+}  // namespace sift::search
