@@ -18,7 +18,7 @@ std::vector<std::string> ValidateData(const DataSpec& spec, DataSummary* summary
     }
     const std::string where = spec.uses_dir() ? "idx images in " + spec.dir
                                               : "idx images from " + spec.train.path;
-    if (errors.empty() && summary != nullptr) *summary = {"classification", 10, where};
+    if (errors.empty() && summary != nullptr) *summary = {"classification", 10, where, ""};
     return errors;
   }
   try {
