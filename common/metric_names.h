@@ -15,24 +15,40 @@ inline constexpr const char* kTrainLoss = "train_loss";
 inline constexpr const char* kValRmse = "val_rmse";
 inline constexpr const char* kValMae = "val_mae";
 inline constexpr const char* kValR2 = "val_r2";
+// Classification beside accuracy, for imbalanced labels: the mean of the per-class recalls, the
+// mean of the per-class F1 scores, and (two classes only) the area under the ROC curve.
+inline constexpr const char* kValBalancedAccuracy = "val_balanced_accuracy";
+inline constexpr const char* kValMacroF1 = "val_macro_f1";
+inline constexpr const char* kValRocAuc = "val_roc_auc";
 // Reported every epoch beside them, never an objective.
 inline constexpr const char* kEpochSeconds = "epoch_seconds";
 inline constexpr const char* kSamplesPerSecond = "samples_per_second";
 inline constexpr const char* kDataWaitFraction = "data_wait_fraction";
 
 // What a built-in trial can be asked to optimise, in the order error messages list them.
-inline constexpr const char* kObjectiveMetrics[] = {kValAccuracy, kValLoss, kTrainLoss,
-                                                    kValRmse,     kValMae,  kValR2};
+inline constexpr const char* kObjectiveMetrics[] = {
+    kValAccuracy, kValLoss, kTrainLoss,          kValRmse,    kValMae,
+    kValR2,       kValBalancedAccuracy, kValMacroF1, kValRocAuc};
 
 inline bool IsBuiltinObjective(const std::string& metric) {
   return std::find(std::begin(kObjectiveMetrics), std::end(kObjectiveMetrics), metric) !=
          std::end(kObjectiveMetrics);
 }
 
-// Accuracy and R^2 grow as a model gets better; every other built-in metric is a loss or an
-// error and shrinks.
+// Accuracy, its balanced and F1 forms, ROC AUC and R^2 grow as a model gets better; every other
+// built-in metric is a loss or an error and shrinks.
 inline bool HigherIsBetter(const std::string& metric) {
-  return metric == kValAccuracy || metric == kValR2;
+  return metric == kValAccuracy || metric == kValR2 || metric == kValBalancedAccuracy ||
+         metric == kValMacroF1 || metric == kValRocAuc;
+}
+
+// The objectives only one task reports (val_loss and train_loss fit both).
+inline bool IsRegressionMetric(const std::string& metric) {
+  return metric == kValRmse || metric == kValMae || metric == kValR2;
+}
+inline bool IsClassificationMetric(const std::string& metric) {
+  return metric == kValAccuracy || metric == kValBalancedAccuracy || metric == kValMacroF1 ||
+         metric == kValRocAuc;
 }
 
 }  // namespace sift::common

@@ -201,6 +201,9 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
         reported[common::kValR2] = m.val_r2;
       } else {
         reported[common::kValAccuracy] = m.val_accuracy;
+        reported[common::kValBalancedAccuracy] = m.val_balanced_accuracy;
+        reported[common::kValMacroF1] = m.val_macro_f1;
+        if (std::isfinite(m.val_roc_auc)) reported[common::kValRocAuc] = m.val_roc_auc;
       }
       const auto objective = reported.find(a.objective_metric());
       diverged = m.diverged ||
@@ -275,6 +278,10 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
     // What `precision: auto` (the default) resolved to on this worker: precision_bf16 = 1, etc.
     final_metrics["precision_" + trainer.precision()] = 1;
     if (micro) final_metrics["micro_batch"] = static_cast<double>(micro->micro_batch);
+    // Chosen from the data when the config set none (the trainer logged it).
+    if (topts.hp.batch_size_auto) {
+      final_metrics["batch_size"] = static_cast<double>(trainer.batch_size());
+    }
     grpc::Status s = link_->Complete(a, &req);
     if (!s.ok()) spdlog::warn("trial {}: completion not recorded: {}", a.trial_number(),
                               s.error_message());

@@ -73,7 +73,7 @@ int Main(int argc, char** argv) {
 
   spdlog::set_pattern("[%H:%M:%S.%e] [%n:" + o.name + "] [%l] %v");
   if (*train) {
-    s.threads = o.threads;
+    s.threads = app.count("--threads") > 0 ? o.threads : 0;  // 0: the config's worker.threads
     s.device = o.device;
     s.cache_dir = o.cache_dir;
     s.memory_limit_mb = o.memory_limit_mb;

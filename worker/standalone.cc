@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <iostream>
 
 #include "common/config/config.h"
@@ -36,7 +37,11 @@ int RunStandalone(const StandaloneOptions& o) {
   topts.max_epochs = o.epochs > 0 ? o.epochs : config.budget.max_epochs;
   topts.seed = config.seed;
   topts.device = o.device;
-  topts.num_threads = o.threads;
+  // As `sift run` gives its workers: --threads, else the config's worker.threads, else 1.
+  const int threads = o.threads > 0                  ? o.threads
+                      : config.worker.threads > 0 ? static_cast<int>(config.worker.threads)
+                                                  : 1;
+  topts.num_threads = threads;
   try {
     DataSpec spec;
     static_cast<sift::data::DataSpec&>(spec) = config.data;
@@ -49,8 +54,10 @@ int RunStandalone(const StandaloneOptions& o) {
     Trainer trainer(topts, std::move(data));
     if (!o.resume_path.empty()) trainer.LoadCheckpoint(o.resume_path);
     spdlog::info("training {} on {} in {} with {} threads: {}", topts.hp.model, trainer.device(),
-                 trainer.precision(), o.threads, search::ToString(params));
-    double best = 0, sps = 0;
+                 trainer.precision(), threads, search::ToString(params));
+    // The task's headline score: accuracy (higher is better) or rmse (lower is better).
+    double best = std::nan(""), sps = 0;
+    std::string best_name = "val_accuracy";
     while (trainer.epoch() < topts.max_epochs) {
       EpochMetrics m = trainer.TrainEpoch();
       if (m.diverged) {
@@ -59,14 +66,16 @@ int RunStandalone(const StandaloneOptions& o) {
         break;
       }
       if (!o.checkpoint_path.empty()) trainer.SaveCheckpoint(o.checkpoint_path);
-      best = std::max(best, m.val_accuracy);
+      const double score = m.regression ? m.val_rmse : m.val_accuracy;
+      if (m.regression) best_name = "val_rmse";
+      if (!(m.regression ? score >= best : score <= best)) best = score;  // NaN: the first
       sps = m.samples_per_second;
-      spdlog::info("epoch {}/{}: train_loss {:.4f} val_loss {:.4f} val_accuracy {:.4f} | {:.1f} s, "
+      spdlog::info("epoch {}/{}: train_loss {:.4f} val_loss {:.4f} {} {:.4f} | {:.1f} s, "
                    "{:.0f} samples/s, data wait {:.1f}%",
-                   m.epoch, topts.max_epochs, m.train_loss, m.val_loss, m.val_accuracy, m.seconds,
+                   m.epoch, topts.max_epochs, m.train_loss, m.val_loss, best_name, score, m.seconds,
                    m.samples_per_second, 100 * m.data_wait_fraction);
     }
-    std::cout << "best val_accuracy " << best;
+    std::cout << "best " << best_name << " " << best;
     for (const auto& [name, value] : trainer.TestMetrics()) std::cout << ", " << name << " " << value;
     std::cout << ", " << sps << " samples/s, peak RSS " << PeakRssBytes() / 1048576.0 << " MiB\n";
   } catch (const std::exception& e) {

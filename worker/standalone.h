@@ -10,7 +10,7 @@ struct StandaloneOptions {
   std::string config_path;
   std::string params_json = "{}";
   int epochs = 0;  // 0: the config's budget.max_epochs
-  int threads = 1;
+  int threads = 0;  // --threads; 0: the config's worker.threads (1 when that is 0 too)
   std::string device = "cpu";
   std::string cache_dir;
   int64_t memory_limit_mb = 0;  // what the trial may use (micro_batch: auto); 0: what is free

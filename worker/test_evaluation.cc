@@ -1,5 +1,6 @@
 #include "worker/test_evaluation.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -43,10 +44,24 @@ void RunTestEvaluation(const v1::TrialAssignment& a, const EvaluationLink& link)
     if (std::string p = link.fetch(a.resume_checkpoint(), &path); !p.empty()) {
       return link.fail(p, false);
     }
+    const std::vector<std::string> class_names = data->class_names;
     Trainer trainer(topts, std::move(data));
     trainer.LoadCheckpoint(path);  // verifies the checksum: a damaged model is never scored
     if (a.checkpoint_dir().empty()) common::Remove(path);
     auto metrics = trainer.TestMetrics();
+    // The counts go out keyed by class index (what the report reads); the log names the classes.
+    std::string per_class;
+    for (size_t k = 0; k < class_names.size(); ++k) {
+      const std::string key = "test_class_" + std::to_string(k);
+      const auto correct = metrics.find(key + "_correct"), total = metrics.find(key + "_total");
+      if (correct == metrics.end() || total == metrics.end()) continue;
+      per_class += fmt::format("{}{} {}/{}", per_class.empty() ? "" : ", ", class_names[k],
+                               correct->second, total->second);
+    }
+    if (!per_class.empty()) {
+      spdlog::info("trial {}: test split per class (correct/total): {}", a.trial_number(),
+                   per_class);
+    }
     metrics["test_seconds"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     spdlog::info("trial {}: test split scored from {} (epoch {})", a.trial_number(),

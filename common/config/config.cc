@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "common/config/config_cost.h"
 #include "common/config/config_enqueue.h"
@@ -167,14 +168,13 @@ void CheckObjectiveForTask(MapReader& top, Diagnostics* d, const std::string& ta
     objective->metric = "val_rmse";
     objective->maximize = false;
   }
-  const bool regression_metric = objective->metric == "val_rmse" ||
-                                 objective->metric == "val_mae" || objective->metric == "val_r2";
-  if (task == "regression" && objective->metric == "val_accuracy") {
-    d->Error("objective.metric", "val_accuracy is for classification; data.task is regression "
-                                 "(use val_rmse, val_mae or val_r2)");
-  } else if (task == "classification" && regression_metric) {
+  if (task == "regression" && common::IsClassificationMetric(objective->metric)) {
+    d->Error("objective.metric", objective->metric + " is for classification; data.task is "
+                                 "regression (use val_rmse, val_mae or val_r2)");
+  } else if (task == "classification" && common::IsRegressionMetric(objective->metric)) {
     d->Error("objective.metric", objective->metric + " is for regression; data.task is "
-                                 "classification (use val_accuracy or val_loss)");
+                                 "classification (use val_accuracy, val_balanced_accuracy, "
+                                 "val_macro_f1, val_roc_auc or val_loss)");
   }
 }
 
@@ -612,6 +612,14 @@ void ParseData(MapReader& top, Diagnostics* d, data::DataSpec* data) {
     split.Double("test", &data->split.test);
     split.UInt64("seed", &data->split.seed);
     split.RejectUnknown();
+    // `train:` alone with `split:` is the one-file form under another name: split it.
+    const bool other_files = !data->val.empty() || !data->test.empty();
+    if (data->file.empty() && !data->train.empty() && !other_files) {
+      data->file = std::exchange(data->train, data::FileRef{});
+    } else if (data->file.empty() && other_files) {
+      d->Error("data.split", "splits one file (data.file); with separate train and val files "
+                             "there is nothing to split (drop data.split)");
+    }
   }
   r.Enum("task", {"classification", "regression"}, &data->task);
   r.String("label", &data->label);
@@ -621,8 +629,11 @@ void ParseData(MapReader& top, Diagnostics* d, data::DataSpec* data) {
     for (const auto& n : names) data->features.push_back(search::ToString(n));
   }
   r.Enum("missing", {"error", "mean"}, &data->missing);
-  std::string standardize;
-  if (r.Enum("standardize", {"true", "false"}, &standardize)) data->standardize = standardize == "true";
+  if (r.Enum("standardize", {"true", "false", "features", "target", "both", "none"},
+             &data->standardize)) {
+    if (data->standardize == "true") data->standardize = "both";
+    if (data->standardize == "false") data->standardize = "none";
+  }
   if (r.Has("arrays")) {
     MapReader arrays(r.Get("arrays"), "data.arrays", d);
     arrays.String("x", &data->x_key);
@@ -796,19 +807,23 @@ std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::strin
   if (!errors.empty()) return errors;
   if (summary != nullptr) *summary = data.text;
   const std::string& metric = config.objective.metric;
-  const bool regression_metric = metric == "val_rmse" || metric == "val_mae" || metric == "val_r2";
-  if (data.task == "regression" && metric == "val_accuracy") {
-    errors.push_back("objective.metric: val_accuracy, but the label is a regression target (many "
-                     "distinct numbers); set objective: {metric: val_rmse}, or data.task: "
+  if (data.task == "regression" && common::IsClassificationMetric(metric)) {
+    errors.push_back("objective.metric: " + metric + ", but the label is a regression target "
+                     "(many distinct numbers); set objective: {metric: val_rmse}, or data.task: "
                      "classification");
-  } else if (data.task == "classification" && regression_metric && !data.text_class.empty()) {
+  } else if (data.task == "classification" && common::IsRegressionMetric(metric) &&
+             !data.text_class.empty()) {
     errors.push_back("objective.metric: " + metric + " is a regression metric, but the label's "
                      "classes are text ('" + data.text_class + "'); set objective: {metric: "
                      "val_accuracy} (or another classification metric)");
-  } else if (data.task == "classification" && regression_metric) {
+  } else if (data.task == "classification" && common::IsRegressionMetric(metric)) {
     errors.push_back("objective.metric: " + metric + " is for regression, but the label looks "
                      "like a class (few distinct integers); set objective: {metric: "
                      "val_accuracy}, or data.task: regression if the integers are amounts");
+  } else if (metric == common::kValRocAuc && data.classes != 2) {
+    errors.push_back("objective.metric: val_roc_auc is for two classes, the label has " +
+                     std::to_string(data.classes) + "; use val_macro_f1 or "
+                     "val_balanced_accuracy");
   }
   worker::HParams hp;
   if (data.task == "classification" && worker::ParseHParams(config.fixed, &hp).empty() &&

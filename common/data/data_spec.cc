@@ -150,6 +150,11 @@ std::vector<std::string> CheckDataSpec(const DataSpec& s) {
   if (s.missing != "error" && s.missing != "mean") {
     error("missing", "must be error or mean, got '" + s.missing + "'");
   }
+  if (!s.standardize.empty() && s.standardize != "features" && s.standardize != "target" &&
+      s.standardize != "both" && s.standardize != "none") {
+    error("standardize", "must be features, target, both (true) or none (false), got '" +
+                             s.standardize + "'");
+  }
   if (s.x_key.empty() || s.y_key.empty()) error("arrays", "array names must not be empty");
   return errors;
 }
@@ -195,7 +200,10 @@ DataSpec DataSpecFromJson(const std::string& text) {
     s.label = j.at("label").get<std::string>();
     s.features = j.at("features").get<std::vector<std::string>>();
     s.missing = j.at("missing").get<std::string>();
-    s.standardize = j.at("standardize").get<bool>();
+    // A coordinator before `standardize: features | target` sends true or false.
+    const json& standardize = j.at("standardize");
+    s.standardize = standardize.is_boolean() ? (standardize.get<bool>() ? "both" : "none")
+                                             : standardize.get<std::string>();
     s.x_key = j.at("x_key").get<std::string>();
     s.y_key = j.at("y_key").get<std::string>();
     return s;

@@ -45,10 +45,17 @@ struct DataSpec {
   std::string label;                  // csv: the target column (required)
   std::vector<std::string> features;  // csv: feature columns; empty: every column but the label
   std::string missing = "error";      // csv: error | mean (numeric: training mean; text: no category)
-  bool standardize = false;           // features to zero mean, unit variance (training statistics)
+  // Scaled to zero mean and unit variance with the training rows' statistics: features, target
+  // (regression: trained in that scale, scored in its own units), both or none. "" (unset): both
+  // for a table (csv, or arrays of rows), the target only for images (samples of 2+ dimensions).
+  std::string standardize;
   std::string x_key = "x", y_key = "y";  // npz: the arrays' names
 
   bool is_idx() const { return ResolvedFormat() == "idx"; }
+  bool StandardizesFeatures(bool rows) const {
+    return standardize.empty() ? rows : standardize == "features" || standardize == "both";
+  }
+  bool StandardizesTarget() const { return standardize != "features" && standardize != "none"; }
   // The idx folder form: Fashion-MNIST's four file names inside `dir`.
   bool uses_dir() const { return is_idx() && file.empty() && train.empty(); }
   // The format this spec reads: `format`, or the one the files' extension implies.

@@ -380,6 +380,18 @@ void Standardize(const std::vector<bool>& scale, Dataset* d) {
   }
 }
 
+// The training targets' mean and (population) deviation, in double: the same on every load.
+void TargetScale(Dataset* d) {
+  const std::vector<float>& y = d->train.targets;
+  double mean = 0, var = 0;
+  for (float v : y) mean += v;
+  mean /= static_cast<double>(y.size());
+  for (float v : y) var += (v - mean) * (v - mean);
+  const double sd = std::sqrt(var / static_cast<double>(y.size()));
+  d->target_mean = mean;
+  d->target_std = sd > 1e-12 ? sd : 1.0;
+}
+
 }  // namespace
 
 int64_t Dataset::feature_size() const {
@@ -464,7 +476,8 @@ Dataset LoadDataset(const DataSpec& spec) {
     split->size = static_cast<int64_t>(part->rows.size());
     EncodeLabels(*part, d, classes, split);
   }
-  if (spec.standardize) Standardize(scale, &d);
+  if (spec.StandardizesFeatures(d.feature_shape.size() == 1)) Standardize(scale, &d);
+  if (d.task == "regression" && spec.StandardizesTarget()) TargetScale(&d);
   return d;
 }
 

@@ -24,6 +24,10 @@ struct Dataset {
   std::vector<std::string> feature_names;  // csv: a column, or "column=value" for one-hot
   std::vector<std::string> class_names;    // classification: the classes, index order
   Split train, val, test;
+  // Regression with the target standardized: the training rows' mean and deviation. Targets stay
+  // in their own units here; the trainer fits (y - target_mean) / target_std and maps its
+  // predictions back. 0 and 1 otherwise.
+  double target_mean = 0.0, target_std = 1.0;
   int64_t feature_size() const;
   // Outputs a model needs: the number of classes, or 1 for regression.
   int64_t num_outputs() const;

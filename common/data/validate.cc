@@ -18,13 +18,14 @@ std::vector<std::string> ValidateData(const DataSpec& spec, DataSummary* summary
     }
     const std::string where = spec.uses_dir() ? "idx images in " + spec.dir
                                               : "idx images from " + spec.train.path;
-    if (errors.empty() && summary != nullptr) *summary = {"classification", where};
+    if (errors.empty() && summary != nullptr) *summary = {"classification", 10, where, ""};
     return errors;
   }
   try {
     const Dataset d = LoadDataset(spec);
     if (summary != nullptr) {
       summary->task = d.task;
+      summary->classes = static_cast<int64_t>(d.class_names.size());
       std::string& text = summary->text;
       text = spec.ResolvedFormat() + ", " + d.task + ": ";
       if (d.task == "classification") text += std::to_string(d.class_names.size()) + " classes, ";

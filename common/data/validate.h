@@ -1,6 +1,7 @@
 // Checking a study's data before any trial: the files exist and read as the spec says.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@ namespace sift::data {
 
 struct DataSummary {
   std::string task;  // classification | regression, as stated or inferred
+  int64_t classes = 0;  // classification: the training rows' classes (idx: 10)
   // One line: "csv, classification: 2 classes, 30 features; 398 train, 85 val, 86 test rows".
   std::string text;
   // A classification label whose classes are text ("setosa"): never a regression target.

@@ -198,8 +198,17 @@ search::Params ModelParams(const HParams& hp) {
   return p;
 }
 
+int64_t DefaultBatchSize(int64_t train_rows) {
+  int64_t b = 2;
+  while (b * 2 <= train_rows / 10 && b * 2 <= kMaxDefaultBatch) b *= 2;
+  return b;
+}
+
 std::string ParseHParams(const search::Params& params, HParams* out) {
   *out = HParams{};
+  // A config that names no schedule decays to zero over the budget: the last epoch, which a
+  // study ranks the trial by and keeps, is then a settled model rather than one mid-stride.
+  out->lr_schedule = "cosine";
   const auto model = params.find("model");
   const bool torchscript =
       model != params.end() && search::ToString(model->second) == kTorchScript;
@@ -214,6 +223,8 @@ std::string ParseHParams(const search::Params& params, HParams* out) {
     }
     if (std::string e = it->second(value, out); !e.empty()) return e;
   }
+  out->batch_size_auto = !params.count("batch_size") && !params.count("micro_batch") &&
+                         !params.count("accumulation_steps");
   if (torchscript && out->path.empty()) {
     return "path: model: torchscript needs the module's file (trainer: {path: models/net.pt})";
   }

@@ -55,6 +55,9 @@ struct HParams {
   double huber_delta = 1.0;
   // Batching and precision.
   int64_t batch_size = 128;         // effective batch per optimizer step
+  // No batch_size, micro_batch nor accumulation_steps in the parameters: the trainer sets
+  // batch_size to DefaultBatchSize of the training rows (ParseHParams sets this; HParams{} does not).
+  bool batch_size_auto = false;
   // 0: the whole batch at once; kAutoMicroBatch: the largest divisor of batch_size that fits the
   // worker's memory (resolved by the worker, see micro_batch.h); else it must divide batch_size.
   // `accumulation_steps: k` in a config sets it to batch_size / k.
@@ -78,6 +81,12 @@ std::string ParseHParams(const search::Params& params, HParams* out);
 // The settings that shape the model (model, widths, activation, ...), each under its parameter
 // name: what an exported checkpoint needs to rebuild it with ParseHParams.
 search::Params ModelParams(const HParams& hp);
+
+// The batch size a trial gets when its config sets none: the largest power of two no more than a
+// tenth of the training rows (a small table gets tens of steps an epoch, not three), at least 2
+// (batch norm needs two) and at most kMaxDefaultBatch (large data keeps the old default).
+inline constexpr int64_t kMaxDefaultBatch = 128;
+int64_t DefaultBatchSize(int64_t train_rows);
 
 // Micro-batches per optimizer step implied by batch_size and micro_batch.
 inline int64_t AccumulationSteps(const HParams& hp) {

@@ -28,11 +28,22 @@ TEST(DataSpecTest, JsonRoundTripsEveryField) {
   s.task = "regression";
   s.features = {"a", "b"};
   s.missing = "mean";
-  s.standardize = true;
+  s.standardize = "target";
   s.x_key = "images";
   const std::string json = ToJson(s);
   EXPECT_EQ(ToJson(DataSpecFromJson(json)), json);
   EXPECT_EQ(DataSpecFromJson(json).val.labels, "vy.npy");
+  EXPECT_EQ(DataSpecFromJson(json).standardize, "target");
+  // An older coordinator's true/false.
+  const std::string field = "\"standardize\":\"target\"";
+  std::string old = json;
+  EXPECT_EQ(DataSpecFromJson(old.replace(old.find(field), field.size(), "\"standardize\":true"))
+                .standardize,
+            "both");
+  old = json;
+  EXPECT_EQ(DataSpecFromJson(old.replace(old.find(field), field.size(), "\"standardize\":false"))
+                .standardize,
+            "none");
   EXPECT_THROW(DataSpecFromJson("{\"format\": 1}"), std::runtime_error);
 }
 
@@ -50,6 +61,13 @@ TEST(DataSpecTest, ChecksTheSpecBeforeReadingFiles) {
             (std::vector<std::string>{
                 "data.val: missing; a study needs a validation set to score trials",
                 "data.train: npy data needs two files: {x: features.npy, y: labels.npy}"}));
+  s = DataSpec{};
+  s.file.path = "d.csv";
+  s.label = "y";
+  s.standardize = "yes";
+  EXPECT_EQ(CheckDataSpec(s), (std::vector<std::string>{
+                                  "data.standardize: must be features, target, both (true) or "
+                                  "none (false), got 'yes'"}));
   s = DataSpec{};
   s.file.path = "d.parquet";
   EXPECT_EQ(CheckDataSpec(s), (std::vector<std::string>{

@@ -23,10 +23,12 @@ std::string TwoClassCsv(int n) {
   return text;
 }
 
+// Raw values unless a test asks for standardisation (the default standardizes both).
 DataSpec CsvFile(const std::string& path, const std::string& label = "label") {
   DataSpec s;
   s.file.path = path;
   s.label = label;
+  s.standardize = "none";
   return s;
 }
 
@@ -35,6 +37,7 @@ DataSpec CsvFiles(const std::string& train, const std::string& val, const std::s
   s.train.path = train;
   s.val.path = val;
   s.label = label;
+  s.standardize = "none";
   return s;
 }
 
@@ -125,11 +128,47 @@ TEST(DatasetTest, StandardizesWithTrainingStatisticsOnly) {
   WriteFile(dir / "train.csv", "a,c,y\n1,u,0\n3,v,1\n");
   WriteFile(dir / "val.csv", "a,c,y\n5,u,1\n");
   DataSpec spec = CsvFiles(dir / "train.csv", dir / "val.csv", "y");
-  spec.standardize = true;
-  const Dataset d = LoadDataset(spec);
-  // mean 2, population sd 1; one-hot columns stay 0/1.
-  EXPECT_EQ(d.train.x, (std::vector<float>{-1, 1, 0, 1, 0, 1}));
-  EXPECT_EQ(d.val.x, (std::vector<float>{3, 1, 0}));
+  for (const char* covering : {"features", "both", ""}) {  // "": the default, both
+    spec.standardize = covering;
+    const Dataset d = LoadDataset(spec);
+    // mean 2, population sd 1; one-hot columns stay 0/1.
+    EXPECT_EQ(d.train.x, (std::vector<float>{-1, 1, 0, 1, 0, 1})) << covering;
+    EXPECT_EQ(d.val.x, (std::vector<float>{3, 1, 0})) << covering;
+    EXPECT_EQ(d.target_mean, 0.0) << "a classification label has no target scale";
+    EXPECT_EQ(d.target_std, 1.0);
+  }
+  spec.standardize = "target";
+  EXPECT_EQ(LoadDataset(spec).train.x, (std::vector<float>{1, 1, 0, 3, 0, 1}));
+}
+
+// The target's scale comes from the training rows alone; the targets themselves stay in their
+// units (the trainer fits them standardized and maps predictions back).
+TEST(DatasetTest, TargetScaleIsTheTrainingRowsMeanAndDeviation) {
+  TempDir dir;
+  WriteFile(dir / "train.csv", "a,y\n1,100.5\n2,102.5\n3,97.5\n4,99.5\n");
+  WriteFile(dir / "val.csv", "a,y\n5,1000.25\n");
+  DataSpec spec = CsvFiles(dir / "train.csv", dir / "val.csv", "y");
+  spec.task = "regression";
+  for (const char* covering : {"target", "both", ""}) {
+    spec.standardize = covering;
+    const Dataset d = LoadDataset(spec);
+    EXPECT_DOUBLE_EQ(d.target_mean, 100.0) << covering;  // (100.5+102.5+97.5+99.5)/4
+    // deviations 0.5, 2.5, -2.5, -0.5: population variance (0.25+6.25+6.25+0.25)/4 = 3.25
+    EXPECT_DOUBLE_EQ(d.target_std, std::sqrt(3.25)) << covering;
+    EXPECT_EQ(d.train.targets, (std::vector<float>{100.5f, 102.5f, 97.5f, 99.5f}));
+    EXPECT_EQ(d.val.targets, (std::vector<float>{1000.25f}));
+  }
+  for (const char* covering : {"features", "none"}) {
+    spec.standardize = covering;
+    const Dataset d = LoadDataset(spec);
+    EXPECT_EQ(d.target_mean, 0.0) << covering;
+    EXPECT_EQ(d.target_std, 1.0) << covering;
+  }
+  // A constant target: nothing to scale by.
+  WriteFile(dir / "train.csv", "a,y\n1,7.5\n2,7.5\n");
+  spec.standardize = "target";
+  EXPECT_EQ(LoadDataset(spec).target_std, 1.0);
+  EXPECT_EQ(LoadDataset(spec).target_mean, 7.5);
 }
 
 TEST(DatasetTest, ErrorsNameFileRowAndColumn) {

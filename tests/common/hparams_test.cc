@@ -42,6 +42,9 @@ TEST(HParamsTest, NoParametersGiveTheDefaults) {
   EXPECT_TRUE(hp.stop_on_divergence);
   EXPECT_EQ(AccumulationSteps(hp), 1);
   EXPECT_FALSE(MicroBatchIsAuto(hp));
+  EXPECT_EQ(hp.lr_schedule, "cosine") << "a config without a schedule anneals over its budget";
+  ASSERT_EQ(ParseHParams({{"lr_schedule", std::string("constant")}}, &hp), "");
+  EXPECT_EQ(hp.lr_schedule, "constant");
 }
 
 TEST(HParamsTest, ParsesEachKindOfSetting) {
@@ -246,6 +249,38 @@ TEST(ModelPathTest, FillPathPutsInTheTrialsValues) {
   EXPECT_EQ(FillPath("m/{width", {{"width", int64_t{2}}}, &out),
             "path: m/{width: '{' without a closing '}'");
   EXPECT_EQ(out, "unchanged");
+}
+
+}  // namespace
+}  // namespace sift::worker
+
+namespace sift::worker {
+namespace {
+
+// A tenth of the training rows, down to a power of two, between 2 and kMaxDefaultBatch.
+TEST(HParamsTest, DefaultBatchSizeIsATenthOfTheTrainingRows) {
+  EXPECT_EQ(DefaultBatchSize(300), 16);   // 30 -> 16: 19 steps an epoch, not 3 of 128
+  EXPECT_EQ(DefaultBatchSize(265), 16);   // diabetes' training rows
+  EXPECT_EQ(DefaultBatchSize(320), 32);   // exactly a tenth
+  EXPECT_EQ(DefaultBatchSize(1000), 64);
+  EXPECT_EQ(DefaultBatchSize(1280), 128);
+  EXPECT_EQ(DefaultBatchSize(50000), kMaxDefaultBatch);
+  EXPECT_EQ(DefaultBatchSize(30), 2);     // never 1: batch norm needs two samples
+  EXPECT_EQ(DefaultBatchSize(1), 2);
+  for (int64_t rows : {40, 100, 300, 999, 5000}) EXPECT_LE(DefaultBatchSize(rows), rows / 10);
+}
+
+// Chosen from the data only when nothing about batching was set.
+TEST(HParamsTest, BatchSizeIsAutoOnlyWhenNoBatchSettingIsGiven) {
+  HParams hp;
+  EXPECT_FALSE(hp.batch_size_auto) << "HParams{} keeps its batch_size (tests set it directly)";
+  ASSERT_EQ(ParseHParams({{"lr", 0.01}}, &hp), "");
+  EXPECT_TRUE(hp.batch_size_auto);
+  for (const Params& p : {Params{{"batch_size", int64_t{64}}}, Params{{"micro_batch", int64_t{32}}},
+                          Params{{"accumulation_steps", int64_t{2}}}}) {
+    ASSERT_EQ(ParseHParams(p, &hp), "") << search::ToString(p);
+    EXPECT_FALSE(hp.batch_size_auto) << search::ToString(p);
+  }
 }
 
 }  // namespace

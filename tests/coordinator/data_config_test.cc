@@ -44,10 +44,43 @@ TEST(DataConfig, ReadsACsvWithSplitAndEncoding) {
   EXPECT_EQ(c.data.label, "target");
   EXPECT_EQ(c.data.features, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(c.data.missing, "mean");
-  EXPECT_TRUE(c.data.standardize);
+  EXPECT_EQ(c.data.standardize, "both");
   EXPECT_EQ(c.data.split.val, 0.2);
   EXPECT_EQ(c.data.split.test, 0.1);
   EXPECT_EQ(c.data.split.seed, 9u);
+}
+
+// `standardize:` names what it covers; true and false are both and none; unset is the default.
+TEST(DataConfig, StandardizeNamesWhatItCovers) {
+  StudyConfig c;
+  for (const auto& [given, want] : std::vector<std::pair<std::string, std::string>>{
+           {"features", "features"}, {"target", "target"}, {"both", "both"},
+           {"none", "none"}, {"true", "both"}, {"false", "none"}}) {
+    ASSERT_TRUE(Parse("{file: d.csv, label: y, standardize: " + given + "}", &c).empty()) << given;
+    EXPECT_EQ(c.data.standardize, want) << given;
+  }
+  ASSERT_TRUE(Parse("{file: d.csv, label: y}", &c).empty());
+  EXPECT_EQ(c.data.standardize, "");
+  EXPECT_TRUE(c.data.StandardizesFeatures(/*rows=*/true));
+  EXPECT_TRUE(c.data.StandardizesTarget());
+  EXPECT_EQ(Parse("{file: d.csv, label: y, standardize: labels}", &c),
+            (std::vector<std::string>{"data.standardize: must be one of true, false, features, "
+                                      "target, both, none, got 'labels' (line 4)"}));
+}
+
+// `train:` with `split:` and no val file is the one-file form; split beside val files is an error.
+TEST(DataConfig, TrainWithSplitIsTheOneFileForm) {
+  StudyConfig c;
+  ASSERT_TRUE(Parse("{train: f.csv, label: y, split: {val: 0.25, test: 0.1}}", &c).empty());
+  EXPECT_EQ(c.data.file.path, "f.csv");
+  EXPECT_TRUE(c.data.train.empty());
+  EXPECT_EQ(c.data.split.val, 0.25);
+  EXPECT_EQ(Parse("{train: t.csv, val: v.csv, label: y, split: {val: 0.2}}", &c),
+            (std::vector<std::string>{"data.split: splits one file (data.file); with separate "
+                                      "train and val files there is nothing to split (drop "
+                                      "data.split) (line 4)"}));
+  // Without split, train alone still asks for a validation file.
+  EXPECT_EQ(Parse("{train: t.csv, label: y}", &c).size(), 1u);
 }
 
 TEST(DataConfig, ReadsNpyPairsAndNpzArrayNames) {
@@ -142,6 +175,41 @@ TEST(DataValidation, TheObjectiveMustFitTheInferredTask) {
                 "classification"}));
   ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c, "objective: {metric: val_rmse}\n").empty());
   EXPECT_TRUE(ValidateStudyData(c).empty());
+  ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c,
+                    "objective: {metric: val_macro_f1}\n").empty());
+  EXPECT_EQ(ValidateStudyData(c).size(), 1u) << "macro F1 is for classes";
+}
+
+// Balanced accuracy, macro F1 and ROC AUC are objectives (maximized); ROC AUC needs two classes.
+TEST(DataValidation, ImbalanceAwareObjectivesAreAccepted) {
+  TempDir dir;
+  std::string two = "a,y\n", three = "a,y\n";
+  for (int i = 0; i < 40; ++i) {
+    two += std::to_string(i) + "," + (i % 5 ? "common" : "rare") + "\n";
+    three += std::to_string(i) + "," + std::to_string(i % 3) + "\n";
+  }
+  WriteFile(dir / "two.csv", two);
+  WriteFile(dir / "three.csv", three);
+  StudyConfig c;
+  for (const char* metric : {"val_balanced_accuracy", "val_macro_f1", "val_roc_auc"}) {
+    const auto errors = Parse("{file: " + dir / "two.csv" + ", label: y}", &c,
+                              "objective: {metric: " + std::string(metric) + "}\n");
+    ASSERT_TRUE(errors.empty()) << metric << ": " << errors[0];
+    EXPECT_TRUE(c.objective.maximize) << metric;
+    EXPECT_TRUE(ValidateStudyData(c).empty()) << metric;
+  }
+  EXPECT_FALSE(Parse("{file: d.csv, label: y}", &c,
+                     "objective: {metric: val_roc_auc, direction: minimize}\n").empty());
+  EXPECT_EQ(Parse("{file: d.csv, label: y, task: regression}", &c,
+                  "objective: {metric: val_balanced_accuracy}\n"),
+            (std::vector<std::string>{
+                "objective.metric: val_balanced_accuracy is for classification; data.task is "
+                "regression (use val_rmse, val_mae or val_r2) (line 4)"}));
+  ASSERT_TRUE(Parse("{file: " + dir / "three.csv" + ", label: y}", &c,
+                    "objective: {metric: val_roc_auc}\n").empty());
+  EXPECT_EQ(ValidateStudyData(c),
+            (std::vector<std::string>{"objective.metric: val_roc_auc is for two classes, the "
+                                      "label has 3; use val_macro_f1 or val_balanced_accuracy"}));
 }
 
 // Regression: a regression metric on text classes advised "set data.task: regression", which

@@ -22,11 +22,13 @@ namespace fs = std::filesystem;
 
 // The issue's repro: an lr far too large with heavy momentum. Training is deterministic on the
 // CPU: trial 1 (lr 8.98) reaches a NaN loss in epoch 2, trial 0 (lr 9.50) ends with a finite one.
-// In fp32: `auto` trains in bf16 on a CPU with AVX512-BF16, along another trajectory.
+// In fp32: `auto` trains in bf16 on a CPU with AVX512-BF16, along another trajectory; batch and
+// schedule pinned too: the defaults chosen from the data would train another path.
 constexpr const char* kDivergeConfig = R"(name: diverge
 search_space:
   lr: {type: float, low: 8.0, high: 10.0}
-trainer: {model: mlp, depth: 2, hidden: 64, optimizer: sgd, momentum: 0.99, precision: fp32}
+trainer: {model: mlp, depth: 2, hidden: 64, optimizer: sgd, momentum: 0.99, precision: fp32,
+          batch_size: 128, lr_schedule: constant}
 scheduler: {type: fifo}
 budget: {max_trials: 2, max_epochs: 2}
 data: {dir: /usr/share/datasets/fashion-mnist, train_limit: 1024, val_size: 256, test_limit: 100}

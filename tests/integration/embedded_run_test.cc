@@ -31,7 +31,9 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   std::string line;
   int rows = 0;
   std::getline(csv, line);
-  EXPECT_EQ(line.rfind("trial,state,epochs,val_accuracy,test_accuracy,wall_seconds,dollars", 0),
+  EXPECT_EQ(line.rfind("trial,state,epochs,val_accuracy,test_accuracy,test_balanced_accuracy,"
+                       "test_macro_f1,wall_seconds,dollars",
+                       0),
             0u);
   while (std::getline(csv, line)) ++rows;
   EXPECT_EQ(rows, 4);

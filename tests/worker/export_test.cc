@@ -106,6 +106,7 @@ TEST(ExportTest, TrainedModelsRoundTripThroughTorchScript) {
     TrainerOptions o;
     ASSERT_EQ(ParseHParams(c.params, &o.hp), "");
     o.hp.batch_size = 16;
+    o.hp.batch_size_auto = false;  // this batch, not one chosen from the data
     o.max_epochs = 1;
     o.seed = 3;
     Trainer t(o, data);

@@ -76,7 +76,7 @@ TEST(FileDataTest, AChangedFileOrPreprocessingIsNeverServedStale) {
   EXPECT_EQ(DatasetCachePath(CsvSpec(dir / "copy.csv", dir / "cache")), before);
   // Other preprocessing: another entry.
   DataSpec scaled = spec;
-  scaled.standardize = true;
+  scaled.standardize = "none";
   EXPECT_NE(DatasetCachePath(scaled), before);
   // An edited file (same name, same size): another entry, and the new values.
   std::string text = LinearCsv(100);
@@ -125,7 +125,7 @@ TEST(FileDataTest, RegressionTrainsWithMseAndReportsRmseMaeR2) {
   TempDir dir;
   WriteFile(dir / "d.csv", LinearCsv(600));
   DataSpec spec = CsvSpec(dir / "d.csv", "");
-  spec.standardize = true;
+  spec.standardize = "both";
   auto data = LoadDatasets(spec);
   TrainerOptions o;
   o.hp.model = "mlp";
@@ -169,7 +169,7 @@ TEST(FileDataTest, HuberLossIsTheTrainingLossAndRmseStaysTheSquaredErrors) {
   TempDir dir;
   WriteFile(dir / "d.csv", LinearCsv(300));
   DataSpec spec = CsvSpec(dir / "d.csv", "");
-  spec.standardize = true;
+  spec.standardize = "both";
   auto data = LoadDatasets(spec);
   TrainerOptions o;
   o.hp.hidden = 16;

@@ -29,7 +29,8 @@ namespace {
 
 constexpr char kCacheMagic[] = "SIFTDATA";
 // 2: any sample shape and label type, after a header with the task and the sample shape.
-constexpr uint32_t kCacheVersion = 2;
+// 3: the target's mean and deviation after the class names.
+constexpr uint32_t kCacheVersion = 3;
 constexpr int64_t kNumClasses = 10;
 constexpr int64_t kMaxCachedRank = 8;
 
@@ -171,6 +172,8 @@ std::string CachePayload(const Datasets& d) {
   for (int64_t v : d.sample) PutInt(v, &payload);
   PutInt(static_cast<int64_t>(d.class_names.size()), &payload);
   for (const auto& name : d.class_names) PutString(name, &payload);
+  payload.append(reinterpret_cast<const char*>(&d.target_mean), sizeof(double));
+  payload.append(reinterpret_cast<const char*>(&d.target_std), sizeof(double));
   for (const Split* s : {&d.train, &d.val, &d.test}) PutSplit(*s, &payload);
   return payload;
 }
@@ -184,6 +187,9 @@ std::shared_ptr<Datasets> FromCachePayload(const std::string& path, const std::s
   for (int64_t& v : d->sample) v = in.Int(int64_t{1} << 31);
   d->class_names.resize(static_cast<size_t>(in.Int(int64_t{1} << 31)));
   for (auto& name : d->class_names) name = in.String();
+  in.Take(&d->target_mean, sizeof(double));
+  in.Take(&d->target_std, sizeof(double));
+  if (!(d->target_std > 0)) throw FramedFileError(path + ": bad target scale in cache");
   d->train = in.GetSplit();
   d->val = in.GetSplit();
   d->test = in.GetSplit();
@@ -257,6 +263,8 @@ std::shared_ptr<Datasets> DecodeFiles(const DataSpec& spec) {
   d->task = loaded.task;
   d->outputs = loaded.num_outputs();
   d->class_names = loaded.class_names;
+  d->target_mean = loaded.target_mean;
+  d->target_std = loaded.target_std;
   d->sample = loaded.feature_shape;
   if (d->sample.size() == 2) d->sample.insert(d->sample.begin(), 1);  // [H, W] images: one channel
   d->train = ToTensors(loaded.train, d->sample, d->regression());

@@ -35,6 +35,8 @@ struct Datasets {
   std::vector<int64_t> sample{1, 28, 28};     // one sample's shape ([H, W] arrays gain C = 1)
   int64_t outputs = 10;                       // classes, or 1 for regression
   std::vector<std::string> class_names;       // classification: index order ("" for idx)
+  // Regression: labels stay in the target's units; the model fits (y - mean) / std (dataset.h).
+  double target_mean = 0.0, target_std = 1.0;
   bool from_cache = false;  // read from spec.cache_dir rather than decoded from the files
   bool regression() const { return task == "regression"; }
 };

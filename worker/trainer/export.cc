@@ -1,5 +1,6 @@
 #include "worker/trainer/export.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -35,7 +36,11 @@ std::string ModelSpecJson(const HParams& hp, const ModelShape& shape) {
   for (const auto& [name, value] : ModelParams(hp)) {
     std::visit([&params, &n = name](const auto& v) { params[n] = v; }, value);
   }
-  return nlohmann::json{{"params", params}, {"sample", shape.sample}, {"outputs", shape.outputs}}
+  return nlohmann::json{{"params", params},
+                        {"sample", shape.sample},
+                        {"outputs", shape.outputs},
+                        {"target_mean", shape.target_mean},
+                        {"target_std", shape.target_std}}
       .dump();
 }
 
@@ -57,18 +62,30 @@ void ParseModelSpec(const std::string& json, HParams* hp, ModelShape* shape) {
     }
     shape->sample = j.at("sample").get<std::vector<int64_t>>();
     shape->outputs = j.at("outputs").get<int64_t>();
+    // Absent from checkpoints written before targets were standardized: the identity.
+    shape->target_mean = j.value("target_mean", 0.0);
+    shape->target_std = j.value("target_std", 1.0);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(std::string("model spec: ") + e.what());
   }
 }
 
-torch::jit::Module ToTorchScript(const Net& net, const std::string& class_name) {
-  const std::string source = net.TorchScriptForward();
+torch::jit::Module ToTorchScript(const Net& net, const std::string& class_name,
+                                 const ModelShape& shape) {
+  std::string source = net.TorchScriptForward();
   if (source.empty()) {
     throw std::invalid_argument("model '" + class_name + "' has no TorchScript export");
   }
   auto cu = std::make_shared<torch::jit::CompilationUnit>();
   torch::jit::Module module = Mirror(net, "__torch__.sift." + class_name, cu);
+  if (shape.target_mean != 0.0 || shape.target_std != 1.0) {
+    // The trained forward under another name; forward returns its output in the target's units.
+    const std::string def = "def forward(";
+    source.replace(source.find(def), def.size(), "def forward_standardized(");
+    source += fmt::format(
+        "def forward(self, x):\n    return self.forward_standardized(x) * {:.17g} + {:.17g}\n",
+        shape.target_std, shape.target_mean);
+  }
   module.define(source);
   module.eval();
   return module;
@@ -94,7 +111,7 @@ ExportedModel ExportCheckpoint(const std::string& checkpoint, const std::string&
     throw CheckpointError("cannot export " + checkpoint + ": " + e.what_without_backtrace());
   }
   net->eval();
-  ToTorchScript(*net, m.hp.model).save(out);
+  ToTorchScript(*net, m.hp.model, m.shape).save(out);
   return m;
 }
 

@@ -21,9 +21,11 @@ std::string ModelSpecJson(const HParams& hp, const ModelShape& shape);
 // Reads ModelSpecJson's output; throws std::runtime_error naming the problem.
 void ParseModelSpec(const std::string& json, HParams* hp, ModelShape* shape);
 
-// `net`'s eval-mode forward as a TorchScript module on the CPU. Throws std::invalid_argument
+// `net`'s eval-mode forward as a TorchScript module on the CPU, its outputs mapped back to the
+// target's units when `shape` says the target was standardized. Throws std::invalid_argument
 // when the model has no TorchScript form.
-torch::jit::Module ToTorchScript(const Net& net, const std::string& class_name);
+torch::jit::Module ToTorchScript(const Net& net, const std::string& class_name,
+                                 const ModelShape& shape = {});
 
 struct ExportedModel {
   HParams hp;

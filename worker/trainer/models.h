@@ -22,6 +22,9 @@ inline constexpr int64_t kNumClasses = 10;
 struct ModelShape {
   std::vector<int64_t> sample{1, 28, 28};
   int64_t outputs = kNumClasses;
+  // Regression on a standardized target: a prediction in the target's units is
+  // output * target_std + target_mean (the export applies it; the model itself does not).
+  double target_mean = 0.0, target_std = 1.0;
 };
 
 // Common base: forward(samples [B, ...]) -> logits or predictions [B, outputs]. Dropout draws from the generator

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/class_scores.h"
+
 #include "worker/trainer/export.h"
 #include "worker/trainer/fused_optimizer.h"
 #include "worker/trainer/init_from.h"
@@ -189,10 +191,20 @@ struct Trainer::Impl {
 
   double LossSum() const { return loss_sum.item<double>(); }
 
+  ModelShape Shape() const {
+    return {data->sample, data->outputs, data->target_mean, data->target_std};
+  }
+
   void Build() {
     loss_sum = torch::zeros({}, torch::dtype(torch::kFloat64).device(device));
     torch::manual_seed(options.seed);
-    model = MakeModel(options.hp, ModelShape{data->sample, data->outputs});
+    model = MakeModel(options.hp, Shape());
+    if (data->regression()) {  // the first predictions are the training mean (in fitted units)
+      torch::NoGradGuard no_grad;
+      for (auto& p : model->named_parameters()) {
+        if (p.key() == "head.bias") p.value().zero_();
+      }
+    }
     model->to(device);
     generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
     if (device.is_cpu()) model->set_generator(generator);
@@ -240,18 +252,25 @@ struct Trainer::Impl {
 
   // The training loss: cross-entropy over the classes, or for a regression model's single
   // output the squared error (loss: mse) or the Huber loss (loss: huber, quadratic within
-  // huber_delta of the target and linear beyond, so outliers pull less).
+  // huber_delta of the target and linear beyond, so outliers pull less), against the target in
+  // its fitted scale, (y - target_mean) / target_std: huber_delta (in the target's units) is
+  // scaled with it, and LossUnits() turns either loss back into the target's units.
   torch::Tensor Loss(const torch::Tensor& out, const torch::Tensor& y, int64_t reduction) const {
     if (data->regression()) {
+      const double mean = data->target_mean, sd = data->target_std;
+      const torch::Tensor fitted = mean == 0.0 && sd == 1.0 ? y : (y - mean) / sd;
       if (options.hp.loss == "huber") {
-        return torch::huber_loss(out.squeeze(1), y, reduction, options.hp.huber_delta);
+        return torch::huber_loss(out.squeeze(1), fitted, reduction, options.hp.huber_delta / sd);
       }
-      return torch::mse_loss(out.squeeze(1), y, reduction);
+      return torch::mse_loss(out.squeeze(1), fitted, reduction);
     }
     return torch::cross_entropy_loss(out, y, /*weight=*/{}, reduction);
   }
 
-  // Mean loss and the task's scores over `split`, in eval mode.
+  // Squared error and Huber loss both scale with the target's variance.
+  double LossUnits() const { return data->regression() ? data->target_std * data->target_std : 1; }
+
+  // Mean loss and the task's scores over `split`, in eval mode; regression in the target's units.
   EvalMetrics Evaluate(const Split& split) {
     EvalMetrics e;
     if (split.size() == 0) return e;
@@ -259,7 +278,9 @@ struct Trainer::Impl {
     model->eval();
     double loss = 0.0, squared_error = 0.0, abs_error = 0.0, sum_y = 0.0, sum_y2 = 0.0;
     int64_t correct = 0;
-    torch::Tensor class_correct, class_total;  // classification: per class, int64 on the CPU
+    torch::Tensor class_correct, class_predicted, class_total;  // per class, int64 on the CPU
+    std::vector<double> margins;   // two classes: logit of class 1 minus class 0, for ROC AUC
+    std::vector<int64_t> classes;  // and the labels they go with
     const int64_t batch = std::max<int64_t>(1, options.eval_batch);
     for (int64_t start = 0; start < split.size(); start += batch) {
       const int64_t count = std::min(batch, split.size() - start);
@@ -272,27 +293,38 @@ struct Trainer::Impl {
       }
       loss += Loss(out, y, at::Reduction::Sum).item<double>();
       if (data->regression()) {
-        const auto error = (out.squeeze(1) - y).to(torch::kFloat64);
+        const auto y64 = y.to(torch::kFloat64);
+        const auto error = out.squeeze(1).to(torch::kFloat64) * data->target_std +
+                           data->target_mean - y64;
         squared_error += error.square().sum().item<double>();
         abs_error += error.abs().sum().item<double>();
-        const auto y64 = y.to(torch::kFloat64);
         sum_y += y64.sum().item<double>();
         sum_y2 += y64.square().sum().item<double>();
-      } else {
-        const auto predicted = out.argmax(/*dim=*/1);
-        correct += predicted.eq(y).sum().item<int64_t>();
-        const int64_t classes = out.size(1);
-        const auto labels = y.to(torch::kCPU);
-        const auto hits = labels.masked_select(predicted.eq(y).to(torch::kCPU));
-        auto total = torch::bincount(labels, /*weights=*/{}, classes);
-        auto right = torch::bincount(hits, /*weights=*/{}, classes);
-        class_total = class_total.defined() ? class_total + total : total;
-        class_correct = class_correct.defined() ? class_correct + right : right;
+        continue;
+      }
+      const auto predicted = out.argmax(/*dim=*/1).to(torch::kCPU);
+      const auto labels = y.to(torch::kCPU).contiguous();
+      correct += predicted.eq(labels).sum().item<int64_t>();
+      const int64_t k = out.size(1);
+      const auto hits = labels.masked_select(predicted.eq(labels));
+      const auto add = [](torch::Tensor& sum, const torch::Tensor& part) {
+        sum = sum.defined() ? sum + part : part;
+      };
+      add(class_total, torch::bincount(labels, /*weights=*/{}, k));
+      add(class_correct, torch::bincount(hits, /*weights=*/{}, k));
+      add(class_predicted, torch::bincount(predicted, /*weights=*/{}, k));
+      if (k == 2) {
+        const auto margin = (out.select(1, 1) - out.select(1, 0))
+                                .to(torch::kCPU, torch::kFloat64)
+                                .contiguous();
+        margins.insert(margins.end(), margin.data_ptr<double>(), margin.data_ptr<double>() + count);
+        classes.insert(classes.end(), labels.data_ptr<int64_t>(),
+                       labels.data_ptr<int64_t>() + count);
       }
     }
     model->train();
     const auto n = static_cast<double>(split.size());
-    e.loss = loss / n;
+    e.loss = loss / n * LossUnits();
     e.accuracy = static_cast<double>(correct) / n;
     if (data->regression()) {
       e.rmse = std::sqrt(squared_error / n);
@@ -300,10 +332,17 @@ struct Trainer::Impl {
       const double total = sum_y2 - sum_y * sum_y / n;  // n x the targets' variance
       e.r2 = total > 0 ? 1.0 - squared_error / total : 0.0;
     } else if (class_total.defined()) {
+      common::ClassCounts c;
       for (int64_t k = 0; k < class_total.size(0); ++k) {
-        e.class_correct.push_back(class_correct[k].item<int64_t>());
-        e.class_total.push_back(class_total[k].item<int64_t>());
+        c.correct.push_back(class_correct[k].item<int64_t>());
+        c.predicted.push_back(class_predicted[k].item<int64_t>());
+        c.total.push_back(class_total[k].item<int64_t>());
       }
+      e.balanced_accuracy = common::BalancedAccuracy(c);
+      e.macro_f1 = common::MacroF1(c);
+      if (!margins.empty()) e.roc_auc = common::BinaryRocAuc(margins, classes);
+      e.class_correct = std::move(c.correct);
+      e.class_total = std::move(c.total);
     }
     return e;
   }
@@ -316,7 +355,12 @@ Trainer::Trainer(const TrainerOptions& options, std::shared_ptr<const Datasets> 
   s.data = std::move(data);
   if (!s.data || s.data->train.size() == 0)
     throw std::invalid_argument("trainer: no training data");
-  const HParams& hp = options.hp;
+  if (options.hp.batch_size_auto) {
+    s.options.hp.batch_size = DefaultBatchSize(s.data->train.size());
+    spdlog::info("trainer: batch_size {} (none set; {} training rows, about a tenth, at most {})",
+                 s.options.hp.batch_size, s.data->train.size(), kMaxDefaultBatch);
+  }
+  const HParams& hp = s.options.hp;
   if (hp.batch_size <= 0) throw std::invalid_argument("batch_size: must be positive");
   if (hp.loss != "mse" && !s.data->regression()) {
     throw std::invalid_argument("loss: " + hp.loss +
@@ -378,7 +422,7 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   s.train_seconds += Seconds(epoch_start);
 
   EpochMetrics m;
-  m.train_loss = s.samples > 0 ? s.LossSum() / s.samples : 0.0;
+  m.train_loss = s.samples > 0 ? s.LossSum() / s.samples * s.LossUnits() : 0.0;
   m.diverged = diverged || (s.options.hp.stop_on_divergence && !std::isfinite(m.train_loss));
   m.completed = m.diverged || s.step >= s.StepsPerEpoch();
   m.samples_per_second = s.train_seconds > 0 ? s.samples / s.train_seconds : 0.0;
@@ -399,6 +443,9 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   const EvalMetrics val = s.Evaluate(s.data->val);
   m.val_loss = val.loss;
   m.val_accuracy = val.accuracy;
+  m.val_balanced_accuracy = val.balanced_accuracy;
+  m.val_macro_f1 = val.macro_f1;
+  m.val_roc_auc = val.roc_auc;
   m.regression = s.data->regression();
   m.val_rmse = val.rmse;
   m.val_mae = val.mae;
@@ -417,7 +464,10 @@ std::map<std::string, double> Trainer::TestMetrics() {
   if (impl_->data->regression()) {
     return {{"test_rmse", e.rmse}, {"test_mae", e.mae}, {"test_r2", e.r2}};
   }
-  std::map<std::string, double> out = {{"test_accuracy", e.accuracy}};
+  std::map<std::string, double> out = {{"test_accuracy", e.accuracy},
+                                       {"test_balanced_accuracy", e.balanced_accuracy},
+                                       {"test_macro_f1", e.macro_f1}};
+  if (std::isfinite(e.roc_auc)) out["test_roc_auc"] = e.roc_auc;
   for (size_t k = 0; k < e.class_total.size(); ++k) {
     const std::string prefix = "test_class_" + std::to_string(k);
     out[prefix + "_correct"] = static_cast<double>(e.class_correct[k]);
@@ -429,6 +479,7 @@ std::map<std::string, double> Trainer::TestMetrics() {
 std::string Trainer::device() const { return impl_->device.is_cuda() ? "cuda" : "cpu"; }
 std::string Trainer::precision() const { return PrecisionName(impl_->precision); }
 int64_t Trainer::steps_per_epoch() const { return impl_->StepsPerEpoch(); }
+int64_t Trainer::batch_size() const { return impl_->options.hp.batch_size; }
 int64_t Trainer::step_in_epoch() const { return impl_->step; }
 double Trainer::learning_rate() const { return impl_->LearningRateAt(impl_->epoch, impl_->step); }
 double Trainer::loss_scale() const { return impl_->scaler.enabled() ? impl_->scaler.scale() : 1.0; }
@@ -438,7 +489,7 @@ void Trainer::SaveCheckpoint(const std::string& path) {
   Impl& s = *impl_;
   torch::serialize::OutputArchive a;
   WriteString(a, "fingerprint", Fingerprint(s.options.hp));
-  WriteString(a, "model_spec", ModelSpecJson(s.options.hp, {s.data->sample, s.data->outputs}));
+  WriteString(a, "model_spec", ModelSpecJson(s.options.hp, s.Shape()));
   WriteInt(a, "seed", static_cast<int64_t>(s.options.seed));
   WriteInt(a, "train_size", s.data->train.size());
   WriteInt(a, "epoch", s.epoch);

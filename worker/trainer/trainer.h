@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,10 +33,13 @@ struct TrainerOptions {
   enum class Resident { kAuto, kNever, kAlways } resident_data = Resident::kAuto;
 };
 
-// Scores over one split: the mean loss, and accuracy (classification) or rmse, mae and the
-// coefficient of determination r2 (regression).
+// Scores over one split: the mean loss, and accuracy, balanced accuracy, macro F1 and (two
+// classes) ROC AUC, or rmse, mae and the coefficient of determination r2 (regression). Regression
+// losses and errors are in the target's units, whatever scale the model was fitted in.
 struct EvalMetrics {
   double loss = 0.0, accuracy = 0.0, rmse = 0.0, mae = 0.0, r2 = 0.0;
+  double balanced_accuracy = 0.0, macro_f1 = 0.0;
+  double roc_auc = std::numeric_limits<double>::quiet_NaN();  // NaN: not two classes
   // Classification, per class index: samples predicted right, and samples of that class.
   std::vector<int64_t> class_correct, class_total;
 };
@@ -46,6 +50,8 @@ struct EpochMetrics {
   double train_loss = 0.0;
   double val_loss = 0.0;
   double val_accuracy = 0.0;  // classification
+  double val_balanced_accuracy = 0.0, val_macro_f1 = 0.0;
+  double val_roc_auc = std::numeric_limits<double>::quiet_NaN();  // two classes only
   bool regression = false;    // regression: val_loss is the training loss (mse or huber), and these
   double val_rmse = 0.0;
   double val_mae = 0.0;
@@ -76,9 +82,9 @@ class Trainer {
 
   int64_t epoch() const;  // epochs completed
   double TestAccuracy();
-  // The test split's scores under their report names: test_accuracy with per-class counts
-  // (test_class_<k>_correct, test_class_<k>_total), or test_rmse, test_mae and test_r2 for
-  // regression.
+  // The test split's scores under their report names: test_accuracy, test_balanced_accuracy,
+  // test_macro_f1, test_roc_auc (two classes) and per-class counts (test_class_<k>_correct,
+  // test_class_<k>_total), or test_rmse, test_mae and test_r2 for regression.
   std::map<std::string, double> TestMetrics();
 
   // Writes atomically (temp file, fsync, rename) with a checksum; throws on I/O failure.
@@ -90,6 +96,7 @@ class Trainer {
   std::string device() const;
   std::string precision() const;
   int64_t steps_per_epoch() const;  // optimizer steps in a full epoch
+  int64_t batch_size() const;       // as set, or DefaultBatchSize when hp.batch_size_auto
   int64_t step_in_epoch() const;    // optimizer steps taken in the current, unfinished epoch
   double learning_rate() const;     // rate of the next optimizer step
   double loss_scale() const;        // fp16: the current loss scale; else 1
