@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/metric_json.h"
+#include "common/per_class_key.h"
 #include "coordinator/cost_alerts.h"
 #include "coordinator/report_cost.h"
 
@@ -63,17 +64,25 @@ std::vector<std::pair<std::string, double>> TestScores(const EvaluationRecord& e
   return out;
 }
 
-// Per class k: (correct, total), from test_class_<k>_correct and test_class_<k>_total.
-std::map<int64_t, std::pair<int64_t, int64_t>> PerClass(const EvaluationRecord& e) {
-  std::map<int64_t, std::pair<int64_t, int64_t>> out;
+// Numbers in number order ("2" before "10"), names in text order.
+struct ClassOrder {
+  bool operator()(const std::string& a, const std::string& b) const {
+    const bool na = !a.empty() && a.find_first_not_of("0123456789") == std::string::npos;
+    const bool nb = !b.empty() && b.find_first_not_of("0123456789") == std::string::npos;
+    if (na && nb && a.size() != b.size()) return a.size() < b.size();
+    return a < b;
+  }
+};
+
+// Per class: (correct, total), from test_class_<class>_correct and test_class_<class>_total.
+std::map<std::string, std::pair<int64_t, int64_t>, ClassOrder> PerClass(
+    const EvaluationRecord& e) {
+  std::map<std::string, std::pair<int64_t, int64_t>, ClassOrder> out;
   for (const auto& [k, v] : e.metrics) {
-    if (!PerClassKey(k)) continue;
-    const std::string rest = k.substr(11);  // "<k>_correct" or "<k>_total"
-    const auto us = rest.find('_');
-    if (us == std::string::npos) continue;
-    const int64_t cls = std::stoll(rest.substr(0, us));
-    (rest.substr(us + 1) == "correct" ? out[cls].first : out[cls].second) =
-        static_cast<int64_t>(v);
+    std::string cls;
+    bool correct = false;
+    if (!common::ParsePerClassKey(k, &cls, &correct)) continue;
+    (correct ? out[cls].first : out[cls].second) = static_cast<int64_t>(v);
   }
   return out;
 }
@@ -360,7 +369,11 @@ std::string ToJson(const StudyReport& report) {
       test["scores"] = scores;
       json classes = json::array();
       for (const auto& [cls, ct] : PerClass(e)) {
-        classes.push_back({{"class", cls}, {"correct", ct.first}, {"total", ct.second}});
+        // An index stays a number (IDX data), a name a string.
+        const bool index = cls.find_first_not_of("0123456789") == std::string::npos;
+        classes.push_back({{"class", index ? json(std::stoll(cls)) : json(cls)},
+                           {"correct", ct.first},
+                           {"total", ct.second}});
       }
       if (!classes.empty()) test["per_class"] = classes;
       if (!e.error.empty()) test["error"] = e.error;

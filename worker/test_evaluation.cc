@@ -9,6 +9,7 @@
 #include "common/data/data_spec.h"
 #include "common/data_files.h"
 #include "common/hparams/hparams.h"
+#include "common/per_class_key.h"
 #include "common/posix_fs.h"
 #include "common/wire/proto_convert.h"
 #include "worker/trainer/trainer.h"
@@ -49,10 +50,10 @@ void RunTestEvaluation(const v1::TrialAssignment& a, const EvaluationLink& link)
     trainer.LoadCheckpoint(path);  // verifies the checksum: a damaged model is never scored
     if (a.checkpoint_dir().empty()) common::Remove(path);
     auto metrics = trainer.TestMetrics();
-    // The counts go out keyed by class index (what the report reads); the log names the classes.
+    // The counts go out keyed by class name (by index where the data has no names).
     std::string per_class;
     for (size_t k = 0; k < class_names.size(); ++k) {
-      const std::string key = "test_class_" + std::to_string(k);
+      const std::string key = common::PerClassPrefix(class_names[k], k);
       const auto correct = metrics.find(key + "_correct"), total = metrics.find(key + "_total");
       if (correct == metrics.end() || total == metrics.end()) continue;
       per_class += fmt::format("{}{} {}/{}", per_class.empty() ? "" : ", ", class_names[k],

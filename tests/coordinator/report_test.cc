@@ -220,6 +220,23 @@ TEST(Report, TestScoreOnlyForTheEvaluatedTrial) {
   EXPECT_FALSE(test["scores"].contains("test_seconds"));
   EXPECT_EQ(test["per_class"][0]["correct"], 3);
   EXPECT_EQ(test["per_class"][1]["total"], 4);
+  EXPECT_EQ(test["per_class"][0]["class"], 0);
+  // Classes the data names are keyed and shown by name (underscores and all), numbers in
+  // number order.
+  e.metrics = {{"test_accuracy", 0.5},          {"test_class_benign_tumor_correct", 3},
+               {"test_class_benign_tumor_total", 4}, {"test_class_malignant_correct", 1},
+               {"test_class_malignant_total", 4}};
+  r.trials[2].evaluation = e;
+  EXPECT_NE(FormatSummary(r).find("per class (correct/total): benign_tumor 3/4, malignant 1/4\n"),
+            std::string::npos)
+      << FormatSummary(r);
+  EXPECT_EQ(nlohmann::json::parse(ToJson(r))["trials"][2]["test"]["per_class"][0]["class"],
+            "benign_tumor");
+  e.metrics = {{"test_class_10_correct", 1}, {"test_class_10_total", 2},
+               {"test_class_2_correct", 2},  {"test_class_2_total", 2}};
+  r.trials[2].evaluation = e;
+  EXPECT_NE(FormatSummary(r).find("per class (correct/total): 2 2/2, 10 1/2\n"), std::string::npos)
+      << FormatSummary(r);
   // Regression columns follow the evaluation's scores; one still being scored shows its state.
   e.metrics = {{"test_rmse", 2.0}, {"test_mae", 1.5}, {"test_r2", 0.25}};
   r.trials[2].evaluation = e;

@@ -191,10 +191,11 @@ TEST(TargetScaleTest, ClassificationReportsBalancedAccuracyMacroF1AndBinaryRocAu
     EXPECT_LE(m.val_balanced_accuracy, 1.0);
     EXPECT_GT(m.val_macro_f1, 0.0);
     const auto test = t.TestMetrics();
-    // Balanced accuracy is the mean of the per-class recalls the counts give.
+    // Balanced accuracy is the mean of the per-class recalls the counts give, keyed by the
+    // classes' names.
     double recalls = 0;
     for (int k = 0; k < classes; ++k) {
-      const std::string prefix = "test_class_" + std::to_string(k);
+      const std::string prefix = "test_class_k" + std::to_string(k);
       recalls += test.at(prefix + "_correct") / test.at(prefix + "_total");
     }
     EXPECT_NEAR(test.at("test_balanced_accuracy"), recalls / classes, 1e-12);

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/class_scores.h"
+#include "common/per_class_key.h"
 
 #include "worker/trainer/export.h"
 #include "worker/trainer/fused_optimizer.h"
@@ -468,8 +469,9 @@ std::map<std::string, double> Trainer::TestMetrics() {
                                        {"test_balanced_accuracy", e.balanced_accuracy},
                                        {"test_macro_f1", e.macro_f1}};
   if (std::isfinite(e.roc_auc)) out["test_roc_auc"] = e.roc_auc;
+  const auto& names = impl_->data->class_names;
   for (size_t k = 0; k < e.class_total.size(); ++k) {
-    const std::string prefix = "test_class_" + std::to_string(k);
+    const std::string prefix = common::PerClassPrefix(k < names.size() ? names[k] : "", k);
     out[prefix + "_correct"] = static_cast<double>(e.class_correct[k]);
     out[prefix + "_total"] = static_cast<double>(e.class_total[k]);
   }

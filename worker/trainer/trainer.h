@@ -83,8 +83,8 @@ class Trainer {
   int64_t epoch() const;  // epochs completed
   double TestAccuracy();
   // The test split's scores under their report names: test_accuracy, test_balanced_accuracy,
-  // test_macro_f1, test_roc_auc (two classes) and per-class counts (test_class_<k>_correct,
-  // test_class_<k>_total), or test_rmse, test_mae and test_r2 for regression.
+  // test_macro_f1, test_roc_auc (two classes), per-class counts (test_class_<name or index>_
+  // correct and _total), or test_rmse, test_mae and test_r2 for regression.
   std::map<std::string, double> TestMetrics();
 
   // Writes atomically (temp file, fsync, rename) with a checksum; throws on I/O failure.
