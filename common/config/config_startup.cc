@@ -1,8 +1,7 @@
 #include "common/config/config_startup.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <string>
 
 namespace sift::coordinator {
 namespace {
@@ -17,10 +16,10 @@ std::optional<int64_t> IntOption(const search::Options& options, const std::stri
 }
 
 std::string AllRandom(const std::string& what, int64_t startup, int64_t trials) {
-  return fmt::format(
-      "{} ({}) >= budget.max_trials ({}): every trial is drawn at random and the model never "
-      "proposes one; lower searcher.n_startup or raise budget.max_trials",
-      what, startup, trials);
+  return what + " (" + std::to_string(startup) + ") >= budget.max_trials (" +
+         std::to_string(trials) +
+         "): every trial is drawn at random and the model never proposes one; lower "
+         "searcher.n_startup or raise budget.max_trials";
 }
 
 }  // namespace
@@ -35,11 +34,13 @@ void FitRandomStartToBudget(StudyConfig* config) {
     if (!set && trials < 3 * kTpeStartup) {
       const int64_t startup = std::clamp<int64_t>(trials / 3, 3, kTpeStartup);
       options["n_startup"] = startup;
-      config->notes.push_back(fmt::format(
-          "searcher.n_startup: {} random trials before TPE's model (a third of budget.max_trials "
-          "{}, at least 3; the default of {} is for {} trials or more){}",
-          startup, trials, kTpeStartup, 3 * kTpeStartup,
-          startup >= trials ? "; with so few trials every one is random" : ""));
+      // No fmt here: common/ links none (the config fuzzer builds it alone).
+      config->notes.push_back(
+          "searcher.n_startup: " + std::to_string(startup) +
+          " random trials before TPE's model (a third of budget.max_trials " +
+          std::to_string(trials) + ", at least 3; the default of " + std::to_string(kTpeStartup) +
+          " is for " + std::to_string(3 * kTpeStartup) + " trials or more)" +
+          (startup >= trials ? "; with so few trials every one is random" : ""));
     } else if (set && *set >= trials) {
       config->notes.push_back(AllRandom("searcher.n_startup", *set, trials));
     }
