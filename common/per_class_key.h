@@ -7,13 +7,18 @@
 
 namespace sift::common {
 
+inline constexpr char kPerClassPrefix[] = "test_class_";
+
+// Whether a test metric is a per-class count (shown as a table, not as a score).
+inline bool IsPerClassKey(const std::string& key) { return key.rfind(kPerClassPrefix, 0) == 0; }
+
 inline std::string PerClassPrefix(const std::string& name, size_t index) {
-  return "test_class_" + (name.empty() ? std::to_string(index) : name);
+  return kPerClassPrefix + (name.empty() ? std::to_string(index) : name);
 }
 // The class and which count a per-class key holds; false for any other key.
 inline bool ParsePerClassKey(const std::string& key, std::string* cls, bool* correct) {
-  const std::string prefix = "test_class_";
-  if (key.rfind(prefix, 0) != 0) return false;
+  const std::string prefix = kPerClassPrefix;
+  if (!IsPerClassKey(key)) return false;
   for (const char* suffix : {"_correct", "_total"}) {
     const std::string s = suffix;
     if (key.size() > prefix.size() + s.size() &&

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/metric_json.h"
+#include "common/per_class_key.h"
 #include "coordinator/cli_control.h"
 #include "coordinator/client.h"
 #include "coordinator/embedded_run.h"
@@ -39,7 +40,7 @@ int Show(const v1::Trial& t) {
   std::string scores;
   for (const auto& [k, v] : std::map<std::string, double>(t.test_metrics().begin(),
                                                           t.test_metrics().end())) {
-    if (k.rfind("test_class_", 0) == 0 || k == "test_seconds") continue;
+    if (common::IsPerClassKey(k) || k == "test_seconds") continue;
     scores += (scores.empty() ? "" : ", ") + k + " " + common::FormatMetric(v, 4);
   }
   std::cout << (scores.empty() ? "-" : scores) << "\n";

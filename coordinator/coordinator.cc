@@ -1358,8 +1358,9 @@ void Coordinator::MaybeFinishStudy(ServedStudy& study, double now) {
   }
   std::string reason;
   UpdateQuotaUse(runner, now);
-  if (!runner.Finished(now, StudyDollars(runner.id(), now), &reason)) return;
-  FireBudgetAlerts(study, now);
+  const double spent = StudyDollars(runner.id(), now);
+  if (!runner.Finished(now, spent, &reason)) return;
+  FireBudgetAlerts(study, spent, now);
   const auto& trials = runner.view().trials;
   const bool all_failed =
       !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {

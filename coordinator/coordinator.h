@@ -311,7 +311,8 @@ class Coordinator {
   void WatchCosts(ServedStudy& study, double now);
   // The budget thresholds crossed and not yet alerted, each fired once (also before a study
   // that its budget ends is closed, so that no crossed threshold goes unannounced).
-  void FireBudgetAlerts(ServedStudy& study, double now);
+  // `spent`: the study's dollars now (the caller has them: each read takes the table lock).
+  void FireBudgetAlerts(ServedStudy& study, double spent, double now);
   Forecast ForecastNow(const StudyRunner& runner, const std::vector<SegmentRecord>& segments,
                        double now);
   void FireCostEvent(ServedStudy& study, const CostEvent& event, double now);

@@ -51,10 +51,8 @@ void Coordinator::FireCostEvent(ServedStudy& study, const CostEvent& event, doub
   }
 }
 
-void Coordinator::FireBudgetAlerts(ServedStudy& study, double now) {
-  const StudyRunner& runner = *study.runner;
-  const StudyConfig& config = runner.config();
-  const double spent = StudyDollars(runner.id(), now);
+void Coordinator::FireBudgetAlerts(ServedStudy& study, double spent, double now) {
+  const StudyConfig& config = study.runner->config();
   for (const auto& e :
        DueBudgetAlerts(config.alerts, spent, config.budget.max_dollars, study.cost_events)) {
     FireCostEvent(study, e, now);
@@ -67,7 +65,7 @@ void Coordinator::WatchCosts(ServedStudy& study, double now) {
   const StudyConfig& config = runner.config();
   const std::set<std::string>& recorded = study.cost_events;
   const double spent = StudyDollars(id, now);
-  FireBudgetAlerts(study, now);
+  FireBudgetAlerts(study, spent, now);
   // The forecast reads the Store (every trial and lease, under the lock): it is made only when a
   // trial has ended since the last one (nothing else changes it much), at most every
   // forecast_interval_s, and only while something it decides is still to come.

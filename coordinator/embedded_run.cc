@@ -17,6 +17,7 @@
 
 #include "common/data_files.h"
 #include "common/metric_json.h"
+#include "common/per_class_key.h"
 #include "coordinator/client.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/html_report.h"
@@ -522,7 +523,7 @@ int EvaluateInRunDir(const std::string& run_dir, int64_t study_id, int64_t trial
   }
   std::cout << "trial " << trial << " held-out test score (scored once):";
   for (const auto& [k, v] : e.metrics) {
-    if (k.rfind("test_class_", 0) == 0 || k == "test_seconds") continue;
+    if (common::IsPerClassKey(k) || k == "test_seconds") continue;
     std::cout << " " << k << " " << common::FormatMetric(v, 4);
   }
   std::cout << "\n";

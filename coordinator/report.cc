@@ -52,14 +52,13 @@ bool Ranked(const TrialSummary& t) {
 
 namespace {
 
-// A per-class count key, test_class_<k>_correct or _total: shown as a table, not as a score.
-bool PerClassKey(const std::string& k) { return k.rfind("test_class_", 0) == 0; }
-
 // The scores of an evaluation (test_accuracy, or test_rmse/test_mae/test_r2), in name order.
 std::vector<std::pair<std::string, double>> TestScores(const EvaluationRecord& e) {
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [k, v] : e.metrics) {
-    if (k.rfind("test_", 0) == 0 && !PerClassKey(k) && k != "test_seconds") out.emplace_back(k, v);
+    if (k.rfind("test_", 0) == 0 && !common::IsPerClassKey(k) && k != "test_seconds") {
+      out.emplace_back(k, v);
+    }
   }
   return out;
 }

@@ -47,12 +47,8 @@ std::string CheckEnqueued(const SearchSpace& space, const Params& partial) {
   Rng rng(0);
   const Params whole = space.Complete(partial, rng);
   for (const auto& [name, value] : partial) {
-    if (space.Find(name) != nullptr && whole.count(name) == 0) {
-      return name + ": set but inactive under its condition";
-    }
-  }
-  for (const auto& [name, value] : partial) {
     if (space.Find(name) == nullptr) return name + ": not a parameter of the search space";
+    if (whole.count(name) == 0) return name + ": set but inactive under its condition";
   }
   return space.Check(whole);
 }
