@@ -12,6 +12,7 @@
 #include "search/grid_searcher.h"
 #include "search/median_scheduler.h"
 #include "search/plateau_scheduler.h"
+#include "search/predict_guard.h"
 #include "search/rungs.h"
 #include "search/sobol_searcher.h"
 #include "search/tpe/tpe_searcher.h"
@@ -192,6 +193,20 @@ std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options&
     extra.push_back(std::make_unique<MedianScheduler>(ReadMedian(r, "median.")));
   }
   if (!extra.empty()) out = std::make_unique<CompositeScheduler>(std::move(out), std::move(extra));
+  // The curve model guarding the rung rules: {type: asha, predict: true} or predict: {keep: 0.6}.
+  const bool rungs = type == "asha" || type == "hyperband";
+  const bool asked = r.Has("predict") || HasPrefix(options, "predict.");
+  const bool guard = (rungs || asked) && r.Bool("predict", HasPrefix(options, "predict."));
+  if (guard && !rungs) {
+    r.AddError("predict", "guards asha or hyperband only (type: curve is the predictor itself)");
+  } else if (guard) {
+    PredictGuardOptions o;
+    o.keep = r.Double("predict.keep", o.keep, 0.0, 1.0);
+    o.k = r.Int("predict.k", o.k, 1, kMaxInt);
+    o.min_epochs = r.Int("predict.min_epochs", o.min_epochs, CurveFitter::kMinPoints, kMaxInt);
+    o.level = r.Double("predict.interval_level", o.level, 0.5, 0.999);
+    out = std::make_unique<PredictGuard>(std::move(out), o);
+  }
   r.RejectUnknown();
   if (!r.errors().empty()) {
     errors->insert(errors->end(), r.errors().begin(), r.errors().end());

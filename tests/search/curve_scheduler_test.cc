@@ -93,6 +93,32 @@ TEST_P(CurveSchedulerTest, KeepsASlowStarterThatAshaStops) {
   EXPECT_LE(stopped.size(), 9u) << stopped.back().reason;
 }
 
+TEST_P(CurveSchedulerTest, PredictGuardOverrulesAshaForTheSlowStarterOnly) {
+  // {type: asha, predict: true}: the slow starter ASHA stops above runs to the end, each
+  // overruled STOP saying why; the hopeless curve is still stopped at ASHA's rung.
+  const auto slow = [](int64_t e) { return Value(0.30, 0.60, 0.35, e, 7); };
+  const auto bad = [](int64_t e) { return Value(0.45, 0.06, 1.0, e, 8); };
+  std::vector<std::string> errors;
+  auto guarded = MakeScheduler("asha", {{"predict", true}}, {kEpochs, GetParam()}, &errors);
+  ASSERT_TRUE(errors.empty()) << errors[0];
+  StudyView study = Finished(GetParam());
+  const std::vector<Decision> kept = Feed(*guarded, study, slow);
+  ASSERT_EQ(kept.size(), static_cast<size_t>(kEpochs)) << kept.back().reason;
+  int overruled = 0;
+  for (const Decision& d : kept) {
+    if (d.reason.rfind("predict: kept, P(final ", 0) != 0) continue;
+    EXPECT_NE(d.reason.find("the rules said: "), std::string::npos) << d.reason;
+    ++overruled;
+  }
+  EXPECT_GE(overruled, 1);
+
+  auto again = MakeScheduler("asha", {{"predict.keep", 0.5}}, {kEpochs, GetParam()}, &errors);
+  StudyView other = Finished(GetParam());
+  const std::vector<Decision> stopped = Feed(*again, other, bad);
+  EXPECT_EQ(stopped.back().action, Action::kStop);
+  EXPECT_LE(stopped.size(), 3u) << stopped.back().reason;
+}
+
 TEST_P(CurveSchedulerTest, StopsAClearlyBadCurveAtMinEpochs) {
   // Flat at 0.5 against finished trials at 0.8: hopeless from the start, stopped exactly at
   // min_epochs, with the prediction, its interval and the probability in the reason.
@@ -209,6 +235,19 @@ TEST(CurveScheduler, FactoryOptions) {
   EXPECT_EQ(errors[0].rfind("threshold: must be in [0", 0), 0u) << errors[0];
   EXPECT_EQ(errors[1], "min_epoch: unknown option; did you mean 'min_epochs'? (known: "
                        "interval_level, k, min_epochs, threshold)");
+}
+
+TEST(CurveScheduler, PredictGuardsTheRungRulesOnly) {
+  std::vector<std::string> errors;
+  EXPECT_EQ(MakeScheduler("median", {{"predict", true}}, {kEpochs, true}, &errors), nullptr);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0],
+            "predict: guards asha or hyperband only (type: curve is the predictor itself)");
+  errors.clear();
+  EXPECT_EQ(MakeScheduler("hyperband", {{"predict.kep", 0.6}}, {kEpochs, true}, &errors), nullptr);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("predict.kep: unknown option; did you mean 'predict.keep'?", 0), 0u)
+      << errors[0];
 }
 
 TEST(CurveScheduler, MinimizingNegatedValuesDecidesTheSame) {

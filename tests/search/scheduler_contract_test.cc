@@ -100,6 +100,9 @@ INSTANTIATE_TEST_SUITE_P(
         SchedulerCase{"curve", "curve", {{"min_epochs", int64_t{4}}}, 4},
         SchedulerCase{"curve_top3", "curve",
                       {{"min_epochs", int64_t{2}}, {"k", int64_t{3}}, {"threshold", 0.2}}, 2},
+        SchedulerCase{"asha_predict", "asha", {{"predict", true}}, 1},
+        SchedulerCase{"hyperband_promotion_predict", "hyperband",
+                      {{"variant", std::string("promotion")}, {"predict.keep", 0.3}}, 1},
         SchedulerCase{"asha_plus_plateau", "asha",
                       {{"plateau.patience", int64_t{2}}, {"plateau.min_delta", 0.001}}, 1},
         SchedulerCase{"hyperband_plus_median", "hyperband",
@@ -122,7 +125,7 @@ TEST(SchedulerFactory, OptionErrorsNameTheKey) {
   EXPECT_EQ(errors[0],
             "plateau.patiense: unknown option; did you mean 'plateau.patience'? (known: "
             "brackets, eta, max_resource, min_resource, plateau.min_delta, plateau.min_resource, "
-            "plateau.patience, plateau.smoothing, variant)");
+            "plateau.patience, plateau.smoothing, predict, variant)");
   errors.clear();
   EXPECT_EQ(MakeScheduler("asha", {{"min_resource", int64_t{30}}}, {27, true}, &errors), nullptr);
   ASSERT_EQ(errors.size(), 1u);
