@@ -1,6 +1,8 @@
 // The contract every scheduler passes, built through the factory exactly as the coordinator does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "search/factory.h"
 #include "tests/search/scheduler_sim.h"
 
@@ -85,35 +87,60 @@ TEST_P(SchedulerContract, EmptyStudyHasNoPromotion) {
   EXPECT_EQ(s->NextPromotion(study), std::nullopt);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, SchedulerContract,
-    ::testing::Values(
-        SchedulerCase{"fifo", "fifo", {}, 1},
-        SchedulerCase{"plateau", "plateau", {{"patience", int64_t{2}}, {"min_resource", int64_t{4}}}, 4},
-        SchedulerCase{"asha_stopping", "asha", {}, 1},
-        SchedulerCase{"asha_promotion", "asha", {{"variant", std::string("promotion")}}, 1},
-        SchedulerCase{"asha_min3", "asha", {{"min_resource", int64_t{3}}}, 3},
-        SchedulerCase{"hyperband", "hyperband", {}, 1},
-        SchedulerCase{"hyperband_promotion", "hyperband",
-                      {{"variant", std::string("promotion")}, {"eta", int64_t{2}}}, 1},
-        SchedulerCase{"median", "median", {{"min_resource", int64_t{2}}}, 2},
-        SchedulerCase{"curve", "curve", {{"min_epochs", int64_t{4}}}, 4},
-        SchedulerCase{"curve_top3", "curve",
-                      {{"min_epochs", int64_t{2}}, {"k", int64_t{3}}, {"threshold", 0.2}}, 2},
-        SchedulerCase{"asha_predict", "asha", {{"predict", true}}, 1},
-        SchedulerCase{"hyperband_promotion_predict", "hyperband",
-                      {{"variant", std::string("promotion")}, {"predict.keep", 0.3}}, 1},
-        SchedulerCase{"asha_plus_plateau", "asha",
-                      {{"plateau.patience", int64_t{2}}, {"plateau.min_delta", 0.001}}, 1},
-        SchedulerCase{"hyperband_plus_median", "hyperband",
-                      {{"variant", std::string("promotion")}, {"median.min_resource", int64_t{3}}},
-                      1}),
-    [](const ::testing::TestParamInfo<SchedulerCase>& info) { return info.param.label; });
+// Every case the contract runs; SchedulerContractCoverage checks that each type the factory
+// registers has one, so a new algorithm cannot skip the contract.
+std::vector<SchedulerCase> Cases() {
+  return {
+      SchedulerCase{"fifo", "fifo", {}, 1},
+      SchedulerCase{
+          "plateau", "plateau", {{"patience", int64_t{2}}, {"min_resource", int64_t{4}}}, 4},
+      SchedulerCase{"asha_stopping", "asha", {}, 1},
+      SchedulerCase{"asha_promotion", "asha", {{"variant", std::string("promotion")}}, 1},
+      SchedulerCase{"asha_min3", "asha", {{"min_resource", int64_t{3}}}, 3},
+      SchedulerCase{"hyperband", "hyperband", {}, 1},
+      SchedulerCase{"hyperband_promotion",
+                    "hyperband",
+                    {{"variant", std::string("promotion")}, {"eta", int64_t{2}}},
+                    1},
+      SchedulerCase{"median", "median", {{"min_resource", int64_t{2}}}, 2},
+      SchedulerCase{"curve", "curve", {{"min_epochs", int64_t{4}}}, 4},
+      SchedulerCase{"curve_top3",
+                    "curve",
+                    {{"min_epochs", int64_t{2}}, {"k", int64_t{3}}, {"threshold", 0.2}},
+                    2},
+      SchedulerCase{"asha_predict", "asha", {{"predict", true}}, 1},
+      SchedulerCase{"hyperband_promotion_predict",
+                    "hyperband",
+                    {{"variant", std::string("promotion")}, {"predict.keep", 0.3}},
+                    1},
+      SchedulerCase{"asha_plus_plateau",
+                    "asha",
+                    {{"plateau.patience", int64_t{2}}, {"plateau.min_delta", 0.001}},
+                    1},
+      SchedulerCase{"hyperband_plus_median",
+                    "hyperband",
+                    {{"variant", std::string("promotion")}, {"median.min_resource", int64_t{3}}},
+                    1}};
+}
+
+TEST(SchedulerContractCoverage, EveryRegisteredTypeHasACase) {
+  for (const std::string& type : SchedulerTypes()) {
+    const auto cases = Cases();
+    EXPECT_TRUE(std::any_of(cases.begin(), cases.end(),
+                            [&](const SchedulerCase& c) { return c.type == type; }))
+        << "no contract case for the registered type '" << type << "'";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SchedulerContract, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<SchedulerCase>& info) {
+                           return info.param.label;
+                         });
 
 TEST(SchedulerFactory, OptionErrorsNameTheKey) {
   std::vector<std::string> errors;
-  EXPECT_EQ(MakeScheduler("asha", {{"eta", int64_t{1}}, {"variant", std::string("sync")}}, {27, true},
-                          &errors),
+  EXPECT_EQ(MakeScheduler("asha", {{"eta", int64_t{1}}, {"variant", std::string("sync")}},
+                          {27, true}, &errors),
             nullptr);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].rfind("eta: must be in [2,", 0), 0u);

@@ -1,6 +1,7 @@
 // The contract every searcher passes, built through the factory as the coordinator does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "search/enqueued_searcher.h"
@@ -66,9 +67,8 @@ TEST_P(SearcherContract, DeterministicForASeedAndRestartSafe) {
   });
   auto b = Make(GetParam(), space);
   size_t i = 0;
-  RunStudy(*b, space, kTrials, 5, [&](const StudyView&, const Params& p) {
-    EXPECT_EQ(p, first[i++]);
-  });
+  RunStudy(*b, space, kTrials, 5,
+           [&](const StudyView&, const Params& p) { EXPECT_EQ(p, first[i++]); });
   // Another seed gives another sequence (the same instance, reused, must not leak state).
   std::set<Params> other;
   RunStudy(*a, space, kTrials, 6, [&](const StudyView&, const Params& p) { other.insert(p); });
@@ -116,22 +116,40 @@ TEST_P(SearcherContract, EmptyAndFailedOnlyHistories) {
   for (const auto& p : s->Suggest(study, 3)) EXPECT_EQ(space.Check(p), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, SearcherContract,
-    ::testing::Values(SearcherCase{"random", "random", {}}, SearcherCase{"sobol", "sobol", {}},
-                      SearcherCase{"grid", "grid", {}},
-                      SearcherCase{"tpe", "tpe", {{"n_startup", int64_t{5}}}},
-                      SearcherCase{"enqueued_then_tpe", "enqueued", {{"n_startup", int64_t{5}}}},
-                      SearcherCase{"tpe_univariate", "tpe",
-                                   {{"n_startup", int64_t{5}}, {"multivariate", false},
-                                    {"constant_liar", false}}},
-                      SearcherCase{"tpe_optuna_multivariate", "tpe",
-                                   {{"n_startup", int64_t{5}},
-                                    {"bandwidth", std::string("optuna")}, {"group", false}}},
-                      SearcherCase{"gp", "gp", {}},
-                      SearcherCase{"gp_cost_aware", "gp", {{"cost_aware", true}}},
-                      SearcherCase{"bohb", "bohb", {{"min_points", int64_t{4}}}}),
-    [](const ::testing::TestParamInfo<SearcherCase>& info) { return info.param.label; });
+// Every case the contract runs; SearcherContractCoverage checks that each type the factory
+// registers has one, so a new algorithm cannot skip the contract.
+std::vector<SearcherCase> Cases() {
+  return {
+      SearcherCase{"random", "random", {}},
+      SearcherCase{"sobol", "sobol", {}},
+      SearcherCase{"grid", "grid", {}},
+      SearcherCase{"tpe", "tpe", {{"n_startup", int64_t{5}}}},
+      SearcherCase{"enqueued_then_tpe", "enqueued", {{"n_startup", int64_t{5}}}},
+      SearcherCase{"tpe_univariate",
+                   "tpe",
+                   {{"n_startup", int64_t{5}}, {"multivariate", false}, {"constant_liar", false}}},
+      SearcherCase{
+          "tpe_optuna_multivariate",
+          "tpe",
+          {{"n_startup", int64_t{5}}, {"bandwidth", std::string("optuna")}, {"group", false}}},
+      SearcherCase{"gp", "gp", {}},
+      SearcherCase{"gp_cost_aware", "gp", {{"cost_aware", true}}},
+      SearcherCase{"bohb", "bohb", {{"min_points", int64_t{4}}}}};
+}
+
+TEST(SearcherContractCoverage, EveryRegisteredTypeHasACase) {
+  for (const std::string& type : SearcherTypes()) {
+    const auto cases = Cases();
+    EXPECT_TRUE(std::any_of(cases.begin(), cases.end(),
+                            [&](const SearcherCase& c) { return c.type == type; }))
+        << "no contract case for the registered type '" << type << "'";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SearcherContract, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<SearcherCase>& info) {
+                           return info.param.label;
+                         });
 
 TEST(SearcherFactory, OptionErrorsNameTheKey) {
   const SearchSpace space = testing::MixedSpace();
