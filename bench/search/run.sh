@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the search benchmarks and runs them, with Optuna 3.1 measured in the same run.
-# Usage: bench/search/run.sh [speed|quality|quality-long|tpe|decision|all]   (BUILD_DIR defaults to /tmp/build-search)
+# Usage: bench/search/run.sh [speed|quality|quality-long|tpe|decision|curves|all]   (BUILD_DIR defaults to /tmp/build-search)
 set -euo pipefail
 # The references (Optuna, PyTorch) are Debian packages; install them if missing.
 bash "$(cd "$(dirname "$0")/../.." && pwd)/scripts/install-deps.sh" --bench
@@ -14,7 +14,7 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DSIFT_BUILD_BENCH=ON >/dev/null
 fi
 ninja -C "$build" -j"${SIFT_JOBS:-2}" search_speed_bench search_quality_bench search_tpe_suggest \
-  search_decision_bench >/dev/null
+  search_decision_bench search_curve_replay >/dev/null
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 if [[ "$what" == speed || "$what" == all ]]; then
@@ -35,4 +35,7 @@ if [[ "$what" == tpe || "$what" == all ]]; then
 fi
 if [[ "$what" == decision || "$what" == all ]]; then
   "$build/bench/search/search_decision_bench"
+fi
+if [[ "$what" == curves || "$what" == all ]]; then  # recorded curves: bench/search/record_curves.py
+  "$build/bench/search/search_curve_replay" "$here"/curves/*.csv
 fi

@@ -1,0 +1,258 @@
+// Replays learning curves recorded from real Sift runs (bench/search/record_curves.py) through
+// the schedulers, as the coordinator would run them: W workers, promotions asked before new
+// trials, each epoch costing the seconds it took when it was recorded. Issue 27, section 1:
+// CPU time to reach the best validation score ASHA reaches, and how often one of the five best
+// trials (by value at max epochs, over the whole recording) was stopped.
+//
+//   search_curve_replay bench/search/curves/*.csv        [SEEDS=10] [WORKERS=4] env overrides
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "search/factory.h"
+#include "search/rng.h"
+
+namespace sift::search {
+namespace {
+
+struct Epoch {
+  double value, seconds;
+};
+struct Recording {
+  std::string name, metric;
+  bool maximize = true;
+  int64_t horizon = 0;
+  std::vector<std::vector<Epoch>> trials;  // by trial, epochs 1..n
+};
+
+Recording Load(const std::string& path) {
+  Recording r;
+  r.name = path.substr(path.find_last_of('/') + 1);
+  r.name = r.name.substr(0, r.name.find('.'));
+  std::ifstream in(path);
+  std::string line, direction;
+  std::getline(in, line);  // "# METRIC DIRECTION"
+  std::istringstream(line.substr(1)) >> r.metric >> direction;
+  r.maximize = direction == "maximize";
+  std::getline(in, line);  // header
+  std::map<int64_t, std::vector<Epoch>> by_trial;
+  while (std::getline(in, line)) {
+    int64_t trial = 0, epoch = 0;
+    double value = 0, seconds = 0;
+    if (std::sscanf(line.c_str(), "%ld,%ld,%lf,%lf", &trial, &epoch, &value, &seconds) != 4) {
+      std::fprintf(stderr, "%s: bad line '%s'\n", path.c_str(), line.c_str());
+      std::exit(1);
+    }
+    auto& c = by_trial[trial];
+    if (epoch != static_cast<int64_t>(c.size()) + 1) {
+      std::fprintf(stderr, "%s: trial %ld epoch %ld out of order\n", path.c_str(), trial, epoch);
+      std::exit(1);
+    }
+    c.push_back({value, seconds});
+    r.horizon = std::max(r.horizon, epoch);
+  }
+  for (auto& [n, c] : by_trial) r.trials.push_back(std::move(c));
+  return r;
+}
+
+struct Outcome {
+  double cpu = 0;      // seconds of every epoch trained
+  int64_t epochs = 0;  // epochs trained
+  struct Best {
+    double cpu;
+    int64_t epochs;
+    double score;
+  };
+  std::vector<Best> best;     // the best score so far, each time it improved
+  std::vector<bool> stopped;  // by recorded trial: ended early by the scheduler
+  const Best* To(double score) const {
+    for (const Best& b : best) {
+      if (b.score >= score) return &b;
+    }
+    return nullptr;
+  }
+};
+
+// The coordinator's loop over recorded curves (tests/search/scheduler_sim.h, with real curves):
+// trials start in a seeded order; a non-finite value fails the trial as the worker would.
+Outcome Replay(const Recording& rec, Scheduler& s, uint64_t seed, int workers) {
+  const int64_t n = static_cast<int64_t>(rec.trials.size());
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  Rng rng(seed);
+  for (int64_t i = n - 1; i > 0; --i) {
+    std::swap(order[static_cast<size_t>(i)],
+              order[static_cast<size_t>(rng.Below(static_cast<uint64_t>(i) + 1))]);
+  }
+  Outcome out;
+  out.stopped.assign(static_cast<size_t>(n), false);
+  StudyView study;
+  study.objective.maximize = rec.maximize;
+  study.max_resource = rec.horizon;
+  std::vector<int64_t> running;
+  double best = -std::numeric_limits<double>::infinity();
+  while (true) {
+    while (static_cast<int>(running.size()) < workers) {
+      if (auto p = s.NextPromotion(study)) {
+        study.trials[static_cast<size_t>(*p)].state = TrialState::kRunning;
+        running.push_back(*p);
+      } else if (static_cast<int64_t>(study.trials.size()) < n) {
+        TrialView t;
+        t.number = static_cast<int64_t>(study.trials.size());
+        t.state = TrialState::kRunning;
+        study.trials.push_back(t);
+        running.push_back(t.number);
+      } else {
+        break;
+      }
+    }
+    if (running.empty()) break;
+    std::vector<int64_t> still;
+    for (int64_t number : running) {
+      TrialView& t = study.trials[static_cast<size_t>(number)];
+      const auto& curve = rec.trials[static_cast<size_t>(order[static_cast<size_t>(number)])];
+      const int64_t e = t.LastResource() + 1;
+      const Epoch& ep = curve[static_cast<size_t>(e - 1)];
+      out.cpu += ep.seconds;
+      ++out.epochs;
+      if (!std::isfinite(ep.value)) {
+        t.state = TrialState::kFailed;
+        continue;
+      }
+      t.values[e] = ep.value;
+      const double score = study.Score(ep.value);
+      if (score > best) {
+        best = score;
+        out.best.push_back({out.cpu, out.epochs, best});
+      }
+      const Decision d = s.OnReport(study, t);
+      if (d.action == Action::kStop) {
+        t.state = TrialState::kStopped;
+      } else if (d.action == Action::kPause) {
+        t.state = TrialState::kPaused;
+      } else if (e >= rec.horizon || e >= static_cast<int64_t>(curve.size())) {
+        t.state = e >= rec.horizon ? TrialState::kCompleted : TrialState::kFailed;
+      } else {
+        still.push_back(number);
+      }
+    }
+    running = still;
+  }
+  for (const TrialView& t : study.trials) {
+    const bool early = t.state == TrialState::kStopped || t.state == TrialState::kPaused;
+    out.stopped[static_cast<size_t>(order[static_cast<size_t>(t.number)])] = early;
+  }
+  return out;
+}
+
+// The five best trials by their value at max epochs over the whole recording, with every trial
+// tied with the fifth (accuracy on a small table ties often: on wine 20-odd trials end at 1.0).
+std::vector<int64_t> TopFive(const Recording& rec) {
+  std::vector<std::pair<double, int64_t>> finals;
+  for (size_t i = 0; i < rec.trials.size(); ++i) {
+    const auto& c = rec.trials[i];
+    if (static_cast<int64_t>(c.size()) < rec.horizon || !std::isfinite(c.back().value)) continue;
+    finals.push_back({rec.maximize ? c.back().value : -c.back().value, static_cast<int64_t>(i)});
+  }
+  std::sort(finals.rbegin(), finals.rend());
+  std::vector<int64_t> top;
+  for (size_t i = 0; i < finals.size() && (i < 5 || finals[i].first == finals[4].first); ++i) {
+    top.push_back(finals[i].second);
+  }
+  return top;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+struct Variant {
+  std::string label, type;
+  Options options;
+};
+
+}  // namespace
+}  // namespace sift::search
+
+int main(int argc, char** argv) {
+  using namespace sift::search;
+  const int seeds = std::getenv("SEEDS") ? std::atoi(std::getenv("SEEDS")) : 10;
+  const int workers = std::getenv("WORKERS") ? std::atoi(std::getenv("WORKERS")) : 4;
+  const std::vector<Variant> variants = {
+      {"fifo", "fifo", {}},
+      {"asha", "asha", {}},
+      {"asha, predict", "asha", {{"predict", true}}},
+      {"median", "median", {}},
+      {"curve", "curve", {}},
+      {"curve, threshold 0.01", "curve", {{"threshold", 0.01}}},
+      {"curve, k 3", "curve", {{"k", int64_t{3}}}},
+  };
+  std::printf("%d seeds (trial order), %d workers; medians over seeds\n\n", seeds, workers);
+  std::printf(
+      "| curves | scheduler | CPU s | epochs | to ASHA's best: CPU s | x ASHA | epochs | "
+      "x ASHA | reached | top stopped |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int a = 1; a < argc; ++a) {
+    const Recording rec = Load(argv[a]);
+    const std::vector<int64_t> top = TopFive(rec);
+    std::vector<std::vector<Outcome>> outcomes(variants.size());
+    for (size_t v = 0; v < variants.size(); ++v) {
+      for (int seed = 1; seed <= seeds; ++seed) {
+        std::vector<std::string> errors;
+        auto s = MakeScheduler(variants[v].type, variants[v].options, {rec.horizon, rec.maximize},
+                               &errors);
+        if (!s) {
+          std::fprintf(stderr, "%s: %s\n", variants[v].label.c_str(), errors[0].c_str());
+          return 1;
+        }
+        outcomes[v].push_back(Replay(rec, *s, static_cast<uint64_t>(seed), workers));
+      }
+    }
+    const std::string label = rec.name + " (" + std::to_string(rec.trials.size()) + " x " +
+                              std::to_string(rec.horizon) + ", " + rec.metric + "; top " +
+                              std::to_string(top.size()) + ")";
+    for (size_t v = 0; v < variants.size(); ++v) {
+      std::vector<double> cpu, epochs, to, ratio, to_epochs, ratio_epochs;
+      int reached = 0;
+      double lost = 0;
+      for (int seed = 0; seed < seeds; ++seed) {
+        const Outcome& o = outcomes[v][static_cast<size_t>(seed)];
+        const Outcome& asha = outcomes[1][static_cast<size_t>(seed)];
+        const double target = asha.best.back().score;
+        cpu.push_back(o.cpu);
+        epochs.push_back(static_cast<double>(o.epochs));
+        if (const auto* t = o.To(target)) {
+          const auto* base = asha.To(target);
+          ++reached;
+          to.push_back(t->cpu);
+          ratio.push_back(t->cpu / base->cpu);
+          to_epochs.push_back(static_cast<double>(t->epochs));
+          ratio_epochs.push_back(static_cast<double>(t->epochs) /
+                                 static_cast<double>(base->epochs));
+        }
+        for (int64_t i : top) lost += o.stopped[static_cast<size_t>(i)];
+      }
+      const auto cell = [](const std::vector<double>& x, const char* format) {
+        char buf[32] = "-";
+        if (!x.empty()) std::snprintf(buf, sizeof(buf), format, Median(x));
+        return std::string(buf);
+      };
+      std::printf("| %s | %s | %.1f | %.0f | %s | %s | %s | %s | %d/%d | %.1f |\n",
+                  v == 0 ? label.c_str() : "", variants[v].label.c_str(), Median(cpu),
+                  Median(epochs), cell(to, "%.2f").c_str(), cell(ratio, "%.2f").c_str(),
+                  cell(to_epochs, "%.0f").c_str(), cell(ratio_epochs, "%.2f").c_str(), reached,
+                  seeds, lost / seeds);
+    }
+  }
+  return 0;
+}
