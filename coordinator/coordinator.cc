@@ -16,6 +16,7 @@
 #include "common/metric_names.h"
 #include "coordinator/checkpoint_retention.h"
 #include "coordinator/checkpoint_store.h"
+#include "coordinator/random_id.h"
 #include "coordinator/study_control.h"
 #include "search/rng.h"
 
@@ -28,15 +29,6 @@ namespace {
 double SystemNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string RandomId(const char* prefix) {
-  static std::mutex mu;  // called from every study's lock
-  static std::mt19937_64 gen{std::random_device{}()};
-  std::lock_guard<std::mutex> lock(mu);
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%s%016llx", prefix, static_cast<unsigned long long>(gen()));
-  return buf;
 }
 
 // Why a report ends its trial as DIVERGED ("val_loss NaN at epoch 2"), or "" when it does not:

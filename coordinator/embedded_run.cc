@@ -208,7 +208,7 @@ int RunEmbedded(const RunOptions& o) {
   // From here a signal pauses the study instead of killing the run halfway.
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, OnInterrupt);
   // The run's coordinator takes a token only this user can read (DIR/coordinator.token).
-  const RunEndpoint endpoint{"", NewToken()};
+  const RunEndpoint endpoint{"", common::RandomToken()};
   std::unique_ptr<Coordinator> coordinator;
   std::unique_ptr<Server> server;
   std::unique_ptr<LiveHttp> http;

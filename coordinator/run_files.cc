@@ -39,14 +39,6 @@ std::string WriteWithMode(const std::string& path, const std::string& text, mode
 
 }  // namespace
 
-std::string NewToken() {
-  std::random_device rd;
-  static const char* kHex = "0123456789abcdef";
-  std::string token;
-  for (int i = 0; i < 32; ++i) token += kHex[rd() % 16];
-  return token;
-}
-
 std::string WriteRunEndpoint(const std::string& dir, const RunEndpoint& endpoint) {
   // The token first: a reader that finds the address finds the token too.
   if (std::string p = WriteWithMode(dir + "/" + kTokenFile, endpoint.token + "\n", 0600);

@@ -15,8 +15,6 @@ struct RunEndpoint {
 inline constexpr const char* kAddressFile = "coordinator.addr";
 inline constexpr const char* kTokenFile = "coordinator.token";
 
-// A fresh random bearer token (hex).
-std::string NewToken();
 // Writes both files (the token file readable by its owner only); "" or the problem.
 std::string WriteRunEndpoint(const std::string& dir, const RunEndpoint& endpoint);
 // Reads them back; "" or the problem, naming the directory and what is missing.

@@ -4,10 +4,8 @@
 // or the coordinator restarted) sends it back to pending, and the Store holds every state.
 #include <spdlog/spdlog.h>
 
-#include <mutex>
-#include <random>
-
 #include "coordinator/coordinator.h"
+#include "coordinator/random_id.h"
 #include "search/rng.h"
 
 namespace sift::coordinator {
@@ -15,15 +13,6 @@ namespace sift::coordinator {
 using search::TrialState;
 
 namespace {
-
-std::string EvaluationLeaseId() {
-  static std::mutex mu;  // called under any study's lock
-  static std::mt19937_64 gen{std::random_device{}()};
-  std::lock_guard<std::mutex> lock(mu);
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "E-%016llx", static_cast<unsigned long long>(gen()));
-  return buf;
-}
 
 bool HasModel(TrialState s) {
   return search::IsTerminal(s) && s != TrialState::kFailed && s != TrialState::kDiverged;
@@ -159,7 +148,7 @@ bool Coordinator::AssignEvaluation(const std::string& worker_id, const Worker& w
     for (const auto& [number, e] : study->evaluations) {
       if (e.state != EvaluationState::kPending) continue;
       const int64_t study_id = study->id();
-      EvaluationLease lease{EvaluationLeaseId(), worker_id, study_id, number, now};
+      EvaluationLease lease{RandomId("E-"), worker_id, study_id, number, now};
       EvaluationRecord running = e;
       running.state = EvaluationState::kRunning;
       try {
