@@ -8,8 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -27,6 +25,7 @@
 #include "common/checkpoint_names.h"
 #include "common/framed_file.h"
 #include "common/metric_names.h"
+#include "common/params_json.h"
 #include "common/posix_fs.h"
 #include "common/wire/proto_convert.h"
 #include "worker/coordinator_link.h"
@@ -56,14 +55,6 @@ std::string ArgValue(const search::ParamValue& v) {
     return buf;
   }
   return search::ToString(v);
-}
-
-std::string ParamsJson(const search::Params& params) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, value] : params) {
-    std::visit([&, n = name](const auto& x) { j[n] = x; }, value);
-  }
-  return j.dump();
 }
 
 // The last `lines` lines of `path` written after byte `from`.
@@ -181,7 +172,7 @@ class CommandTrial {
     for (char** e = environ; *e != nullptr; ++e) {
       if (std::strncmp(*e, "SIFT_", 5) != 0) env.emplace_back(*e);
     }
-    env.push_back("SIFT_PARAMS=" + ParamsJson(params));
+    env.push_back("SIFT_PARAMS=" + common::ParamsToJsonText(params));
     env.push_back("SIFT_TRIAL=" + std::to_string(a_.trial_number()));
     env.push_back("SIFT_STUDY=" + std::to_string(a_.study_id()));
     env.push_back("SIFT_EPOCH_START=" + std::to_string(a_.start_epoch()));
