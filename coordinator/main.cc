@@ -64,15 +64,17 @@ int Validate(const std::string& path, bool check_data) {
 }
 
 int Submit(const std::string& path, const sift::common::ClientOptions& client) {
-  std::ifstream f(path);
-  if (!f) {
-    std::cerr << path << ": cannot read the config\n";
+  // Read as `sift run` reads it (a config without a name is named after its file); the
+  // coordinator checks it again and answers with every error.
+  sc::StudyConfig parsed;
+  std::string text;
+  const auto errors = sc::LoadStudyConfig(path, &parsed, &text);
+  if (text.empty() && !errors.empty()) {
+    std::cerr << errors[0] << "\n";
     return 2;
   }
-  std::stringstream text;
-  text << f.rdbuf();
   sift::v1::CreateStudyRequest req;
-  req.set_config(text.str());
+  req.set_config(text);
   // Absolute: the coordinator takes relative data paths from the config's folder.
   req.set_config_path(std::filesystem::absolute(path).string());
   sift::v1::CreateStudyResponse resp;

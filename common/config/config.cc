@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -853,8 +854,34 @@ std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* o
             " bytes (max_bytes)"};
   }
   std::vector<std::string> errors = ParseStudyConfig(contents, path, out, limits, ConfigDir(path));
+  // A config without `name:` is named after its file (houses.yaml: houses), as the config a
+  // user writes first often is. The name is appended to the text, so the text the study stores
+  // (and a coordinator restores) names it too; a text that cannot take an appended key (a flow
+  // map, JSON) keeps its "name: missing".
+  if (!errors.empty() && errors[0].rfind("name: missing", 0) == 0) {
+    std::string named = contents;
+    if (!named.empty() && named.back() != '\n') named += '\n';
+    named += "name: " + DefaultStudyName(path) + "\n";
+    StudyConfig retry;
+    auto retry_errors = ParseStudyConfig(named, path, &retry, limits, ConfigDir(path));
+    if (retry_errors.size() + 1 == errors.size()) {
+      errors = std::move(retry_errors);
+      contents = std::move(named);
+      *out = std::move(retry);
+    }
+  }
   if (text != nullptr) *text = std::move(contents);
   return errors;
+}
+
+std::string DefaultStudyName(const std::string& path) {
+  std::string name = std::filesystem::path(path).stem().string();
+  for (char& c : name) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+    if (!ok) c = '-';
+  }
+  if (name.size() > 64) name.resize(64);
+  return name.empty() ? "study" : name;
 }
 
 }  // namespace sift::coordinator

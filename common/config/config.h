@@ -113,10 +113,15 @@ std::string ConfigDir(const std::string& config_path);
 // the data states or implies, so bad data fails before any trial. `summary` gets one line.
 std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary = nullptr);
 
-// Reads the file and calls ParseStudyConfig (data paths relative to the file's folder); a missing file is one error naming the path. A file
-// over limits.max_bytes is not read past the limit.
+// Reads the file and calls ParseStudyConfig (data paths relative to the file's folder); a
+// missing file is one error naming the path. A file over limits.max_bytes is not read past the
+// limit. A config without `name:` gets DefaultStudyName(path), appended to *text.
 std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* out,
                                          std::string* text = nullptr,
                                          const ConfigLimits& limits = {});
+
+// The config file's name without its folder and extension, as a study name: characters outside
+// [A-Za-z0-9_.-] become '-', at most 64 ("study" for none).
+std::string DefaultStudyName(const std::string& path);
 
 }  // namespace sift::coordinator

@@ -1,10 +1,12 @@
 #include "common/config/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -366,7 +368,7 @@ TEST(StudyConfigErrors, ErrorsSayWhatToWriteInstead) {
   // Ray Tune's name for an ASHA option: Sift's is named, and the scheduler's options listed.
   EXPECT_EQ(OnlyError(WithSpace(kLr, "scheduler: {type: asha, grace_period: 2}\n")),
             "scheduler.grace_period: unknown option; did you mean 'min_resource'? (Sift's name "
-            "for it) (known: eta, max_resource, min_resource, variant) (line 4)");
+            "for it) (known: eta, max_resource, min_resource, predict, variant) (line 4)");
 }
 
 TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
@@ -651,6 +653,34 @@ TEST(StudyConfigErrors, ReportsAMissingFile) {
   const auto errors = LoadStudyConfig("/nonexistent/study.yaml", &c);
   EXPECT_EQ(errors, (std::vector<std::string>{
                         "/nonexistent/study.yaml: cannot read (No such file or directory)"}));
+}
+
+TEST(StudyConfigFiles, AConfigWithoutANameIsNamedAfterItsFile) {
+  // The config a user writes first has no name (issue 28's house-price config): the study is
+  // named after the file, and the text it stores says so. A flow map cannot take an appended
+  // key, so it still says what is missing.
+  const auto dir = std::filesystem::temp_directory_path() / ("sift-name-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& file, const std::string& body) {
+    std::ofstream((dir / file).string()) << body;
+    return (dir / file).string();
+  };
+  const std::string body = "search_space:\n  lr: {type: float, low: 1.0e-4, high: 0.1}";
+  StudyConfig c;
+  std::string text;
+  EXPECT_TRUE(LoadStudyConfig(write("my houses!.yaml", body), &c, &text).empty());
+  EXPECT_EQ(c.name, "my-houses-");
+  EXPECT_EQ(text, body + "\nname: my-houses-\n");
+  StudyConfig stored;  // what a restarted coordinator parses
+  EXPECT_TRUE(ParseStudyConfig(text, "study", &stored).empty());
+  EXPECT_EQ(stored.name, "my-houses-");
+
+  const auto errors = LoadStudyConfig(
+      write("flow.json", R"({"search_space": {"lr": {"type": "float", "low": 0.1, "high": 1}}})"),
+      &c, &text);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "name: missing; give the study a name matching [A-Za-z0-9_.-]{1,64}");
+  std::filesystem::remove_all(dir);
 }
 
 // ---- the shipped examples ----------------------------------------------------------------------
