@@ -1,5 +1,6 @@
 #include "coordinator/cli_export.h"
 
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,9 @@
 #include <vector>
 
 #include "common/checkpoint_names.h"
+#include "coordinator/export_pick.h"
+#include "coordinator/store.h"
+#include "coordinator/study_reports.h"
 
 namespace sift::coordinator {
 namespace {
@@ -18,8 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ExportOptions {
-  std::string run_dir, checkpoints, out, worker_binary;
-  int64_t study = 0, trial = 0;
+  std::string run_dir, checkpoints, out, worker_binary, db, pick;
+  int64_t study = 0, trial = -1;
+  bool pareto = false;
 };
 
 ExportOptions& Options() {
@@ -49,6 +54,52 @@ int RunProgram(const std::vector<std::string>& argv) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+// --pareto prints the Pareto set (returns 0); --pick sets *study and *number to the trial its
+// rule picks (returns -1 to go on and export it). Otherwise the exit code of the failure.
+int Choose(const ExportOptions& o, int64_t* study, int64_t* number) {
+  const std::string db = !o.db.empty() ? o.db : !o.run_dir.empty() ? o.run_dir + "/sift.db" : "";
+  if (db.empty()) {
+    std::cerr << "sift export: --pareto and --pick read the study's database: give --run DIR "
+                 "or --db\n";
+    return 2;
+  }
+  PickRule rule;
+  if (std::string problem = ParsePick(o.pick, &rule); !o.pareto && !problem.empty()) {
+    std::cerr << "sift export " << problem << "\n";
+    return 2;
+  }
+  std::vector<StudyReport> reports;
+  try {
+    reports = LoadStudyReports(db, o.study);
+  } catch (const std::exception& e) {
+    const std::string what = e.what(), name = RedactDbUrl(db);
+    std::cerr << "sift export: " << (what.find(name) == std::string::npos ? name + ": " : "")
+              << what << "\n";
+    return 1;
+  }
+  if (o.pareto) {
+    for (const auto& r : reports) std::cout << FormatParetoSet(r);
+    return 0;
+  }
+  if (reports.size() != 1) {
+    std::cerr << "sift export: " << reports.size() << " studies in " << RedactDbUrl(db)
+              << "; choose one with --study\n";
+    return 2;
+  }
+  std::string why;
+  const auto picked = PickTrial(reports[0], rule, &why);
+  if (!picked) {
+    std::cerr << "sift export: --pick '" << o.pick << "': " << why << "\n";
+    return 1;
+  }
+  const TrialSummary& t = reports[0].trials[static_cast<size_t>(*picked)];
+  std::cerr << fmt::format("sift export: --pick chose trial {} ({} {:.6g}, ${:.6f}, {} epochs)\n",
+                           *picked, reports[0].study.metric, *t.objective, t.dollars, t.epochs);
+  *study = reports[0].study.record.id;
+  *number = *picked;
+  return -1;
 }
 
 }  // namespace
@@ -108,10 +159,19 @@ void AddExportCommand(CLI::App& app) {
          "with --run)")
       ->excludes(run);
   cmd->add_option("--study", o.study, "the study (default: the one with this trial)");
-  cmd->add_option("--trial", o.trial, "the trial's number in its study")->required();
+  auto* trial = cmd->add_option("--trial", o.trial, "the trial's number in its study");
+  auto* pareto = cmd->add_flag(
+      "--pareto", o.pareto, "list the study's cost/objective Pareto set (which trials to export)");
+  auto* pick = cmd->add_option(
+      "--pick", o.pick,
+      "export the trial a rule picks: bounds and one goal, e.g. \"val_accuracy>=0.88, min "
+      "dollars\" or \"dollars<=2, max val_accuracy\"");
+  trial->excludes(pareto)->excludes(pick);
+  pareto->excludes(pick);
+  cmd->add_option("--db", o.db,
+                  "the study database for --pareto and --pick (default DIR/sift.db with --run)");
   cmd->add_option("--out", o.out,
-                 "the TorchScript file to write (a command trial: a new or empty directory)")
-      ->required();
+                  "the TorchScript file to write (a command trial: a new or empty directory)");
   cmd->add_option("--worker-binary", o.worker_binary,
                   "the sift-worker that writes it (default: the one beside sift)");
 }
@@ -126,13 +186,24 @@ int RunExportCommand(const CLI::App& app) {
     std::cerr << "sift export: give --run DIR (a `sift run`'s directory) or --checkpoints DIR\n";
     return 2;
   }
+  int64_t study = o.study, number = o.trial;
+  if (o.pareto || !o.pick.empty()) {
+    if (int rc = Choose(o, &study, &number); rc >= 0) return rc;
+  } else if (number < 0) {
+    std::cerr << "sift export: give --trial N, --pick RULE or --pareto\n";
+    return 2;
+  }
+  if (o.out.empty()) {
+    std::cerr << "sift export: give --out (the file or folder to write)\n";
+    return 2;
+  }
   std::string error;
-  const std::string checkpoint = FindTrialCheckpoint(dir, o.study, o.trial, &error);
+  const std::string checkpoint = FindTrialCheckpoint(dir, study, number, &error);
   if (checkpoint.empty()) {
     std::cerr << "sift export: " << error << "\n";
     return 1;
   }
-  std::cerr << "sift export: trial " << o.trial << " from " << checkpoint << "\n";
+  std::cerr << "sift export: trial " << number << " from " << checkpoint << "\n";
   const std::string worker = o.worker_binary.empty() ? SiblingWorker() : o.worker_binary;
   return RunProgram({worker, "export", "--checkpoint", checkpoint, "--out", o.out});
 }

@@ -12,11 +12,11 @@
 
 #include "common/config/config.h"
 #include "common/config/config_limits.h"
-#include "coordinator/coordinator.h"
 #include "coordinator/html_chart_data.h"
 #include "coordinator/html_svg.h"
 #include "coordinator/report_cost.h"
 #include "coordinator/store.h"
+#include "coordinator/study_reports.h"
 
 namespace sift::coordinator {
 namespace {
@@ -128,21 +128,8 @@ HtmlReport HtmlReportFor(std::vector<StudyReport> reports, Store& store,
 }
 
 HtmlReport LoadHtmlReport(const std::string& db, int64_t study_id, std::optional<double> target) {
-  // The coordinator gives the text report's summaries; the store, the ledger's leases.
-  Coordinator coordinator(OpenStoreReadOnly(db), {});
-  std::vector<StudyReport> reports;
-  for (const auto& study : coordinator.ListStudies()) {
-    if (study_id > 0 && study.record.id != study_id) continue;
-    StudyReport r;
-    r.study = study;
-    r.target = target;
-    r.checkpoint_dir = CheckpointDirBeside(db, study.record.id);
-    coordinator.ListTrials(study.record.id, &r.trials);
-    reports.push_back(std::move(r));
-  }
-  if (study_id > 0 && reports.empty()) {
-    throw std::runtime_error(RedactDbUrl(db) + ": no study " + std::to_string(study_id));
-  }
+  // The text report's summaries, and from the store the ledger's leases.
+  std::vector<StudyReport> reports = LoadStudyReports(db, study_id, target);
   auto store = OpenStoreReadOnly(db);
   return HtmlReportFor(std::move(reports), *store, RedactDbUrl(db));
 }

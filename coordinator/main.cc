@@ -31,6 +31,7 @@
 #include "coordinator/report.h"
 #include "coordinator/security_flags.h"
 #include "coordinator/server.h"
+#include "coordinator/study_reports.h"
 
 namespace sc = sift::coordinator;
 
@@ -214,14 +215,7 @@ int ReportCommand(const std::string& db, int64_t study_id, const std::string& ou
                   std::optional<double> target, const std::string& html) {
   if (!html.empty()) return sc::HtmlReportCommand(db, study_id, target, html);
   try {
-    sc::Coordinator coordinator(sc::OpenStoreReadOnly(db), {});
-    for (const auto& study : coordinator.ListStudies()) {
-      if (study_id > 0 && study.record.id != study_id) continue;
-      sc::StudyReport report;
-      report.study = study;
-      report.target = target;
-      coordinator.ListTrials(study.record.id, &report.trials);
-      report.checkpoint_dir = sc::CheckpointDirBeside(db, study.record.id);
+    for (const auto& report : sc::LoadStudyReports(db, study_id, target)) {
       std::cout << sc::FormatTable(report) << "\n" << sc::FormatSummary(report) << "\n";
       if (!out.empty()) {
         if (std::string p = sc::WriteReportFiles(report, out); !p.empty()) {

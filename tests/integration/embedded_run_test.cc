@@ -97,6 +97,41 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
                        &output),
             2)
       << output;
+
+  // The frontier as a list, and the cheapest model picked from it and exported.
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "export", "--run", out, "--pareto"}, &output), 0)
+      << output;
+  for (const auto& n : j["pareto_frontiers"]["all"]["trials"]) {
+    EXPECT_NE(output.find("\n" + std::string(6 - std::to_string(n.get<int>()).size(), ' ') +
+                          std::to_string(n.get<int>()) + "  "),
+              std::string::npos)
+        << n << "\n" << output;
+  }
+  int cheapest = -1;
+  double least = 1e300;
+  for (const auto& t : j["trials"]) {
+    if (t["dollars"].get<double>() < least) {
+      least = t["dollars"].get<double>();
+      cheapest = t["number"].get<int>();
+    }
+  }
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "export", "--run", out, "--pick",
+                        "val_accuracy>=0, min dollars", "--out", out + "/picked.pt"},
+                       &output, /*timeout_s=*/120),
+            0)
+      << output;
+  EXPECT_NE(output.find("--pick chose trial " + std::to_string(cheapest) + " "), std::string::npos)
+      << output;
+  EXPECT_TRUE(std::filesystem::exists(out + "/picked.pt")) << output;
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "export", "--run", out, "--pick",
+                        "val_accuracy>=2, min dollars", "--out", out + "/none.pt"},
+                       &output),
+            1)
+      << output;
+  EXPECT_NE(output.find("none of the 4 trials with a model meets all of val_accuracy>=2.0000 "
+                        "(none; closest 0."),
+            std::string::npos)
+      << output;
 }
 
 TEST(EmbeddedRun, PromotionAshaPausesAndResumesTrialsFromCheckpoints) {
