@@ -110,7 +110,8 @@ void AddExportCommand(CLI::App& app) {
   cmd->add_option("--study", o.study, "the study (default: the one with this trial)");
   cmd->add_option("--trial", o.trial, "the trial's number in its study")->required();
   cmd->add_option("--out", o.out,
-                 "the TorchScript file to write (a command trial: a new or empty directory)")
+                 "the TorchScript file to write, with its sidecar (.json) beside it (a command "
+                 "trial: a new or empty directory)")
       ->required();
   cmd->add_option("--worker-binary", o.worker_binary,
                   "the sift-worker that writes it (default: the one beside sift)");
