@@ -45,7 +45,7 @@ int RunExport(const std::string& checkpoint, const std::string& out) {
     std::cout << "wrote " << out << ": " << m.hp.model << ", input [batch, " << sample
               << "] -> output [batch, " << m.shape.outputs
               << "], eval mode; load with torch.jit.load and feed it samples as the data files "
-                 "hold them (it scales and standardizes them itself)\n"
+                 "hold them (it prepares them as the trial's data was prepared)\n"
               << "wrote " << SidecarPath(out)
               << ": the input's column order, one-hot vocabularies and classes "
                  "(docs/workloads.md, \"Using an exported model\")\n";
