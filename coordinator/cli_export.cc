@@ -171,7 +171,8 @@ void AddExportCommand(CLI::App& app) {
   cmd->add_option("--db", o.db,
                   "the study database for --pareto and --pick (default DIR/sift.db with --run)");
   cmd->add_option("--out", o.out,
-                  "the TorchScript file to write (a command trial: a new or empty directory)");
+                  "the TorchScript file to write, with its sidecar (.json) beside it (a command "
+                  "trial: a new or empty directory)");
   cmd->add_option("--worker-binary", o.worker_binary,
                   "the sift-worker that writes it (default: the one beside sift)");
 }

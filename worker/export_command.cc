@@ -44,8 +44,11 @@ int RunExport(const std::string& checkpoint, const std::string& out) {
     for (int64_t d : m.shape.sample) sample += (sample.empty() ? "" : ", ") + std::to_string(d);
     std::cout << "wrote " << out << ": " << m.hp.model << ", input [batch, " << sample
               << "] -> output [batch, " << m.shape.outputs
-              << "], eval mode; load with torch.jit.load, feed it data prepared as the study's "
-                 "data: section prepares it\n";
+              << "], eval mode; load with torch.jit.load and feed it samples as the data files "
+                 "hold them (it prepares them as the trial's data was prepared)\n"
+              << "wrote " << SidecarPath(out)
+              << ": the input's column order, one-hot vocabularies and classes "
+                 "(docs/workloads.md, \"Using an exported model\")\n";
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "sift-worker export: " << e.what() << "\n";

@@ -354,6 +354,7 @@ std::map<std::string, int64_t> ClassIndex(const Part& train, Dataset* d) {
 }
 
 // Zero mean and unit variance per feature where `scale[j]`, with the training split's statistics.
+// Records them in d->input (0 and 1 where not scaled), for an export to apply to raw samples.
 void Standardize(const std::vector<bool>& scale, Dataset* d) {
   const auto f = static_cast<size_t>(d->feature_size());
   std::vector<double> mean(f, 0.0), var(f, 0.0);
@@ -368,16 +369,25 @@ void Standardize(const std::vector<bool>& scale, Dataset* d) {
       var[j] += e * e;
     }
   }
+  std::vector<double> sd(f, 1.0);
+  for (size_t j = 0; j < f; ++j) {
+    if (!scale[j]) {
+      mean[j] = 0.0;
+      continue;
+    }
+    const double s = std::sqrt(var[j] / static_cast<double>(n));
+    if (s > 1e-12) sd[j] = s;
+  }
   for (Split* s : {&d->train, &d->val, &d->test}) {
     for (size_t i = 0; i < static_cast<size_t>(s->size); ++i) {
       for (size_t j = 0; j < f; ++j) {
-        if (!scale[j]) continue;
-        const double sd = std::sqrt(var[j] / static_cast<double>(n));
         float& v = s->x[i * f + j];
-        v = static_cast<float>((v - mean[j]) / (sd > 1e-12 ? sd : 1.0));
+        if (scale[j]) v = static_cast<float>((v - mean[j]) / sd[j]);
       }
     }
   }
+  d->input.mean = std::move(mean);
+  d->input.std = std::move(sd);
 }
 
 // The training targets' mean and (population) deviation, in double: the same on every load.
@@ -414,6 +424,7 @@ Dataset LoadDataset(const DataSpec& spec) {
   raws.reserve(3);
   Part train, val, test;
   Dataset d;
+  d.input.format = format;
   if (!spec.file.empty()) {
     raws.push_back(ReadRaw(spec, format, spec.file, &features));
     const Part all = AllRows(raws[0]);
@@ -436,6 +447,7 @@ Dataset LoadDataset(const DataSpec& spec) {
   if (format == "csv") {
     const std::vector<ColumnCode> codes = PlanColumns(train, features);
     for (const ColumnCode& c : codes) {
+      d.input.columns.push_back({c.name, c.vocab});
       if (c.numeric) {
         d.feature_names.push_back(c.name);
         scale.push_back(true);

@@ -18,6 +18,23 @@ struct Split {
   std::vector<float> targets;    // regression: the label values
 };
 
+// A csv feature column as the user has it: its header name and, for a text column, its one-hot
+// vocabulary (the training rows' values, sorted: the order of its encoded features).
+struct InputColumn {
+  std::string name;
+  std::vector<std::string> vocabulary;  // empty: a numeric column, one feature as it is
+};
+
+// How a user's sample became the model's input, kept so that an export can take raw samples:
+// the csv columns in order, then x / divisor and (x - mean) / std on the encoded features (one
+// value for all of them, or one per feature of the flattened sample; empty: none).
+struct InputPrep {
+  std::string format;                // csv, npy, npz or idx
+  std::vector<InputColumn> columns;  // csv only
+  double divisor = 1.0;              // idx: 255, pixel bytes to [0, 1]
+  std::vector<double> mean, std;
+};
+
 struct Dataset {
   std::string task;                     // classification | regression
   std::vector<int64_t> feature_shape;   // of one sample: [F], or e.g. [C, H, W] / [H, W] (npy)
@@ -28,6 +45,7 @@ struct Dataset {
   // in their own units here; the trainer fits (y - target_mean) / target_std and maps its
   // predictions back. 0 and 1 otherwise.
   double target_mean = 0.0, target_std = 1.0;
+  InputPrep input;
   int64_t feature_size() const;
   // Outputs a model needs: the number of classes, or 1 for regression.
   int64_t num_outputs() const;

@@ -141,6 +141,30 @@ TEST(DatasetTest, StandardizesWithTrainingStatisticsOnly) {
   EXPECT_EQ(LoadDataset(spec).train.x, (std::vector<float>{1, 1, 0, 3, 0, 1}));
 }
 
+// What an export needs to take raw rows: the columns in order with their vocabularies, and the
+// standardization of each encoded feature (identity for one-hot ones).
+TEST(DatasetTest, RecordsTheInputPreparation) {
+  TempDir dir;
+  WriteFile(dir / "train.csv", "a,c,y\n1,v,0\n3,u,1\n");
+  WriteFile(dir / "val.csv", "a,c,y\n5,u,1\n");
+  DataSpec spec = CsvFiles(dir / "train.csv", dir / "val.csv", "y");
+  spec.standardize = "";
+  Dataset d = LoadDataset(spec);
+  EXPECT_EQ(d.input.format, "csv");
+  ASSERT_EQ(d.input.columns.size(), 2u);
+  EXPECT_EQ(d.input.columns[0].name, "a");
+  EXPECT_TRUE(d.input.columns[0].vocabulary.empty());
+  EXPECT_EQ(d.input.columns[1].name, "c");
+  EXPECT_EQ(d.input.columns[1].vocabulary, (std::vector<std::string>{"u", "v"}));
+  EXPECT_EQ(d.input.divisor, 1.0);
+  EXPECT_EQ(d.input.mean, (std::vector<double>{2, 0, 0}));
+  EXPECT_EQ(d.input.std, (std::vector<double>{1, 1, 1}));
+  spec.standardize = "none";
+  d = LoadDataset(spec);
+  EXPECT_TRUE(d.input.mean.empty() && d.input.std.empty()) << "nothing to undo";
+  EXPECT_EQ(d.input.columns.size(), 2u);
+}
+
 // The target's scale comes from the training rows alone; the targets themselves stay in their
 // units (the trainer fits them standardized and maps predictions back).
 TEST(DatasetTest, TargetScaleIsTheTrainingRowsMeanAndDeviation) {

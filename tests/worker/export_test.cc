@@ -195,8 +195,28 @@ TEST(ExportTest, ModelSpecRoundTrips) {
   EXPECT_EQ(ModelParams(back), ModelParams(hp));
   EXPECT_EQ(shape.sample, (std::vector<int64_t>{5}));
   EXPECT_EQ(shape.outputs, 1);
+  EXPECT_TRUE(shape.input.mean.empty()) << "no preparation recorded: none applied";
   EXPECT_THROW(ParseModelSpec("{\"params\": {\"model\": \"rnn\"}}", &back, &shape),
                std::runtime_error);
+
+  ModelShape csv{{3}, 2};
+  csv.class_names = {"no", "yes"};
+  csv.input = {"csv", {{"age", {}}, {"color", {"blue", "red"}}}, 1.0, {40, 0, 0}, {12, 1, 1}};
+  ParseModelSpec(ModelSpecJson(hp, csv), &back, &shape);
+  EXPECT_EQ(shape.class_names, csv.class_names);
+  EXPECT_EQ(shape.input.format, "csv");
+  ASSERT_EQ(shape.input.columns.size(), 2u);
+  EXPECT_EQ(shape.input.columns[1].vocabulary, (std::vector<std::string>{"blue", "red"}));
+  EXPECT_EQ(shape.input.mean, csv.input.mean);
+  EXPECT_EQ(shape.input.std, csv.input.std);
+  csv.input.std.pop_back();
+  try {
+    ParseModelSpec(ModelSpecJson(hp, csv), &back, &shape);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "model spec: input mean and std have 3 and 2 values for samples of 3 features");
+  }
 }
 
 }  // namespace

@@ -129,7 +129,13 @@ TEST(TargetScaleTest, FittedStandardizedScoredAndExportedInTheTargetsUnits) {
   EXPECT_EQ(e.shape.target_mean, data->target_mean);
   EXPECT_EQ(e.shape.target_std, data->target_std);
   torch::jit::Module loaded = torch::jit::load(dir / "t.pt");
-  const torch::Tensor exported = loaded.forward({data->val.images}).toTensor().squeeze(1);
+  // It takes the features in their own units (it standardizes them itself): undo the loader's.
+  const auto stat = [](const std::vector<double>& v) {
+    return torch::tensor(v, torch::kFloat64);
+  };
+  const torch::Tensor raw =
+      data->val.images.to(torch::kFloat64) * stat(data->input.std) + stat(data->input.mean);
+  const torch::Tensor exported = loaded.forward({raw}).toTensor().squeeze(1);
   testing::ExpectMaxRelError(exported.to(torch::kFloat64), predicted, 1e-6, "exported");
 }
 

@@ -30,7 +30,8 @@ namespace {
 constexpr char kCacheMagic[] = "SIFTDATA";
 // 2: any sample shape and label type, after a header with the task and the sample shape.
 // 3: the target's mean and deviation after the class names.
-constexpr uint32_t kCacheVersion = 3;
+// 4: the input's preparation (InputPrep) after those, so that an export can apply it.
+constexpr uint32_t kCacheVersion = 4;
 constexpr int64_t kNumClasses = 10;
 constexpr int64_t kMaxCachedRank = 8;
 
@@ -119,6 +120,24 @@ void PutString(const std::string& v, std::string* out) {
   out->append(v);
 }
 
+void PutDoubles(const std::vector<double>& v, std::string* out) {
+  PutInt(static_cast<int64_t>(v.size()), out);
+  out->append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+}
+
+void PutInput(const sift::data::InputPrep& p, std::string* out) {
+  PutString(p.format, out);
+  PutInt(static_cast<int64_t>(p.columns.size()), out);
+  for (const auto& c : p.columns) {
+    PutString(c.name, out);
+    PutInt(static_cast<int64_t>(c.vocabulary.size()), out);
+    for (const auto& v : c.vocabulary) PutString(v, out);
+  }
+  out->append(reinterpret_cast<const char*>(&p.divisor), sizeof(double));
+  PutDoubles(p.mean, out);
+  PutDoubles(p.std, out);
+}
+
 void PutSplit(const Split& s, std::string* out) {
   PutInt(s.images.dim(), out);
   for (int64_t d : s.images.sizes()) PutInt(d, out);
@@ -145,6 +164,27 @@ class PayloadReader {
     std::string v(static_cast<size_t>(Int(1 << 20)), '\0');
     Take(v.data(), v.size());
     return v;
+  }
+  std::vector<double> Doubles() {
+    const auto n = static_cast<size_t>(Int(int64_t{1} << 31));
+    if (n * sizeof(double) > in_.size() - at_) throw FramedFileError(path_ + ": cache too short");
+    std::vector<double> v(n);
+    Take(v.data(), v.size() * sizeof(double));
+    return v;
+  }
+  sift::data::InputPrep Input() {
+    sift::data::InputPrep p;
+    p.format = String();
+    p.columns.resize(static_cast<size_t>(Int(int64_t{1} << 31)));
+    for (auto& c : p.columns) {
+      c.name = String();
+      c.vocabulary.resize(static_cast<size_t>(Int(int64_t{1} << 31)));
+      for (auto& v : c.vocabulary) v = String();
+    }
+    Take(&p.divisor, sizeof(double));
+    p.mean = Doubles();
+    p.std = Doubles();
+    return p;
   }
   Split GetSplit() {
     std::vector<int64_t> dims(static_cast<size_t>(Int(kMaxCachedRank)));
@@ -174,6 +214,7 @@ std::string CachePayload(const Datasets& d) {
   for (const auto& name : d.class_names) PutString(name, &payload);
   payload.append(reinterpret_cast<const char*>(&d.target_mean), sizeof(double));
   payload.append(reinterpret_cast<const char*>(&d.target_std), sizeof(double));
+  PutInput(d.input, &payload);
   for (const Split* s : {&d.train, &d.val, &d.test}) PutSplit(*s, &payload);
   return payload;
 }
@@ -190,6 +231,10 @@ std::shared_ptr<Datasets> FromCachePayload(const std::string& path, const std::s
   in.Take(&d->target_mean, sizeof(double));
   in.Take(&d->target_std, sizeof(double));
   if (!(d->target_std > 0)) throw FramedFileError(path + ": bad target scale in cache");
+  d->input = in.Input();
+  if (!(d->input.divisor > 0) || d->input.mean.size() != d->input.std.size()) {
+    throw FramedFileError(path + ": bad input preparation in cache");
+  }
   d->train = in.GetSplit();
   d->val = in.GetSplit();
   d->test = in.GetSplit();
@@ -221,6 +266,10 @@ std::shared_ptr<Datasets> DecodeIdx(const DataSpec& spec) {
   const int64_t available = n - val_size;
   const int64_t n_train = spec.train_limit > 0 ? std::min(spec.train_limit, available) : available;
   auto d = std::make_shared<Datasets>();
+  d->input.format = "idx";
+  d->input.divisor = 255.0;
+  d->input.mean = {kPixelMean};
+  d->input.std = {kPixelStd};
   d->train = Slice(train_file, 0, n_train);
   d->val = val_given ? DecodeSplit(spec.val.path, spec.val.labels)
                      : Slice(train_file, available, val_size);
@@ -265,6 +314,7 @@ std::shared_ptr<Datasets> DecodeFiles(const DataSpec& spec) {
   d->class_names = loaded.class_names;
   d->target_mean = loaded.target_mean;
   d->target_std = loaded.target_std;
+  d->input = loaded.input;
   d->sample = loaded.feature_shape;
   if (d->sample.size() == 2) d->sample.insert(d->sample.begin(), 1);  // [H, W] images: one channel
   d->train = ToTensors(loaded.train, d->sample, d->regression());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/data/data_spec.h"
+#include "common/data/dataset.h"
 
 namespace sift::worker {
 
@@ -37,6 +38,8 @@ struct Datasets {
   std::vector<std::string> class_names;       // classification: index order ("" for idx)
   // Regression: labels stay in the target's units; the model fits (y - mean) / std (dataset.h).
   double target_mean = 0.0, target_std = 1.0;
+  // What made the features of a raw sample (dataset.h): idx pixels / 255 and kPixelMean/Std.
+  sift::data::InputPrep input;
   bool from_cache = false;  // read from spec.cache_dir rather than decoded from the files
   bool regression() const { return task == "regression"; }
 };

@@ -1,10 +1,12 @@
 #include "worker/trainer/export.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "worker/trainer/checkpoint.h"
+#include "worker/trainer/model_spec.h"
 
 namespace sift::worker {
 namespace {
@@ -31,45 +33,6 @@ torch::jit::Module Mirror(const torch::nn::Module& m, const std::string& qualifi
 
 }  // namespace
 
-std::string ModelSpecJson(const HParams& hp, const ModelShape& shape) {
-  nlohmann::json params = nlohmann::json::object();
-  for (const auto& [name, value] : ModelParams(hp)) {
-    std::visit([&params, &n = name](const auto& v) { params[n] = v; }, value);
-  }
-  return nlohmann::json{{"params", params},
-                        {"sample", shape.sample},
-                        {"outputs", shape.outputs},
-                        {"target_mean", shape.target_mean},
-                        {"target_std", shape.target_std}}
-      .dump();
-}
-
-void ParseModelSpec(const std::string& json, HParams* hp, ModelShape* shape) {
-  try {
-    const auto j = nlohmann::json::parse(json);
-    search::Params params;
-    for (const auto& [name, v] : j.at("params").items()) {
-      if (v.is_string()) {
-        params[name] = v.get<std::string>();
-      } else if (v.is_number_integer()) {
-        params[name] = v.get<int64_t>();
-      } else {
-        params[name] = v.get<double>();
-      }
-    }
-    if (std::string e = ParseHParams(params, hp); !e.empty()) {
-      throw std::runtime_error("model spec: " + e);
-    }
-    shape->sample = j.at("sample").get<std::vector<int64_t>>();
-    shape->outputs = j.at("outputs").get<int64_t>();
-    // Absent from checkpoints written before targets were standardized: the identity.
-    shape->target_mean = j.value("target_mean", 0.0);
-    shape->target_std = j.value("target_std", 1.0);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(std::string("model spec: ") + e.what());
-  }
-}
-
 torch::jit::Module ToTorchScript(const Net& net, const std::string& class_name,
                                  const ModelShape& shape) {
   std::string source = net.TorchScriptForward();
@@ -78,17 +41,50 @@ torch::jit::Module ToTorchScript(const Net& net, const std::string& class_name,
   }
   auto cu = std::make_shared<torch::jit::CompilationUnit>();
   torch::jit::Module module = Mirror(net, "__torch__.sift." + class_name, cu);
-  if (shape.target_mean != 0.0 || shape.target_std != 1.0) {
-    // The trained forward under another name; forward returns its output in the target's units.
-    const std::string def = "def forward(";
-    source.replace(source.find(def), def.size(), "def forward_standardized(");
-    source += fmt::format(
-        "def forward(self, x):\n    return self.forward_standardized(x) * {:.17g} + {:.17g}\n",
-        shape.target_std, shape.target_mean);
+  // The trained forward under another name; forward takes a raw sample (any numeric dtype),
+  // prepares it as the worker did and returns outputs in the target's units.
+  const std::string def = "def forward(";
+  source.replace(source.find(def), def.size(), "def forward_prepared(");
+  std::string dims = "x.size(0)";
+  for (int64_t d : shape.sample) dims += fmt::format(", {}", d);
+  std::string body = fmt::format("    x = x.reshape([{}])\n", dims);
+  const data::InputPrep& in = shape.input;
+  if (in.divisor != 1.0 || !in.mean.empty()) {
+    // In double, as common/data standardizes: the same numbers the model was trained on.
+    std::string prepared = "x.double()";
+    if (in.divisor != 1.0) prepared = fmt::format("({} / {:.17g})", prepared, in.divisor);
+    if (!in.mean.empty()) {
+      const auto buffer = [&](const std::vector<double>& v) {
+        auto t = torch::tensor(v, torch::kFloat64);
+        return v.size() == 1 ? t : t.reshape(shape.sample);
+      };
+      module.register_buffer("input_mean", buffer(in.mean));
+      module.register_buffer("input_std", buffer(in.std));
+      prepared = fmt::format("(({} - self.input_mean) / self.input_std)", prepared);
+    }
+    body += fmt::format("    x = {}.float()\n", prepared);
+  } else {
+    body += "    x = x.float()\n";
   }
+  if (shape.target_mean != 0.0 || shape.target_std != 1.0) {
+    body += fmt::format("    return self.forward_prepared(x) * {:.17g} + {:.17g}\n",
+                        shape.target_std, shape.target_mean);
+  } else {
+    body += "    return self.forward_prepared(x)\n";
+  }
+  source += "def forward(self, x):\n" + body;
   module.define(source);
   module.eval();
   return module;
+}
+
+std::string SidecarPath(const std::string& out) {
+  std::filesystem::path p(out);
+  if (p.extension() == ".json") {
+    throw std::invalid_argument("--out " + out + ": the sidecar .json beside it would be the same "
+                                "file; name the model .pt");
+  }
+  return p.replace_extension(".json").string();
 }
 
 ExportedModel ExportCheckpoint(const std::string& checkpoint, const std::string& out) {
@@ -111,7 +107,11 @@ ExportedModel ExportCheckpoint(const std::string& checkpoint, const std::string&
     throw CheckpointError("cannot export " + checkpoint + ": " + e.what_without_backtrace());
   }
   net->eval();
+  const std::string sidecar = SidecarPath(out);
   ToTorchScript(*net, m.hp.model, m.shape).save(out);
+  std::ofstream json(sidecar, std::ios::trunc);
+  json << ExportSidecarJson(m.hp, m.shape);
+  if (!json.flush()) throw std::runtime_error("cannot write " + sidecar);
   return m;
 }
 

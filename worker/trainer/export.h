@@ -11,19 +11,15 @@
 #include <string>
 
 #include "common/hparams/hparams.h"
+#include "worker/trainer/model_spec.h"
 #include "worker/trainer/models.h"
 
 namespace sift::worker {
 
-// What a checkpoint records of its model so that an export can rebuild it: the shape settings
-// (ModelParams) and the data's sample shape and outputs, as JSON.
-std::string ModelSpecJson(const HParams& hp, const ModelShape& shape);
-// Reads ModelSpecJson's output; throws std::runtime_error naming the problem.
-void ParseModelSpec(const std::string& json, HParams* hp, ModelShape* shape);
-
-// `net`'s eval-mode forward as a TorchScript module on the CPU, its outputs mapped back to the
-// target's units when `shape` says the target was standardized. Throws std::invalid_argument
-// when the model has no TorchScript form.
+// `net`'s eval-mode forward as a TorchScript module on the CPU that takes raw samples: it
+// reshapes them to shape.sample, converts them to float, applies shape.input's scaling and
+// standardization, and maps outputs back to the target's units when the target was
+// standardized. Throws std::invalid_argument when the model has no TorchScript form.
 torch::jit::Module ToTorchScript(const Net& net, const std::string& class_name,
                                  const ModelShape& shape = {});
 
@@ -32,9 +28,14 @@ struct ExportedModel {
   ModelShape shape;
 };
 
+// Where an export to `out` writes its sidecar: `out` with the extension .json (model.pt ->
+// model.json); throws std::invalid_argument when that is `out` itself.
+std::string SidecarPath(const std::string& out);
+
 // Reads the trial checkpoint at `checkpoint` (written by Trainer::SaveCheckpoint), rebuilds its
-// model with the trained weights and writes it to `out` as TorchScript. Throws CheckpointError
-// (unreadable, or older than model specs in checkpoints) or std::runtime_error.
+// model with the trained weights and writes it to `out` as TorchScript, and the sidecar
+// (ExportSidecarJson) to SidecarPath(out). Throws CheckpointError (unreadable, or older than
+// model specs in checkpoints) or std::runtime_error.
 ExportedModel ExportCheckpoint(const std::string& checkpoint, const std::string& out);
 
 }  // namespace sift::worker

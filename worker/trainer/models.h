@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/data/dataset.h"
 #include "common/hparams/hparams.h"
 #include "worker/trainer/fused_linear.h"
 
@@ -25,6 +26,11 @@ struct ModelShape {
   // Regression on a standardized target: a prediction in the target's units is
   // output * target_std + target_mean (the export applies it; the model itself does not).
   double target_mean = 0.0, target_std = 1.0;
+  // For the export alone (the model does not use them): what its outputs mean and how a raw
+  // sample became its input.
+  std::string task = "classification";
+  std::vector<std::string> class_names{};  // "" for idx (the class is the label's value)
+  sift::data::InputPrep input{};
 };
 
 // Common base: forward(samples [B, ...]) -> logits or predictions [B, outputs]. Dropout draws from the generator

@@ -193,7 +193,8 @@ struct Trainer::Impl {
   double LossSum() const { return loss_sum.item<double>(); }
 
   ModelShape Shape() const {
-    return {data->sample, data->outputs, data->target_mean, data->target_std};
+    return {data->sample,      data->outputs, data->target_mean, data->target_std,
+            data->task,        data->class_names, data->input};
   }
 
   void Build() {
