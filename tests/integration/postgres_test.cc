@@ -53,16 +53,6 @@ std::string TakeoverConfig() {
   return config;
 }
 
-// A fresh database on this binary's server; "" with *why when there is none.
-std::string DatabaseUrl(std::string* why) {
-#ifndef SIFT_HAVE_POSTGRES
-  *why = "this sift was built without libpqxx (scripts/install-deps.sh installs it)";
-  return "";
-#endif
-  PgServer* server = PgServer::Get(why);
-  return server ? server->NewDatabase() : "";
-}
-
 // The report without the timestamped log lines (spdlog, on stderr) that come with it.
 std::string WithoutLogLines(const std::string& output) {
   std::istringstream in(output);
@@ -75,7 +65,7 @@ std::string WithoutLogLines(const std::string& output) {
 
 TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
   std::string why;
-  const std::string url = DatabaseUrl(&why);
+  const std::string url = NewTestDatabase(&why);
   if (url.empty()) GTEST_SKIP() << why;
   const std::string dir = TempDir("pg-takeover");
   // Both share the checkpoints, as coordinators on a shared filesystem would.
@@ -161,7 +151,7 @@ TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
 // both, and a second migrate of the same study is refused without copying anything.
 TEST(Postgres, MigrateFromSqliteRoundTripsTheReport) {
   std::string why;
-  const std::string url = DatabaseUrl(&why);
+  const std::string url = NewTestDatabase(&why);
   if (url.empty()) GTEST_SKIP() << why;
   const std::string dir = TempDir("pg-migrate");
   std::string output;
