@@ -99,7 +99,7 @@ void ForgetLostWorkers(Workers& workers, const std::set<std::string>& holding,
 }  // namespace
 
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
-    : store_(std::move(store)),
+    : store_(std::make_unique<FencedStore>(std::move(store))),
       commit_(std::make_unique<GroupCommit>(*store_)),
       after_commit_(std::make_unique<TaskThread>("sift-committed")),
       options_(std::move(options)),
@@ -219,6 +219,14 @@ Coordinator::~Coordinator() {
 
 Status Coordinator::StorageError(const std::exception& e, const std::string& what) {
   const std::string msg = e.what();
+  if (dynamic_cast<const StudyFenced*>(&e) != nullptr) {
+    // The database refused it: another coordinator serves the study now. NOT_FOUND, as for
+    // any study not served here, so the worker gives the trial up and looks elsewhere.
+    spdlog::warn("fenced while recording {}: {}", what, msg);
+    return Status::Error(Status::Code::kNotFound,
+                         "could not record " + what + ": " + msg +
+                             "; this coordinator no longer serves the study");
+  }
   spdlog::error("storage error while {}: {}", what, msg);
   // UNAVAILABLE, whatever the cause (disk full, file-size limit, read-only file): the failed
   // transaction was rolled back, and the same call succeeds once the disk does, so clients retry.
@@ -928,7 +936,7 @@ Status Coordinator::RecordRedoneWork(const std::string& worker_id, const std::st
     return Status::Error(Status::Code::kInvalidArgument, "redone_seconds must be >= 0");
   }
   try {
-    store_->SetRedoneSeconds(lease_id, redone_seconds);
+    store_->SetRedoneSeconds(lease->study_id, lease_id, redone_seconds);
   } catch (const std::exception& e) {
     return StorageError(e, "the redone work");
   }
@@ -1067,7 +1075,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
           store_->UpdateTrialState(study_id, number, TrialState::kCompleted, reason, now);
         }
         if (!final_metrics.empty()) store_->SetFinalMetrics(study_id, number, final_metrics);
-        store_->CloseSegment(lease_id, now, segment_reason, kept, 0.0);
+        store_->CloseSegment(study_id, lease_id, now, segment_reason, kept, 0.0);
       });
   {
     std::lock_guard<std::mutex> table(table_mu_);  // written under both locks, read under either
@@ -1113,7 +1121,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
     const std::string why = "requeued: worker " + name + " cannot run it: " + error;
     try {
       commit_->Run([&] {
-        store_->CloseSegment(lease_id, now, "refused");
+        store_->CloseSegment(lease->study_id, lease_id, now, "refused");
         store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kPending, why, 0);
       });
     } catch (const std::exception& e) {
@@ -1137,7 +1145,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
   try {
     commit_->Run([&] {
       store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kFailed, reason, now);
-      store_->CloseSegment(lease_id, now, "failed");
+      store_->CloseSegment(lease->study_id, lease_id, now, "failed");
     });
   } catch (const std::exception& e) {
     return StorageError(e, "the failure");
@@ -1188,7 +1196,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   const std::string why = "requeued: preempted (" + reason + ")";
   try {
     commit_->Run([&] {
-      store_->CloseSegment(lease_id, now, "preempted", checkpoint, wasted);
+      store_->CloseSegment(lease->study_id, lease_id, now, "preempted", checkpoint, wasted);
       if (requeue) {
         store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kPending, why, 0);
       }
@@ -1273,7 +1281,7 @@ void Coordinator::Tick() {
     const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
     try {
       commit_->Run([&] {
-        store_->CloseSegment(id, end, "expired", "", wasted);
+        store_->CloseSegment(lease.study_id, id, end, "expired", "", wasted);
         if (requeue) {
           store_->UpdateTrialState(lease.study_id, lease.number, TrialState::kPending,
                                    "requeued: lease expired", 0);

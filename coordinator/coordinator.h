@@ -326,7 +326,8 @@ class Coordinator {
   // while the study's lock is held.
   static TrialExtras TrialExtrasOf(const ServedStudy& study);
 
-  std::unique_ptr<Store> store_;
+  // Fences each write for a study leased here with the lease's epoch (coordinator/fenced_store.h).
+  std::unique_ptr<FencedStore> store_;
   // Every transaction goes through it. A study's writes are submitted under its lock, so they
   // commit in the order memory took them. A report applies to memory and queues its write with
   // a completion that answers it (nothing waits); an acquisition applies to memory and a

@@ -100,7 +100,12 @@ CREATE TABLE IF NOT EXISTS study_leases(
   study_id BIGINT PRIMARY KEY,
   owner TEXT NOT NULL,
   expires_at DOUBLE PRECISION NOT NULL);
+ALTER TABLE study_leases ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0;
 )sql";
+
+// The database's clock in unix seconds: lease expiry never depends on a coordinator's clock.
+// clock_timestamp(), not now(): a transaction's start may be long past.
+constexpr const char* kDbNow = "extract(epoch FROM clock_timestamp())::float8";
 
 // Any key, the same in every sift: coordinators starting together create the schema in turn.
 constexpr int64_t kSchemaLockKey = 0x5157'0001;
@@ -172,23 +177,38 @@ class PgStore : public Store {
 
   std::vector<StudyRecord> ListStudies() override { return QueryStudies(""); }
 
-  bool ClaimStudy(int64_t study_id, const std::string& owner, double now,
-                  double until) override {
+  int64_t ClaimStudy(int64_t study_id, const std::string& owner, double lease_s,
+                     int64_t held_epoch) override {
+    // A renewal (held_epoch > 0) keeps the epoch; a take raises it.
+    static const std::string claim =
+        std::string("INSERT INTO study_leases AS l(study_id, owner, expires_at, epoch) "
+                    "VALUES($1, $2, ") + kDbNow + " + $3, 1) ON CONFLICT(study_id) DO UPDATE SET "
+        "owner=excluded.owner, expires_at=excluded.expires_at, "
+        "epoch=CASE WHEN $4::bigint > 0 THEN l.epoch ELSE l.epoch + 1 END "
+        "WHERE CASE WHEN $4::bigint > 0 THEN l.owner=excluded.owner AND l.epoch=$4::bigint "
+        "ELSE l.owner=excluded.owner OR l.expires_at < " + kDbNow + " END RETURNING l.epoch";
     return Run([&](pqxx::work& w) {
-      return !w
-                  .exec_params("INSERT INTO study_leases(study_id, owner, expires_at) "
-                               "VALUES($1,$2,$3) ON CONFLICT(study_id) DO UPDATE SET "
-                               "owner=excluded.owner, expires_at=excluded.expires_at "
-                               "WHERE study_leases.owner=excluded.owner "
-                               "OR study_leases.expires_at<$4 RETURNING owner",
-                               study_id, owner, until, now)
-                  .empty();
+      const pqxx::result r = w.exec_params(claim, study_id, owner, lease_s, held_epoch);
+      return r.empty() ? int64_t{0} : r[0][0].as<int64_t>();
     });
   }
 
   void ReleaseStudy(int64_t study_id, const std::string& owner) override {
+    // Expired, not deleted: the row keeps its epoch, which must never go back.
     Run([&](pqxx::work& w) {
-      w.exec_params0("DELETE FROM study_leases WHERE study_id=$1 AND owner=$2", study_id, owner);
+      w.exec_params0("UPDATE study_leases SET expires_at='-Infinity' "
+                     "WHERE study_id=$1 AND owner=$2",
+                     study_id, owner);
+    });
+  }
+
+  void CheckStudyLease(int64_t study_id, int64_t epoch) override {
+    Run([&](pqxx::work& w) {
+      // FOR SHARE: a takeover (an UPDATE of this row) waits for this transaction's commit.
+      const pqxx::result r = w.exec_params(
+          "SELECT epoch FROM study_leases WHERE study_id=$1 FOR SHARE", study_id);
+      const int64_t current = r.empty() ? 0 : r[0][0].as<int64_t>();
+      if (current != epoch) throw StudyFenced(study_id, epoch, current);
     });
   }
 
@@ -364,20 +384,22 @@ class PgStore : public Store {
     });
   }
 
-  void CloseSegment(const std::string& lease_id, double end, const std::string& reason,
-                    const std::string& checkpoint, double wasted_seconds) override {
+  void CloseSegment(int64_t study_id, const std::string& lease_id, double end,
+                    const std::string& reason, const std::string& checkpoint,
+                    double wasted_seconds) override {
     Run([&](pqxx::work& w) {
       w.exec_params0("UPDATE segments SET \"end\"=$1, end_reason=$2, checkpoint=$3, "
-                     "wasted_seconds=wasted_seconds+$4 WHERE lease_id=$5 AND \"end\" IS NULL",
-                     end, reason, checkpoint, wasted_seconds, lease_id);
+                     "wasted_seconds=wasted_seconds+$4 WHERE lease_id=$5 AND study_id=$6 "
+                     "AND \"end\" IS NULL",
+                     end, reason, checkpoint, wasted_seconds, lease_id, study_id);
     });
   }
 
-  void SetRedoneSeconds(const std::string& lease_id, double seconds) override {
+  void SetRedoneSeconds(int64_t study_id, const std::string& lease_id, double seconds) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("UPDATE segments SET wasted_seconds=$1 WHERE lease_id=$2 "
+      w.exec_params0("UPDATE segments SET wasted_seconds=$1 WHERE lease_id=$2 AND study_id=$3 "
                      "AND \"end\" IS NULL",
-                     seconds, lease_id);
+                     seconds, lease_id, study_id);
     });
   }
 

@@ -16,6 +16,9 @@ namespace {
 
 constexpr int kSchemaVersion = 3;
 
+// The database's clock in unix seconds, for study leases.
+constexpr const char* kDbNow = "((julianday('now') - 2440587.5) * 86400.0)";
+
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS studies(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -90,7 +93,8 @@ CREATE TABLE IF NOT EXISTS study_events(
 CREATE TABLE IF NOT EXISTS study_leases(
   study_id INTEGER PRIMARY KEY,
   owner TEXT NOT NULL,
-  expires_at REAL NOT NULL);
+  expires_at REAL NOT NULL,
+  epoch INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS evaluations(
   study_id INTEGER NOT NULL REFERENCES studies(id),
   number INTEGER NOT NULL,
@@ -146,6 +150,7 @@ class SqliteStore : public Store {
       AddColumn("segments", "checkpoint", "TEXT NOT NULL DEFAULT ''");
       AddColumn("segments", "wasted_seconds", "REAL NOT NULL DEFAULT 0");
     }
+    AddColumn("study_leases", "epoch", "INTEGER NOT NULL DEFAULT 0");  // the fencing token
     db_.exec(kSchema);
     db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
     tx.commit();
@@ -202,27 +207,43 @@ class SqliteStore : public Store {
     return db_.getLastInsertRowid();
   }
 
-  bool ClaimStudy(int64_t study_id, const std::string& owner, double now,
-                  double until) override {
+  int64_t ClaimStudy(int64_t study_id, const std::string& owner, double lease_s,
+                     int64_t held_epoch) override {
+    // As PostgreSQL's: the database's clock (this host's, the only one a SQLite file is shared
+    // on), a renewal keeps the epoch and a take raises it.
     std::lock_guard<std::recursive_mutex> lock(mu_);
-    SQLite::Statement q(db_,
-                        "INSERT INTO study_leases(study_id, owner, expires_at) VALUES(?,?,?) "
-                        "ON CONFLICT(study_id) DO UPDATE SET owner=excluded.owner, "
-                        "expires_at=excluded.expires_at "
-                        "WHERE study_leases.owner=excluded.owner OR study_leases.expires_at<?");
+    SQLite::Statement q(
+        db_,
+        "INSERT INTO study_leases AS l(study_id, owner, expires_at, epoch) "
+        "VALUES(?1, ?2, " + std::string(kDbNow) + " + ?3, 1) ON CONFLICT(study_id) DO UPDATE "
+        "SET owner=excluded.owner, expires_at=excluded.expires_at, "
+        "epoch=CASE WHEN ?4 > 0 THEN l.epoch ELSE l.epoch + 1 END "
+        "WHERE CASE WHEN ?4 > 0 THEN l.owner=excluded.owner AND l.epoch=?4 "
+        "ELSE l.owner=excluded.owner OR l.expires_at < " + kDbNow + " END RETURNING epoch");
     q.bind(1, study_id);
     q.bind(2, owner);
-    q.bind(3, until);
-    q.bind(4, now);
-    return q.exec() == 1;
+    q.bind(3, lease_s);
+    q.bind(4, held_epoch);
+    return q.executeStep() ? q.getColumn(0).getInt64() : 0;
   }
 
   void ReleaseStudy(int64_t study_id, const std::string& owner) override {
+    // Expired, not deleted: the row keeps its epoch, which must never go back.
     std::lock_guard<std::recursive_mutex> lock(mu_);
-    SQLite::Statement q(db_, "DELETE FROM study_leases WHERE study_id=? AND owner=?");
+    SQLite::Statement q(db_,
+                        "UPDATE study_leases SET expires_at=-1e308 WHERE study_id=? AND owner=?");
     q.bind(1, study_id);
     q.bind(2, owner);
     q.exec();
+  }
+
+  void CheckStudyLease(int64_t study_id, int64_t epoch) override {
+    // One writer at a time: a takeover's write cannot commit inside this transaction.
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    SQLite::Statement q(db_, "SELECT epoch FROM study_leases WHERE study_id=?");
+    q.bind(1, study_id);
+    const int64_t current = q.executeStep() ? q.getColumn(0).getInt64() : 0;
+    if (current != epoch) throw StudyFenced(study_id, epoch, current);
   }
 
   void UpdateStudy(int64_t id, StudyState state, const std::string& end_reason,
@@ -427,26 +448,30 @@ class SqliteStore : public Store {
     Exec(q);
   }
 
-  void CloseSegment(const std::string& lease_id, double end, const std::string& reason,
-                    const std::string& checkpoint, double wasted_seconds) override {
+  void CloseSegment(int64_t study_id, const std::string& lease_id, double end,
+                    const std::string& reason, const std::string& checkpoint,
+                    double wasted_seconds) override {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement& q = Cached(
         "UPDATE segments SET end=?, end_reason=?, checkpoint=?, "
-        "wasted_seconds=wasted_seconds+? WHERE lease_id=? AND end IS NULL");
+        "wasted_seconds=wasted_seconds+? WHERE lease_id=? AND study_id=? AND end IS NULL");
     q.bind(1, end);
     q.bind(2, reason);
     q.bind(3, checkpoint);
     q.bind(4, wasted_seconds);
     q.bind(5, lease_id);
+    q.bind(6, study_id);
     Exec(q);
   }
 
-  void SetRedoneSeconds(const std::string& lease_id, double seconds) override {
+  void SetRedoneSeconds(int64_t study_id, const std::string& lease_id, double seconds) override {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
-                        "UPDATE segments SET wasted_seconds=? WHERE lease_id=? AND end IS NULL");
+                        "UPDATE segments SET wasted_seconds=? WHERE lease_id=? AND study_id=? "
+                        "AND end IS NULL");
     q.bind(1, seconds);
     q.bind(2, lease_id);
+    q.bind(3, study_id);
     q.exec();
   }
 

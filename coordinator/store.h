@@ -6,12 +6,32 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "coordinator/records.h"
 
 namespace sift::coordinator {
+
+// A write refused because the study's lease is no longer at the writer's epoch: another
+// coordinator took the study over (or this one let it go). `current` -1: not asked of the
+// database (the writer had already let the study go).
+class StudyFenced : public std::runtime_error {
+ public:
+  StudyFenced(int64_t study, int64_t held_epoch, int64_t current_epoch)
+      : std::runtime_error(
+            "study " + std::to_string(study) + ": write refused, " +
+            (current_epoch < 0
+                 ? "this coordinator no longer serves it"
+                 : "its lease is at epoch " + std::to_string(current_epoch) +
+                       " in the database and this coordinator holds epoch " +
+                       std::to_string(held_epoch) + " (another coordinator took it over)")),
+        study_id(study),
+        held(held_epoch),
+        current(current_epoch) {}
+  int64_t study_id, held, current;
+};
 
 class Store {
  public:
@@ -47,22 +67,31 @@ class Store {
   virtual std::vector<WorkerRecord> ListWorkers() = 0;
 
   virtual void OpenSegment(const SegmentRecord& segment) = 0;
-  // Closes an open segment (a closed one is left as it is).
-  virtual void CloseSegment(const std::string& lease_id, double end, const std::string& reason,
-                            const std::string& checkpoint = "", double wasted_seconds = 0) = 0;
+  // Closes study `study_id`'s open segment (a closed one is left as it is).
+  virtual void CloseSegment(int64_t study_id, const std::string& lease_id, double end,
+                            const std::string& reason, const std::string& checkpoint = "",
+                            double wasted_seconds = 0) = 0;
   virtual std::vector<SegmentRecord> ListSegments(int64_t study_id) = 0;
   // Work an open segment redid (a resume past a damaged checkpoint): it becomes the segment's
   // wasted_seconds, to which CloseSegment adds what the segment's end loses. Setting it twice
   // (a retried report) counts it once.
-  virtual void SetRedoneSeconds(const std::string& lease_id, double seconds) = 0;
+  virtual void SetRedoneSeconds(int64_t study_id, const std::string& lease_id,
+                                double seconds) = 0;
 
-  // The study's serving lease, so that two coordinators on one database never both serve it:
-  // takes it for `owner` until `until` (unix seconds) when it is free, expired at `now`, or
-  // already `owner`'s (a renewal); false when another owner holds it.
-  virtual bool ClaimStudy(int64_t study_id, const std::string& owner, double now,
-                          double until) = 0;
+  // The study's serving lease, so that two coordinators on one database never both serve it,
+  // for `lease_s` seconds of the database's clock (never the coordinators'). `held_epoch` 0
+  // takes it when it is free, expired, or already `owner`'s (a restart on the same address),
+  // and its epoch goes up by one; `held_epoch` > 0 renews the lease `owner` holds at that epoch
+  // and nothing else. Returns the epoch held, 0 when another owner holds it (or took it over).
+  // The epoch never goes back, so a write fenced by it (CheckStudyLease) stays refused.
+  virtual int64_t ClaimStudy(int64_t study_id, const std::string& owner, double lease_s,
+                             int64_t held_epoch) = 0;
   // Gives the lease up (a clean shutdown) so another coordinator can take the study at once.
   virtual void ReleaseStudy(int64_t study_id, const std::string& owner) = 0;
+  // The fencing token: throws StudyFenced unless the study's lease is at `epoch`. Called inside
+  // the writing transaction (Atomically), before its writes: PostgreSQL keeps the lease row
+  // share-locked until the commit, so a takeover waits for the transaction to end.
+  virtual void CheckStudyLease(int64_t study_id, int64_t epoch) = 0;
   // Test evaluations, one per (study, trial): inserted or replaced whole.
   virtual void UpsertEvaluation(const EvaluationRecord& evaluation) = 0;
   virtual std::vector<EvaluationRecord> ListEvaluations(int64_t study_id) = 0;

@@ -13,8 +13,8 @@ void CopyStudy(Store& from, Store& to, const StudyRecord& study) {
   for (const auto& s : from.ListSegments(study.id)) {
     to.OpenSegment(s);
     // OpenSegment starts with no waste; SetRedoneSeconds sets it while the segment is open.
-    to.SetRedoneSeconds(s.lease_id, s.wasted_seconds);
-    if (s.end) to.CloseSegment(s.lease_id, *s.end, s.end_reason, s.checkpoint, 0);
+    to.SetRedoneSeconds(s.study_id, s.lease_id, s.wasted_seconds);
+    if (s.end) to.CloseSegment(s.study_id, s.lease_id, *s.end, s.end_reason, s.checkpoint, 0);
   }
   for (const auto& idle : from.ListIdleSegments(study.id)) to.InsertIdleSegment(idle);
   for (const auto& e : from.ListEvaluations(study.id)) to.UpsertEvaluation(e);

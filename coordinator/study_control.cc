@@ -172,7 +172,7 @@ Status Coordinator::EndLeaseAndRequeue(ServedStudy& study, const std::string& le
   const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
   try {
     commit_->Run([&] {
-      store_->CloseSegment(lease_id, end, reason, checkpoint, wasted);
+      store_->CloseSegment(lease.study_id, lease_id, end, reason, checkpoint, wasted);
       if (requeue) {
         store_->UpdateTrialState(lease.study_id, lease.number, TrialState::kPending,
                                  "requeued: " + reason, 0);

@@ -1,7 +1,9 @@
 // Study leases: which of the coordinators sharing one database serves each open study. The
 // lease is a row in the database (Store::ClaimStudy) that its coordinator renews; a coordinator
-// that dies stops renewing, and another one takes the study over once the lease has expired,
-// rebuilding it from the database as a restart would.
+// that dies stops renewing, and another one takes the study over once the lease has expired
+// (by the database's clock), rebuilding it from the database as a restart would. Each takeover
+// raises the lease's epoch, which fences every write of the coordinator that had it
+// (coordinator/fenced_store.h): one that only stalled finds its writes refused and lets go.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -25,6 +27,15 @@ CoordinatorOptions SharedDatabaseOptions(const std::string& db, const std::strin
 }
 
 void Coordinator::RenewStudyLeases(double now) {
+  // Studies whose writes the database refused (their lease moved on while this coordinator was
+  // not looking: paused, frozen, cut off) go at once, not at the next renewal.
+  for (const StudyFenced& fenced : store_->TakeFenced()) {
+    spdlog::warn("[study {}] fenced: the database holds its lease at epoch {}, this coordinator "
+                 "at epoch {} (another coordinator took it over); its writes are refused and "
+                 "it is no longer served here",
+                 fenced.study_id, fenced.current, fenced.held);
+    DropStudy(fenced.study_id);
+  }
   if (!studies_.RenewalDue(now)) return;
   std::vector<int64_t> lost;
   for (const auto& study : studies_.All()) {

@@ -4,7 +4,7 @@
 
 namespace sift::coordinator {
 
-StudyRegistry::StudyRegistry(Store& store, int64_t max_running, double lease_s,
+StudyRegistry::StudyRegistry(FencedStore& store, int64_t max_running, double lease_s,
                              std::string owner)
     : store_(store), max_running_(max_running), lease_s_(lease_s), owner_(std::move(owner)) {}
 
@@ -23,8 +23,9 @@ void StudyRegistry::Add(std::shared_ptr<ServedStudy> study) {
 std::shared_ptr<ServedStudy> StudyRegistry::Remove(int64_t id) {
   {
     std::lock_guard<std::mutex> lock(leases_mu_);
-    lease_until_.erase(id);
+    held_.erase(id);
   }
+  store_.LetGo(id);
   std::unique_lock<std::shared_mutex> lock(studies_mu_);
   auto it = studies_.find(id);
   if (it == studies_.end()) return nullptr;
@@ -56,10 +57,17 @@ Status StudyRegistry::RunningCap() const {
 
 bool StudyRegistry::Claim(int64_t id, double now) {
   if (lease_s_ <= 0) return true;
-  const double until = now + lease_s_;
-  if (!store_.ClaimStudy(id, owner_, now, until)) return false;
+  int64_t held = 0;
+  {
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    if (auto it = held_.find(id); it != held_.end()) held = it->second.epoch;
+  }
+  // A study held here is only ever renewed: taken again, its memory would be stale.
+  const int64_t epoch = store_.ClaimStudy(id, owner_, lease_s_, held);
+  if (epoch == 0) return false;
+  store_.Hold(id, epoch);
   std::lock_guard<std::mutex> lock(leases_mu_);
-  lease_until_[id] = until;
+  held_[id] = {now + lease_s_, epoch};
   return true;
 }
 
@@ -72,18 +80,18 @@ bool StudyRegistry::RenewalDue(double now) {
 
 double StudyRegistry::HeldUntil(int64_t id) const {
   std::lock_guard<std::mutex> lock(leases_mu_);
-  auto it = lease_until_.find(id);
-  return it == lease_until_.end() ? 0 : it->second;
+  auto it = held_.find(id);
+  return it == held_.end() ? 0 : it->second.until;
 }
 
 void StudyRegistry::ReleaseAll() {
   if (lease_s_ <= 0) return;
-  std::map<int64_t, double> held;
+  std::map<int64_t, Held> held;
   {
     std::lock_guard<std::mutex> lock(leases_mu_);
-    held.swap(lease_until_);
+    held.swap(held_);
   }
-  for (const auto& [id, until] : held) {
+  for (const auto& [id, lease] : held) {
     try {
       store_.ReleaseStudy(id, owner_);
     } catch (const std::exception& e) {

@@ -3,7 +3,7 @@
 // With a database shared by several coordinators (PostgreSQL) it also holds the study leases
 // that say which coordinator serves which open study: a row in the database (Store::ClaimStudy)
 // that its coordinator renews (coordinator/study_leases.cc takes a study over when its lease
-// expired).
+// expired), and whose epoch fences every write for the study (coordinator/fenced_store.h).
 //
 // Thread-safe. Its own locks are leaves (coordinator.h, "Locks"): the map of studies is under a
 // shared_mutex (lookups share it, Add and Remove take it alone), the study leases under a mutex,
@@ -23,8 +23,8 @@
 
 #include "common/data/data_spec.h"
 #include "coordinator/records.h"
+#include "coordinator/fenced_store.h"
 #include "coordinator/status.h"
-#include "coordinator/store.h"
 #include "coordinator/study_runner.h"
 
 namespace sift::coordinator {
@@ -62,13 +62,14 @@ class StudyRegistry {
  public:
   using Studies = std::vector<std::shared_ptr<ServedStudy>>;
   // `lease_s` 0: no study leases, every study is served here (SQLite).
-  StudyRegistry(Store& store, int64_t max_running, double lease_s, std::string owner);
+  StudyRegistry(FencedStore& store, int64_t max_running, double lease_s, std::string owner);
 
   // The study, or null when it is not served. Lock it, then check `dropped`.
   std::shared_ptr<ServedStudy> Find(int64_t id) const;
   void Add(std::shared_ptr<ServedStudy> study);
-  // Stops serving the study (its study lease, if any, is forgotten, not released) and returns
-  // it (null when it was not served); the caller marks it dropped under its lock.
+  // Stops serving the study (its study lease, if any, is forgotten, not released, and its
+  // writes are refused from now on) and returns it (null when it was not served); the caller
+  // marks it dropped under its lock.
   std::shared_ptr<ServedStudy> Remove(int64_t id);
   // Every study served, by id, as they are now.
   Studies All() const;
@@ -78,25 +79,32 @@ class StudyRegistry {
 
   // Study leases; all true or no-ops when lease_s is 0.
   bool leased() const { return lease_s_ > 0; }
-  // Takes or renews the study's lease until now + lease_s; false when another coordinator holds
-  // it. Throws when the database cannot be written.
+  // Renews the study's lease when it is held here (at the epoch it was taken at), else takes
+  // it, for lease_s of the database's clock; false when another coordinator holds it or took
+  // it over. The store fences the study's writes with the epoch held. Throws when the
+  // database cannot be written.
   bool Claim(int64_t id, double now);
   // Whether renewals are due (every third of lease_s); when they are, the next is scheduled.
   bool RenewalDue(double now);
-  // Until when the study's lease is held (0 when it is not).
+  // Until when the study's lease is held (0 when it is not), by this coordinator's clock: a
+  // lease it could not renew is let go by then, though the database's fence alone decides.
   double HeldUntil(int64_t id) const;
   // Gives every study lease back (a clean shutdown: a standby takes the studies at once).
   void ReleaseAll();
 
  private:
-  Store& store_;
+  FencedStore& store_;
   const int64_t max_running_;
   const double lease_s_;
   const std::string owner_;
   mutable std::shared_mutex studies_mu_;
   std::map<int64_t, std::shared_ptr<ServedStudy>> studies_;
   mutable std::mutex leases_mu_;
-  std::map<int64_t, double> lease_until_;  // study leases held: until when
+  struct Held {
+    double until;   // by this coordinator's clock
+    int64_t epoch;  // the fencing token
+  };
+  std::map<int64_t, Held> held_;  // study leases held
   double next_renewal_ = 0;
 };
 

@@ -130,4 +130,14 @@ PgServer::~PgServer() {
   if (!dir_.empty()) fs::remove_all(dir_, ec);
 }
 
+std::string NewTestDatabase(std::string* why) {
+#ifndef SIFT_HAVE_POSTGRES
+  *why = "this sift was built without libpqxx (scripts/install-deps.sh installs it)";
+  return "";
+#else
+  PgServer* server = PgServer::Get(why);
+  return server ? server->NewDatabase() : "";
+#endif
+}
+
 }  // namespace sift::testing

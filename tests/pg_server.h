@@ -30,4 +30,8 @@ class PgServer {
   bool started_ = false;
 };
 
+// A fresh database on the binary's server: its URL, or "" with *why when there is none (this
+// sift built without libpqxx, or no server: PgServer::Get's reasons). Tests skip with *why.
+std::string NewTestDatabase(std::string* why);
+
 }  // namespace sift::testing

@@ -27,13 +27,10 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
       std::filesystem::remove(path_);
       store_ = OpenSqliteStore(path_.string());
     } else if (GetParam() == "Postgres") {
-#ifndef SIFT_HAVE_POSTGRES
-      GTEST_SKIP() << "this sift was built without libpqxx (scripts/install-deps.sh installs it)";
-#endif
       std::string why;
-      sift::testing::PgServer* server = sift::testing::PgServer::Get(&why);
-      if (!server) GTEST_SKIP() << why;
-      store_ = OpenStore(server->NewDatabase());
+      const std::string url = sift::testing::NewTestDatabase(&why);
+      if (url.empty()) GTEST_SKIP() << why;
+      store_ = OpenStore(url);
     } else {
       store_ = OpenSqliteStore(":memory:");
     }
@@ -112,8 +109,10 @@ TEST_P(StoreTest, SegmentsOpenAndClose) {
   ASSERT_EQ(open.size(), 1u);
   EXPECT_FALSE(open[0].end.has_value());
   EXPECT_DOUBLE_EQ(SegmentDollars(open[0], /*now=*/110), 0.01);
-  store_->CloseSegment("L-1", 120, "completed");
-  store_->CloseSegment("L-1", 500, "again");  // closing twice keeps the first end
+  store_->CloseSegment(2, "L-1", 120, "another study's");  // not this segment
+  EXPECT_FALSE(store_->ListSegments(1)[0].end.has_value());
+  store_->CloseSegment(1, "L-1", 120, "completed");
+  store_->CloseSegment(1, "L-1", 500, "again");  // closing twice keeps the first end
   auto closed = store_->ListSegments(1);
   EXPECT_DOUBLE_EQ(*closed[0].end, 120);
   EXPECT_EQ(closed[0].end_reason, "completed");
@@ -158,10 +157,10 @@ TEST_P(StoreTest, RedoneWorkIsWasteOnceAndTheEndAddsItsOwn) {
   seg.start = 100;
   seg.price_per_hour = 3.6;
   store_->OpenSegment(seg);
-  store_->SetRedoneSeconds("L-1", 4);
-  store_->SetRedoneSeconds("L-1", 4);  // a retried report
-  store_->CloseSegment("L-1", 120, "expired", "", 3);
-  store_->SetRedoneSeconds("L-1", 50);  // closed: no change
+  store_->SetRedoneSeconds(1, "L-1", 4);
+  store_->SetRedoneSeconds(1, "L-1", 4);  // a retried report
+  store_->CloseSegment(1, "L-1", 120, "expired", "", 3);
+  store_->SetRedoneSeconds(1, "L-1", 50);  // closed: no change
   EXPECT_DOUBLE_EQ(store_->ListSegments(1).at(0).wasted_seconds, 7);
 }
 
@@ -250,19 +249,53 @@ TEST_P(StoreTest, TrialStateEventsWorkersAndIdleTime) {
 }
 
 // Two coordinators on one database: the lease decides which serves a study, its owner renews
-// it, and another takes it only once it has expired or been released.
+// it at the epoch it took it at, and another takes it only once it has expired (by the
+// database's clock: a lease of -1 s has) or been released, raising the epoch.
 TEST_P(StoreTest, StudyLeaseGoesToOneOwnerUntilItExpires) {
-  EXPECT_TRUE(store_->ClaimStudy(1, "a", /*now=*/100, /*until=*/110));
-  EXPECT_FALSE(store_->ClaimStudy(1, "b", 105, 115));
-  EXPECT_TRUE(store_->ClaimStudy(1, "a", 108, 118));  // renewed
-  EXPECT_FALSE(store_->ClaimStudy(1, "b", 112, 122));
-  EXPECT_TRUE(store_->ClaimStudy(2, "b", 112, 122));  // another study is free
-  EXPECT_TRUE(store_->ClaimStudy(1, "b", 119, 129));  // a's expired
-  EXPECT_FALSE(store_->ClaimStudy(1, "a", 120, 130));
-  store_->ReleaseStudy(1, "a");  // not a's to give: no change
-  EXPECT_FALSE(store_->ClaimStudy(1, "a", 121, 131));
+  EXPECT_EQ(store_->ClaimStudy(1, "a", /*lease_s=*/60, /*held_epoch=*/0), 1);
+  EXPECT_EQ(store_->ClaimStudy(1, "b", 60, 0), 0);
+  EXPECT_EQ(store_->ClaimStudy(1, "a", 60, 1), 1);  // renewed
+  EXPECT_EQ(store_->ClaimStudy(1, "a", 60, 7), 0);  // not the epoch a holds
+  EXPECT_EQ(store_->ClaimStudy(2, "b", 60, 0), 1);  // another study is free
+  EXPECT_EQ(store_->ClaimStudy(1, "a", -1, 1), 1);  // renewed into the past: expired
+  EXPECT_EQ(store_->ClaimStudy(1, "b", 60, 0), 2);  // taken over
+  EXPECT_EQ(store_->ClaimStudy(1, "a", 60, 1), 0);  // a's renewal finds it gone
+  store_->ReleaseStudy(1, "a");                     // not a's to give: no change
+  EXPECT_EQ(store_->ClaimStudy(1, "a", 60, 0), 0);
   store_->ReleaseStudy(1, "b");
-  EXPECT_TRUE(store_->ClaimStudy(1, "a", 122, 132));
+  EXPECT_EQ(store_->ClaimStudy(1, "a", 60, 0), 3);  // the epoch never goes back
+  EXPECT_EQ(store_->ClaimStudy(1, "a", 60, 0), 4);  // a restarted owner takes it again
+}
+
+// The fencing token: a transaction whose epoch is no longer the lease's writes nothing.
+TEST_P(StoreTest, AWriteAtAnOldEpochIsRefusedWhole) {
+  StudyRecord s;
+  s.name = "a";
+  const int64_t id = store_->CreateStudy(s);
+  ASSERT_EQ(store_->ClaimStudy(id, "a", -1, 0), 1);
+  ASSERT_EQ(store_->ClaimStudy(id, "b", 60, 0), 2);
+  TrialRecord t;
+  t.study_id = id;
+  store_->Atomically([&] {
+    store_->CheckStudyLease(id, 2);
+    store_->InsertTrial(t);
+  });
+  t.number = 1;
+  try {
+    store_->Atomically([&] {
+      store_->CheckStudyLease(id, 1);
+      store_->InsertTrial(t);
+    });
+    FAIL() << "epoch 1 was not refused";
+  } catch (const StudyFenced& e) {
+    EXPECT_EQ(e.study_id, id);
+    EXPECT_EQ(e.held, 1);
+    EXPECT_EQ(e.current, 2);
+    EXPECT_NE(std::string(e.what()).find("epoch 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(store_->ListTrials(id).size(), 1u);
+  EXPECT_THROW(store_->Atomically([&] { store_->CheckStudyLease(id + 1, 1); }), StudyFenced)
+      << "a study never leased";
 }
 
 TEST_P(StoreTest, EvaluationsAreReplacedWholeAndListedPerStudy) {
@@ -371,7 +404,7 @@ TEST(SqliteStore, UpgradesSegmentsThatPredateSpotNotices) {
     EXPECT_EQ(segments[0].wasted_seconds, 0);
     EXPECT_EQ(segments[0].checkpoint, "");
     EXPECT_FALSE(segments[1].end);
-    store->CloseSegment("L-2", 130, "preempted", "trial-1-e3.ckpt", 4.5);
+    store->CloseSegment(1, "L-2", 130, "preempted", "trial-1-e3.ckpt", 4.5);
     segments = store->ListSegments(1);
     EXPECT_EQ(segments[1].checkpoint, "trial-1-e3.ckpt");
     EXPECT_DOUBLE_EQ(segments[1].wasted_seconds, 4.5);

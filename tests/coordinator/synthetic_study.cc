@@ -140,7 +140,7 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
           if (preempt && epoch > seg.start_epoch) {
             // Lost mid-epoch: the half epoch since the last report is redone on the next lease.
             t += epoch_s / 2;
-            store.CloseSegment(seg.lease_id, t, "preempted", "", epoch_s / 2);
+            store.CloseSegment(id, seg.lease_id, t, "preempted", "", epoch_s / 2);
             end = "preempted";
             break;
           }
@@ -176,7 +176,7 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
           }
           store.InsertReport(r);
         }
-        if (end != "preempted") store.CloseSegment(seg.lease_id, t, end);
+        if (end != "preempted") store.CloseSegment(id, seg.lease_id, t, end);
         free_at[static_cast<size_t>(w)] = t;
         last_end = std::max(last_end, t);
         if (end == "paused" || end == "preempted") {

@@ -16,6 +16,7 @@
 #include "coordinator/store.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"
+#include "tests/integration/two_coordinators.h"
 #include "tests/pg_server.h"
 
 namespace sift::testing {
@@ -53,16 +54,6 @@ std::string TakeoverConfig() {
   return config;
 }
 
-// A fresh database on this binary's server; "" with *why when there is none.
-std::string DatabaseUrl(std::string* why) {
-#ifndef SIFT_HAVE_POSTGRES
-  *why = "this sift was built without libpqxx (scripts/install-deps.sh installs it)";
-  return "";
-#endif
-  PgServer* server = PgServer::Get(why);
-  return server ? server->NewDatabase() : "";
-}
-
 // The report without the timestamped log lines (spdlog, on stderr) that come with it.
 std::string WithoutLogLines(const std::string& output) {
   std::istringstream in(output);
@@ -75,27 +66,15 @@ std::string WithoutLogLines(const std::string& output) {
 
 TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
   std::string why;
-  const std::string url = DatabaseUrl(&why);
+  const std::string url = NewTestDatabase(&why);
   if (url.empty()) GTEST_SKIP() << why;
   const std::string dir = TempDir("pg-takeover");
   // Both share the checkpoints, as coordinators on a shared filesystem would.
   const std::vector<std::string> flags = {"--study-lease", "2", "--lease-timeout", "4",
                                           "--checkpoint-dir", dir + "/checkpoints"};
-  std::unique_ptr<Process> first, second;
-  const int first_port = StartSiftCoordinator(&first, url, flags, dir + "/first.log");
-  ASSERT_GT(first_port, 0);
-  const int second_port = StartSiftCoordinator(&second, url, flags, dir + "/second.log");
-  ASSERT_GT(second_port, 0);
-  const std::string first_address = "127.0.0.1:" + std::to_string(first_port);
-  const std::string second_address = "127.0.0.1:" + std::to_string(second_port);
-
-  std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
-                        WriteFile(dir + "/study.yaml", TakeoverConfig()),
-                        "--coordinator", first_address},
-                       &output),
-            0)
-      << output;
+  TwoCoordinators pair;
+  ASSERT_TRUE(StartTwoCoordinators(url, dir, flags, TakeoverConfig(), &pair));
+  auto& [first, second, first_address, second_address] = pair;
   // The workers know both coordinators and talk to the first that answers.
   const std::string both = "ipv4:" + first_address + "," + second_address;
   std::vector<std::unique_ptr<Process>> workers;
@@ -161,7 +140,7 @@ TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
 // both, and a second migrate of the same study is refused without copying anything.
 TEST(Postgres, MigrateFromSqliteRoundTripsTheReport) {
   std::string why;
-  const std::string url = DatabaseUrl(&why);
+  const std::string url = NewTestDatabase(&why);
   if (url.empty()) GTEST_SKIP() << why;
   const std::string dir = TempDir("pg-migrate");
   std::string output;
