@@ -121,7 +121,7 @@ def sift_split(labels, val, test, seed, stratify):
 
 
 def cached_labels(cache_dir):
-    """The worker's cache entry (worker/trainer/data.cc, version 3): class names, split labels."""
+    """The worker's cache entry (worker/trainer/data.cc, version 4): class names, split labels."""
     (path,) = glob.glob(os.path.join(cache_dir, "sift", "data-*.sift"))
     b = open(path, "rb").read()[24:]  # magic, version, length, crc32
     pos = 0
@@ -143,6 +143,14 @@ def cached_labels(cache_dir):
         i64()
     names = [text() for _ in range(i64())]
     pos += 16  # target mean and deviation
+    text()  # the input's preparation: format, columns (name, one-hot vocabulary), scales
+    for _ in range(i64()):
+        text()
+        for _ in range(i64()):
+            text()
+    pos += 8  # divisor
+    for _ in range(2):  # means, deviations
+        pos += 8 * i64()
     splits = []
     for _ in range(3):
         dims = [i64() for _ in range(i64())]
