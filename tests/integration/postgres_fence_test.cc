@@ -1,7 +1,8 @@
 // Fencing on PostgreSQL with real processes (issue 31): the coordinator serving a study is
 // SIGSTOPped past its study lease, the other takes the study over, and the first, SIGCONTed,
 // tries to write for it (a report, a completion, an acquisition): the database refuses every
-// one, and the study ends under the second exactly as it would have without the pause.
+// one, and the study ends under the second exactly as it would have without the pause (its
+// records compared with a run that had none).
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -12,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "common/params_json.h"
 #include "coordinator/client.h"
 #include "coordinator/store.h"
 #include "sift/v1/workers_service.grpc.pb.h"
@@ -197,6 +199,34 @@ TEST(PostgresFence, AStalledCoordinatorHasEveryWriteRefusedAfterTheTakeover) {
     if (!fresh) {
       EXPECT_GE(seg.start, until->second) << "trial " << seg.number << " ran twice at once";
       until->second = std::max(until->second, *seg.end);
+    }
+  }
+
+  // The records equal a run without the pause (one embedded coordinator, its own workers):
+  // the same trials with the same parameters, and every epoch's metrics bitwise.
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", dir + "/study.yaml", "--workers", "2",
+                        "--threads-per-worker", "1", "--out", dir + "/reference"},
+                       &output, /*timeout_s=*/180),
+            0)
+      << output;
+  auto reference = coordinator::OpenStoreReadOnly(dir + "/reference/sift.db");
+  const auto expected_trials = reference->ListTrials(1);
+  ASSERT_EQ(expected_trials.size(), trials.size());
+  for (size_t i = 0; i < trials.size(); ++i) {
+    EXPECT_EQ(common::ParamsToJsonText(trials[i].params),
+              common::ParamsToJsonText(expected_trials[i].params))
+        << "trial " << i;
+    EXPECT_EQ(trials[i].state, expected_trials[i].state) << "trial " << i;
+  }
+  std::map<std::pair<int64_t, int64_t>, std::map<std::string, double>> curve, expected_curve;
+  for (const auto& r : reports) curve[{r.number, r.epoch}] = r.metrics;
+  for (const auto& r : reference->ListReports(1)) expected_curve[{r.number, r.epoch}] = r.metrics;
+  ASSERT_EQ(curve.size(), expected_curve.size());
+  for (const auto& [at, metrics] : expected_curve) {
+    for (const char* name : {"val_accuracy", "val_loss", "train_loss"}) {
+      EXPECT_EQ(curve[at].at(name), metrics.at(name))
+          << name << " of trial " << at.first << " at epoch " << at.second;
     }
   }
 }
