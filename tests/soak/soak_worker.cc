@@ -124,8 +124,9 @@ std::string RunSimWorker(const std::string& address, const std::string& name, bo
       (*rep.mutable_metrics())["val_accuracy"] = ReportedValue(a.trial_number(), epoch);
       v1::ReportProgressResponse decision;
       s = link.Report(a, &rep, &decision);
-      if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
-        held = false;  // the lease expired or was revoked meanwhile
+      if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+          s.error_code() == grpc::StatusCode::NOT_FOUND) {
+        held = false;  // the lease expired or was revoked meanwhile, or the worker is unknown
         break;
       }
       if (!s.ok()) {
@@ -142,7 +143,8 @@ std::string RunSimWorker(const std::string& address, const std::string& name, bo
     if (held) {
       v1::CompleteTrialRequest done;
       s = link.Complete(a, &done);
-      if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+          s.error_code() == grpc::StatusCode::NOT_FOUND) {
         held = false;
       } else if (!s.ok()) {
         if (shared->done) return "done";
