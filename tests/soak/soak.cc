@@ -268,7 +268,7 @@ std::vector<std::string> Violations(const Options& o, const Result& r) {
   auto check = [&out](bool ok, const std::string& what) {
     if (!ok) out.push_back(what);
   };
-  auto n = [](double v) { return std::to_string(v); };
+  auto n = [](auto v) { return std::to_string(v); };
   if (!r.error.empty()) return {r.error};
   check(r.study_state == "STUDY_COMPLETED", "the study ended " + r.study_state);
   for (const auto& e : r.worker_errors) out.push_back("a worker's call failed: " + e);
@@ -301,7 +301,8 @@ std::vector<std::string> Violations(const Options& o, const Result& r) {
   const double linear = static_cast<double>(warm.db_bytes) * static_cast<double>(last.reports) /
                         static_cast<double>(std::max<int64_t>(1, warm.reports));
   check(static_cast<double>(last.db_bytes) <= 1.5 * linear,
-        "the database grew to " + n(last.db_bytes) + " bytes, past 1.5x linear (" + n(linear) + ")");
+        "the database grew to " + n(last.db_bytes) + " bytes, past 1.5x linear (" +
+            n(static_cast<int64_t>(linear)) + ")");
   return out;
 }
 
