@@ -120,6 +120,20 @@ std::string PgServer::NewDatabase() {
   return host + "/" + name;
 }
 
+int64_t PgServer::DatabaseBytes(const std::string& url) {
+  std::string out;
+  if (Shell(bin_ + "/psql -q -X -A -t " + url +
+                " -c 'SELECT pg_database_size(current_database())'",
+            &out) != 0) {
+    return -1;
+  }
+  try {
+    return std::stoll(out);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 PgServer::~PgServer() {
   std::string out;
   if (started_) {

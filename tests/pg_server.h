@@ -4,6 +4,7 @@
 // test gets a fresh database on it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace sift::testing {
@@ -16,6 +17,8 @@ class PgServer {
 
   // A fresh, empty database; returns its postgresql:// URL.
   std::string NewDatabase();
+  // The size on disk of the database at `url` (pg_database_size); -1 when psql fails.
+  int64_t DatabaseBytes(const std::string& url);
   int port() const { return port_; }
 
   ~PgServer();

@@ -24,6 +24,9 @@ CoordinatorLink::CoordinatorLink(const WorkerOptions& options, std::atomic<bool>
   // minimum stays: it is also the connect timeout, and 200 ms cuts handshakes short.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  // A connection of its own, as a worker process has: links in one process (the soak's
+  // simulated workers, tests/soak) would otherwise share one through gRPC's global pool.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   channel_ = common::MakeChannel(options_.client, args);
   stub_ = v1::Workers::NewStub(channel_);
 }
