@@ -80,6 +80,19 @@ std::string OptionReader::String(const std::string& key, const std::string& def,
   return def;
 }
 
+std::vector<OptionValue> OptionReader::List(const std::string& key) {
+  read_.insert(key);
+  if (auto it = options_.find(key); it != options_.end()) return {it->second};
+  std::vector<OptionValue> out;
+  for (size_t i = 0;; ++i) {
+    const std::string item = key + "." + std::to_string(i);
+    auto it = options_.find(item);
+    if (it == options_.end()) return out;
+    read_.insert(item);
+    out.push_back(it->second);
+  }
+}
+
 namespace {
 
 // Names users bring from the peers' APIs (Ray Tune's ASHA, Optuna's samplers and pruners), and
@@ -89,7 +102,9 @@ const std::map<std::string, std::string>& PeerNames() {
       {"grace_period", "min_resource"},  {"reduction_factor", "eta"},
       {"max_t", "max_resource"},         {"n_startup_trials", "n_startup"},
       {"n_warmup_steps", "min_resource"}, {"n_min_trials", "min_trials"},
-      {"min_early_stopping_rate", "min_resource"}};
+      {"min_early_stopping_rate", "min_resource"}, {"perturbation_interval", "interval_epochs"},
+      {"quantile_fraction", "quantile"}, {"perturbation_factors", "perturb"},
+      {"hyperparam_mutations", "mutable"}};
   return names;
 }
 

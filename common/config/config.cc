@@ -786,6 +786,11 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   const search::SchedulerContext context{cfg.budget.max_epochs, cfg.objective.maximize};
   search::MakeScheduler(cfg.scheduler.type, cfg.scheduler.options, context, &errors);
   for (const auto& e : errors) d.ErrorUnder("scheduler", e);
+  if (cfg.scheduler.type == "pbt") {
+    // Gated until the coordinator carries out exploits and the worker applies the new values.
+    d.Error("scheduler.type", "pbt is not runnable yet: the coordinator does not copy "
+                              "checkpoints between members; `sift validate` checks its options");
+  }
 
   *out = std::move(cfg);
   return d.Format(limits.max_errors);
