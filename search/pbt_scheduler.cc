@@ -22,18 +22,21 @@ size_t QuantileSize(size_t n, double quantile) {
   return std::min(k, n / 2);
 }
 
+// `pick` in [0, 1) chooses the factor, or for a categorical the direction.
 ParamValue Perturb(const PbtOptions& options, const SearchSpace& space, const ParamSpec& spec,
-                   const ParamValue& value, Rng& rng) {
+                   const ParamValue& value, double pick) {
   if (!spec.numeric()) {  // one choice up or down, as Ray shifts a list's index
     const int i = space.ChoiceIndex(spec, value);
     const int last = static_cast<int>(spec.choices.size()) - 1;
     if (i < 0) return value;
-    const int shifted = std::clamp(i + (rng.Below(2) == 0 ? -1 : 1), 0, last);
+    const int shifted = std::clamp(i + (pick < 0.5 ? -1 : 1), 0, last);
     return spec.choices[static_cast<size_t>(shifted)];
   }
   double v = 0;
   AsDouble(value, &v);
-  v = std::clamp(v * options.perturb[rng.Below(options.perturb.size())], spec.low, spec.high);
+  const size_t n = options.perturb.size();
+  const size_t factor = std::min(n - 1, static_cast<size_t>(pick * static_cast<double>(n)));
+  v = std::clamp(v * options.perturb[factor], spec.low, spec.high);
   if (spec.type == ParamType::kInt) return static_cast<int64_t>(std::round(v));
   return v;
 }
@@ -47,11 +50,12 @@ Params ExplorePbtParams(const PbtOptions& options, const SearchSpace& space, con
     const ParamSpec* spec = space.Find(name);
     auto it = out.find(name);
     if (spec == nullptr || it == out.end()) continue;  // inactive under the donor's others
-    // Both draws every time, so one parameter's branch does not shift the next one's stream.
+    // Every draw every time, so one parameter's branch does not shift the next one's stream.
     const bool resample = rng.Uniform() < options.resample_probability;
     const double u = rng.Uniform();
+    const double pick = rng.Uniform();
     const ParamValue before = it->second;
-    it->second = resample ? space.FromUnit(*spec, u) : Perturb(options, space, *spec, before, rng);
+    it->second = resample ? space.FromUnit(*spec, u) : Perturb(options, space, *spec, before, pick);
     changes->push_back(name + " " + ToString(before) + " -> " + ToString(it->second) +
                        (resample ? " (resampled)" : ""));
   }

@@ -140,7 +140,18 @@ TEST(PbtConfig, OtherSchedulersStillRefuseLists) {
       std::string("name: t\n") + kSpace + "scheduler: {type: asha, eta: [2, 3]}\n", "study.yaml",
       &c);
   ASSERT_FALSE(errors.empty());
-  EXPECT_NE(errors[0].find("scheduler.eta.0: unknown option"), std::string::npos) << errors[0];
+  EXPECT_EQ(errors[0], "scheduler.eta: must be a single value, not a list (line 8)");
+}
+
+TEST(PbtConfig, RaysListNamesAreAnsweredOnceWithSiftsName) {
+  const auto errors = Errors(
+      "scheduler: {type: pbt, perturbation_factors: [0.8, 1.2], mutable: [lr, weight_decay]}\n"
+      "budget: {max_epochs: 8}\n");
+  ASSERT_EQ(errors.size(), 1u) << Joined(errors);
+  EXPECT_EQ(errors[0],
+            "scheduler.perturbation_factors: unknown option; did you mean 'perturb'? "
+            "(Sift's name for it) (known: interval_epochs, mutable, perturb, population, quantile, "
+            "resample_probability) (line 8)");
 }
 
 }  // namespace
