@@ -143,6 +143,23 @@ std::optional<int64_t> PbtScheduler::NextPromotion(const StudyView& study) {
   return best;
 }
 
+std::set<std::pair<int64_t, int64_t>> PbtScheduler::CheckpointsToKeep(
+    const StudyView& study) const {
+  const int64_t members = std::min<int64_t>(options_.population, study.trials.size());
+  std::set<int64_t> waiting_at;
+  for (int64_t n = 0; n < members; ++n) {
+    const TrialView& t = study.trials[static_cast<size_t>(n)];
+    if (t.state == TrialState::kPaused) waiting_at.insert(t.LastResource());
+  }
+  std::set<std::pair<int64_t, int64_t>> keep;
+  for (int64_t n = 0; n < members; ++n) {
+    for (int64_t epoch : study.trials[static_cast<size_t>(n)].checkpoints) {
+      if (waiting_at.count(epoch)) keep.emplace(n, epoch);
+    }
+  }
+  return keep;
+}
+
 std::vector<PbtMember> PbtScheduler::MembersAt(const StudyView& study, int64_t epoch) const {
   std::vector<PbtMember> out;
   const int64_t members = std::min<int64_t>(options_.population, study.trials.size());

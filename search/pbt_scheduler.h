@@ -15,7 +15,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "search/rng.h"
@@ -60,6 +62,11 @@ class PbtScheduler : public Scheduler {
   Decision OnReport(const StudyView& study, const TrialView& trial) override;
   std::optional<int64_t> NextPromotion(const StudyView& study) override;
   std::optional<Exploit> ExploitOnResume(const StudyView& study, int64_t trial) override;
+
+  // The (trial, epoch) checkpoints a member may still copy: at each interval epoch where a
+  // member still waits, every member's checkpoint at that epoch. Once no member waits there,
+  // each exploit of that interval was leased, its checkpoint copied, so retention may drop them.
+  std::set<std::pair<int64_t, int64_t>> CheckpointsToKeep(const StudyView& study) const;
 
   const PbtOptions& options() const { return options_; }
 

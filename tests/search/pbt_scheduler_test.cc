@@ -226,6 +226,22 @@ TEST(PbtScheduler, PausesEveryIntervalAndResumesWhenThePopulationHasArrived) {
   EXPECT_EQ(Report(s, study, 1, 10, 0.95).action, Action::kContinue);
 }
 
+TEST(PbtScheduler, KeepsEveryCheckpointOfAnIntervalUntilNoMemberWaitsThere) {
+  using Keep = std::set<std::pair<int64_t, int64_t>>;
+  PbtScheduler s(Options4());
+  StudyView study = Study(4);
+  for (int n = 0; n < 3; ++n) Report(s, study, n, 1, 0.5 + 0.1 * n);
+  study.trials[0].checkpoints.insert(0);  // older ones are not PBT's to keep
+  EXPECT_EQ(s.CheckpointsToKeep(study), (Keep{{0, 1}, {1, 1}, {2, 1}}));
+  Report(s, study, 3, 1, 0.2);
+  // The first member resumes; the others still wait, so any of epoch 1's may yet be copied.
+  ASSERT_EQ(s.NextPromotion(study), 0);
+  study.trials[0].state = TrialState::kRunning;
+  EXPECT_EQ(s.CheckpointsToKeep(study), (Keep{{0, 1}, {1, 1}, {2, 1}, {3, 1}}));
+  for (int64_t n = 1; n < 4; ++n) study.trials[static_cast<size_t>(n)].state = TrialState::kRunning;
+  EXPECT_TRUE(s.CheckpointsToKeep(study).empty());
+}
+
 TEST(PbtScheduler, EndedMembersDoNotHoldTheIntervalBack) {
   PbtScheduler s(Options4());
   StudyView study = Study(4);
