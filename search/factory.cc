@@ -11,6 +11,7 @@
 #include "search/fifo_scheduler.h"
 #include "search/grid_searcher.h"
 #include "search/median_scheduler.h"
+#include "search/pbt_scheduler.h"
 #include "search/plateau_scheduler.h"
 #include "search/predict_guard.h"
 #include "search/rungs.h"
@@ -69,6 +70,38 @@ CurveOptions ReadCurve(OptionReader& r) {
   return o;
 }
 
+PbtOptions ReadPbt(OptionReader& r) {
+  PbtOptions o;
+  o.population = r.Int("population", o.population, 2, 100000);
+  o.interval_epochs = r.Int("interval_epochs", o.interval_epochs, 1, kMaxInt);
+  o.quantile = r.Double("quantile", o.quantile, 0.01, 0.5);
+  o.resample_probability = r.Double("resample_probability", o.resample_probability, 0.0, 1.0);
+  if (r.Has("perturb") || r.Has("perturb.0")) {
+    o.perturb.clear();
+    for (const auto& v : r.List("perturb")) {
+      const double* d = std::get_if<double>(&v);
+      const int64_t* i = std::get_if<int64_t>(&v);
+      const double f = d ? *d : i ? static_cast<double>(*i) : -1.0;
+      if (!(f > 0.0 && f <= 100.0)) {
+        r.AddError("perturb", "factors must be numbers in (0, 100], as in [0.8, 1.2]");
+        o.perturb = {0.8, 1.2};
+        break;
+      }
+      o.perturb.push_back(f);
+    }
+  } else {
+    r.List("perturb");
+  }
+  for (const auto& v : r.List("mutable")) {
+    if (const auto* s = std::get_if<std::string>(&v)) {
+      o.mutable_params.push_back(*s);
+    } else {
+      r.AddError("mutable", "must list parameter names, as in [lr, weight_decay]");
+    }
+  }
+  return o;
+}
+
 TpeOptions ReadTpe(OptionReader& r) {
   TpeOptions o;
   o.n_startup = r.Int("n_startup", o.n_startup, 0, kMaxInt);
@@ -105,11 +138,16 @@ bool HasPrefix(const Options& options, const std::string& prefix) {
 
 }  // namespace
 
+PbtOptions ReadPbtOptions(const Options& options) {
+  OptionReader r(options);
+  return ReadPbt(r);
+}
+
 std::vector<std::string> SearcherTypes() {
   return {"random", "sobol", "grid", "tpe", "gp", "bohb"};
 }
 std::vector<std::string> SchedulerTypes() {
-  return {"fifo", "plateau", "asha", "hyperband", "median", "curve"};
+  return {"fifo", "plateau", "asha", "hyperband", "median", "curve", "pbt"};
 }
 
 std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& options,
@@ -178,6 +216,8 @@ std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options&
     out = std::make_unique<MedianScheduler>(ReadMedian(r, ""));
   } else if (type == "curve") {
     out = std::make_unique<CurveScheduler>(ReadCurve(r));
+  } else if (type == "pbt") {
+    out = std::make_unique<PbtScheduler>(ReadPbt(r));
   } else {
     std::string list;
     for (const auto& t : SchedulerTypes()) list += (list.empty() ? "" : ", ") + t;

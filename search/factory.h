@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "search/options.h"
+#include "search/pbt_scheduler.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
 #include "search/space.h"
@@ -25,6 +26,10 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
 std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options& options,
                                          const SchedulerContext& context,
                                          std::vector<std::string>* errors);
+
+// Population-based training's options as MakeScheduler reads them (defaults where missing or
+// invalid), for the config's checks against the search space and the budget.
+PbtOptions ReadPbtOptions(const Options& options);
 
 std::vector<std::string> SearcherTypes();
 std::vector<std::string> SchedulerTypes();

@@ -80,6 +80,19 @@ std::string OptionReader::String(const std::string& key, const std::string& def,
   return def;
 }
 
+std::vector<OptionValue> OptionReader::List(const std::string& key) {
+  read_.insert(key);
+  if (auto it = options_.find(key); it != options_.end()) return {it->second};
+  std::vector<OptionValue> out;
+  for (size_t i = 0;; ++i) {
+    const std::string item = key + "." + std::to_string(i);
+    auto it = options_.find(item);
+    if (it == options_.end()) return out;
+    read_.insert(item);
+    out.push_back(it->second);
+  }
+}
+
 namespace {
 
 // Names users bring from the peers' APIs (Ray Tune's ASHA, Optuna's samplers and pruners), and
@@ -89,22 +102,42 @@ const std::map<std::string, std::string>& PeerNames() {
       {"grace_period", "min_resource"},  {"reduction_factor", "eta"},
       {"max_t", "max_resource"},         {"n_startup_trials", "n_startup"},
       {"n_warmup_steps", "min_resource"}, {"n_min_trials", "min_trials"},
-      {"min_early_stopping_rate", "min_resource"}};
+      {"min_early_stopping_rate", "min_resource"}, {"perturbation_interval", "interval_epochs"},
+      {"quantile_fraction", "quantile"}, {"perturbation_factors", "perturb"},
+      {"hyperparam_mutations", "mutable"}};
   return names;
 }
 
 }  // namespace
 
 void OptionReader::RejectUnknown() {
+  // A list's items (key.0, key.1) are named by their list, once.
+  const auto list_of = [](const std::string& key) {
+    const size_t dot = key.rfind('.');
+    if (dot == std::string::npos || dot + 1 == key.size()) return key;
+    for (size_t i = dot + 1; i < key.size(); ++i) {
+      if (key[i] < '0' || key[i] > '9') return key;
+    }
+    return key.substr(0, dot);
+  };
+  std::set<std::string> names;
+  for (const auto& k : read_) names.insert(list_of(k));
   std::string known;
-  for (const auto& k : read_) known += (known.empty() ? "" : ", ") + k;
-  for (const auto& [key, value] : options_) {
-    if (read_.count(key)) continue;
+  for (const auto& k : names) known += (known.empty() ? "" : ", ") + k;
+  std::set<std::string> reported;
+  for (const auto& [item, value] : options_) {
+    if (read_.count(item)) continue;
+    const std::string key = list_of(item);
+    if (!reported.insert(key).second) continue;
+    if (read_.count(key)) {  // read as one value, but given as a list
+      AddError(key, "must be a single value, not a list");
+      continue;
+    }
     std::string problem = "unknown option";
     const auto peer = PeerNames().find(key);
-    if (peer != PeerNames().end() && read_.count(peer->second)) {
+    if (peer != PeerNames().end() && names.count(peer->second)) {
       problem += "; did you mean '" + peer->second + "'? (Sift's name for it)";
-    } else if (std::string s = ClosestName(key, {read_.begin(), read_.end()}); !s.empty()) {
+    } else if (std::string s = ClosestName(key, {names.begin(), names.end()}); !s.empty()) {
       problem += "; did you mean '" + s + "'?";
     }
     AddError(key, problem + " (known: " + (known.empty() ? "none" : known) + ")");

@@ -25,6 +25,9 @@ class OptionReader {
   bool Bool(const std::string& key, bool def);
   std::string String(const std::string& key, const std::string& def,
                      const std::vector<std::string>& allowed);
+  // A list: the config flattens `key: [a, b]` to key.0, key.1; a single value reads as a list
+  // of one. Empty when absent.
+  std::vector<OptionValue> List(const std::string& key);
   bool Has(const std::string& key) const { return options_.count(key) > 0; }
 
   // Adds an error for every key never read. Call once, after all reads.

@@ -20,6 +20,12 @@ class Scheduler {
   // For schedulers that pause trials (promotion ASHA, Hyperband): a paused trial to resume now,
   // asked before a new configuration is created. Default: never.
   virtual std::optional<int64_t> NextPromotion(const StudyView& study) { return std::nullopt; }
+
+  // For population-based training: whether the trial NextPromotion returned resumes from another
+  // trial's checkpoint with new parameters instead of its own. Default: never.
+  virtual std::optional<Exploit> ExploitOnResume(const StudyView& study, int64_t trial) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace sift::search

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct TrialView {
   std::map<int64_t, double> values;
   double cost_dollars = 0.0;  // measured so far; cost-aware searchers may use it
   double train_seconds = 0.0;
+  // Epochs at which an intact checkpoint is kept: population-based training copies only these.
+  std::set<int64_t> checkpoints;
 
   // The last reported value (the trial's result when it ended), if any.
   std::optional<double> LastValue() const {

@@ -53,6 +53,10 @@ TEST_P(SchedulerContract, DeterministicAndRestartSafe) {
     EXPECT_EQ(ra.events[i].decision.reason, rb.events[i].decision.reason);
   }
   EXPECT_EQ(ra.promotions, rb.promotions);
+  ASSERT_EQ(ra.exploits.size(), rb.exploits.size());
+  for (size_t i = 0; i < ra.exploits.size(); ++i) {
+    EXPECT_EQ(ra.exploits[i].reason, rb.exploits[i].reason);
+  }
 }
 
 TEST_P(SchedulerContract, ReasonsAndMinResource) {
@@ -112,6 +116,12 @@ std::vector<SchedulerCase> Cases() {
       SchedulerCase{"hyperband_promotion_predict",
                     "hyperband",
                     {{"variant", std::string("promotion")}, {"predict.keep", 0.3}},
+                    1},
+      SchedulerCase{
+          "pbt", "pbt", {{"population", int64_t{8}}, {"interval_epochs", int64_t{3}}}, 1},
+      SchedulerCase{"pbt_half",
+                    "pbt",
+                    {{"population", int64_t{5}}, {"quantile", 0.5}, {"perturb.0", 0.5}},
                     1},
       SchedulerCase{"asha_plus_plateau",
                     "asha",

@@ -22,6 +22,7 @@ struct SimResult {
   StudyView study;
   std::vector<SimEvent> events;
   std::vector<int64_t> promotions;
+  std::vector<Exploit> exploits;  // population-based training's, applied at the promotion
 };
 
 // Curve of trial n at epoch e: quality q_n (seeded) times a saturating curve, plus noise.
@@ -45,6 +46,10 @@ inline SimResult Simulate(
   for (int guard = 0; guard < 100000; ++guard) {
     while (static_cast<int>(running.size()) < workers) {
       if (auto p = scheduler.NextPromotion(r.study)) {
+        if (auto e = scheduler.ExploitOnResume(r.study, *p)) {
+          r.study.trials[*p].params = e->params;
+          r.exploits.push_back(std::move(*e));
+        }
         r.study.trials[*p].state = TrialState::kRunning;
         r.promotions.push_back(*p);
         running.push_back(*p);
@@ -72,6 +77,7 @@ inline SimResult Simulate(
         t.state = TrialState::kStopped;
       } else if (d.action == Action::kPause) {
         t.state = TrialState::kPaused;
+        t.checkpoints.insert(e);  // the coordinator keeps a paused trial's checkpoint
       } else if (e >= max_resource) {
         t.state = TrialState::kCompleted;
       } else {

@@ -90,6 +90,45 @@ TEST_F(CheckpointTest, OtherFilesAndConfigurationsAreRejected) {
   EXPECT_NE(LoadError(Tiny(), more, path_).find("training samples"), std::string::npos);
 }
 
+// Population-based training resumes a member from another's checkpoint with explored values:
+// each value `sift validate` lets change (common/config/config_pbt.cc) must load into the copied
+// state and take effect from the next step.
+TEST_F(CheckpointTest, ResumesWithChangedMutableValues) {
+  auto resumed_loss = [&](const TrainerOptions& o, const std::string& path) {
+    Trainer t(o, data_);
+    t.LoadCheckpoint(path);
+    EXPECT_EQ(t.epoch(), 1);
+    return t.TrainEpoch().train_loss;
+  };
+  const double same = resumed_loss(Tiny(), path_);
+  ASSERT_EQ(resumed_loss(Tiny(), path_), same);  // so a difference below is the value's doing
+  TrainerOptions lr = Tiny(), decay = Tiny(), dropout = Tiny();
+  lr.hp.lr *= 10;
+  decay.hp.weight_decay = 0.5;
+  dropout.hp.dropout = 0.5;
+  for (const TrainerOptions* o : {&lr, &decay, &dropout}) {
+    EXPECT_NE(resumed_loss(*o, path_), same);
+  }
+  // Accumulation splits each batch in micro-batches: the same step, summed in another order.
+  TrainerOptions accumulated = Tiny();
+  accumulated.hp.micro_batch = Tiny().hp.batch_size / 4;
+  EXPECT_NEAR(resumed_loss(accumulated, path_), same, 0.01 * same);
+
+  TrainerOptions sgd = Tiny();
+  sgd.hp.optimizer = "sgd";
+  sgd.hp.lr = 0.05;
+  const std::string sgd_path = dir_ / "sgd";
+  {
+    Trainer t(sgd, data_);
+    t.TrainEpoch();
+    t.SaveCheckpoint(sgd_path);
+  }
+  const double sgd_same = resumed_loss(sgd, sgd_path);
+  TrainerOptions momentum = sgd;
+  momentum.hp.momentum = 0.5;
+  EXPECT_NE(resumed_loss(momentum, sgd_path), sgd_same);
+}
+
 TEST(FramedFileTest, RoundTripAndVersion) {
   testing::TempDir dir;
   WriteFramedFile(dir / "f", "TESTTEST", 3, std::string("payload\0with nul", 16));
