@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "worker/trainer/checkpoint.h"
+#include "worker/trainer/torchscript_export.h"
 
 namespace sift::worker {
 namespace {
