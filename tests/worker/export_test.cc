@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "tests/worker/test_util.h"
+#include "worker/trainer/checkpoint.h"
 #include "worker/trainer/models.h"
 
 namespace sift::worker {
