@@ -5,14 +5,14 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "common/data/idx.h"
 #include "fuzz/fuzz_file.h"
-#include "worker/trainer/idx_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static sift::fuzz::MemFile file;
   const std::string path = file.Write(data, size);
   try {
-    const sift::worker::IdxArray a = sift::worker::ReadIdxFile(path);
+    const sift::data::IdxArray a = sift::data::ReadIdxFile(path);
     int64_t elements = 1;
     for (int64_t d : a.dims) elements *= d;
     if (a.dims.empty() || static_cast<size_t>(elements) != a.data.size()) std::abort();

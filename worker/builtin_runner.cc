@@ -50,10 +50,11 @@ std::shared_ptr<const Datasets> BuiltinRunner::Data(const v1::DataSpec& d) {
     const auto t0 = Clock::now();
     cached_data_ = LoadDatasets(spec);
     cached_key_ = key;
+    const DataSummary s = Summarize(*cached_data_);
     spdlog::info("data {} loaded in {:.2f} s: {} train, {} val, {} test",
                  spec.is_idx() ? spec.dir : spec.ResolvedFormat() + " files",
                  std::chrono::duration<double>(Clock::now() - t0).count(),
-                 cached_data_->train.size(), cached_data_->val.size(), cached_data_->test.size());
+                 s.train, s.val, s.test);
   }
   return cached_data_;
 }
@@ -149,7 +150,7 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
     try {
       // The probe feeds samples of this data's shape (a CSV row, a 32x32 colour image).
       micro = ResolveMicroBatch(&topts, link_->options().memory_limit_mb << 20,
-                                ModelShape{data->sample, data->outputs});
+                                Summarize(*data).shape);
     } catch (const std::runtime_error& e) {
       return Fail(a, e.what());
     }

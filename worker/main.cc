@@ -1,7 +1,6 @@
 // sift-worker: trains trials for a coordinator, or one trial standalone (`sift-worker train`).
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
-#include <torch/torch.h>
 #include <unistd.h>
 
 #include <iostream>

@@ -47,8 +47,7 @@ int RunStandalone(const StandaloneOptions& o) {
     static_cast<sift::data::DataSpec&>(spec) = config.data;
     spec.cache_dir = o.cache_dir;
     auto data = LoadDatasets(spec);
-    if (auto c = ResolveMicroBatch(&topts, o.memory_limit_mb << 20,
-                                  ModelShape{data->sample, data->outputs})) {
+    if (auto c = ResolveMicroBatch(&topts, o.memory_limit_mb << 20, Summarize(*data).shape)) {
       spdlog::info("micro_batch auto: {}", c->Describe());
     }
     Trainer trainer(topts, std::move(data));

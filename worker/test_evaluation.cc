@@ -40,12 +40,13 @@ void RunTestEvaluation(const v1::TrialAssignment& a, const EvaluationLink& link)
       return link.fail(p, /*cannot_run=*/true);
     }
     auto data = link.data(a.data());
-    if (data->test.size() == 0) return link.fail("the data has no test split to score", false);
+    const DataSummary summary = Summarize(*data);
+    if (summary.test == 0) return link.fail("the data has no test split to score", false);
     std::string path;
     if (std::string p = link.fetch(a.resume_checkpoint(), &path); !p.empty()) {
       return link.fail(p, false);
     }
-    const std::vector<std::string> class_names = data->class_names;
+    const std::vector<std::string>& class_names = summary.class_names;
     Trainer trainer(topts, std::move(data));
     trainer.LoadCheckpoint(path);  // verifies the checksum: a damaged model is never scored
     if (a.checkpoint_dir().empty()) common::Remove(path);

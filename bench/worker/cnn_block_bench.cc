@@ -1,9 +1,9 @@
 // Forward + backward of the benchmark CNN's norm-pool-ReLU tails (batch norm, 2x2 max pool,
 // ReLU after conv1 [256, 32, 28, 28] and conv2 [256, 64, 14, 14], channels-last), as LibTorch's
-// three ops against NormPoolRelu (worker/trainer/norm_pool_relu.h), in fp32 and bf16, with its
-// AVX-512 loops and with the portable ones (what CPUs without AVX-512 run), interleaved in one
-// process so all see the same machine load. The convolutions are left out:
-// they are the same in both. Prints the best and median milliseconds per step of each.
+// three ops against NormPoolRelu (worker/trainer/kernels/norm_pool_relu.h), in fp32 and bf16,
+// with its AVX-512 loops and with the portable ones (what CPUs without AVX-512 run), interleaved
+// in one process so all see the same machine load. The convolutions are left out: they are the
+// same in both. Prints the best and median milliseconds per step of each.
 //
 //   cnn_block_bench [--rounds=100] [--threads=2] [--only=0..5 (one row, for profiling)]
 #include <algorithm>
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "worker/trainer/norm_pool_kernels.h"
-#include "worker/trainer/norm_pool_relu.h"
+#include "worker/trainer/kernels/norm_pool_kernels.h"
+#include "worker/trainer/kernels/norm_pool_relu.h"
 
 namespace {
 

@@ -1,8 +1,9 @@
 // Forward + backward of the benchmark MLP (784-512-256-10, batch 256, cross-entropy) with the
-// plain layers (linear, then ReLU in place) against FusedLinear (worker/trainer/fused_linear.h),
-// in fp32 and under bf16 autocast (FusedLinearBf16 where GemmBf16Available()), interleaved in
-// one process so all see the same machine load. Prints the best and median milliseconds per
-// step of each, and of the fused layers' eight products alone (gemms_fp32, gemms_bf16).
+// plain layers (linear, then ReLU in place) against FusedLinear
+// (worker/trainer/kernels/fused_linear.h), in fp32 and under bf16 autocast (FusedLinearBf16
+// where GemmBf16Available()), interleaved in one process so all see the same machine load.
+// Prints the best and median milliseconds per step of each, and of the fused layers' eight
+// products alone (gemms_fp32, gemms_bf16).
 // SIFT_NO_ONEDNN_SGEMM=1 makes FusedLinear's fp32 products run at::mm (OpenBLAS) instead of
 // oneDNN.
 //
@@ -16,8 +17,8 @@
 #include <cstring>
 #include <vector>
 
-#include "worker/trainer/fused_linear.h"
-#include "worker/trainer/sgemm.h"
+#include "worker/trainer/kernels/fused_linear.h"
+#include "worker/trainer/kernels/sgemm.h"
 #include "worker/trainer/torch_compat.h"
 
 namespace {

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <string>
 
+#include "worker/trainer/kernels/sgemm.h"
 #include "worker/trainer/models.h"
 #include "worker/trainer/process_stats.h"
-#include "worker/trainer/sgemm.h"
 #include "worker/trainer/trainer.h"
 
 namespace {

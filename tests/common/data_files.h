@@ -2,6 +2,7 @@
 // (stored or deflated), so every reader is tested on bytes the test controls. Torch-free.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,17 @@ inline std::string Deflate(const std::string& raw, int window_bits) {
   return out;
 }
 inline std::string Gzip(const std::string& raw) { return Deflate(raw, 31); }
+
+// IDX bytes (unsigned byte type) for `dims` and `data`.
+inline std::string IdxBytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
+  std::string out = {0, 0, 0x08, static_cast<char>(dims.size())};
+  for (uint32_t d : dims) {
+    for (int shift = 24; shift >= 0; shift -= 8)
+      out.push_back(static_cast<char>((d >> shift) & 0xff));
+  }
+  out.append(data.begin(), data.end());
+  return out;
+}
 
 // A .npy file (format 1.0) of `values` stored as `descr` ("<f4", "<f8", "|u1", "<i8", ...).
 template <typename T>
@@ -118,6 +131,18 @@ inline std::string Zip(const std::map<std::string, std::string>& members, bool d
   put(&out, central_at, 4);
   put(&out, 0, 2);
   return out;
+}
+
+// Expects `fn` to throw std::runtime_error whose message contains every one of `parts`.
+template <typename Fn>
+void ExpectError(Fn fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception";
+  } catch (const std::runtime_error& e) {
+    for (const auto& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace sift::data::testing

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "tests/worker/test_util.h"
-#include "worker/trainer/sgemm.h"
+#include "worker/trainer/kernels/sgemm.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "tests/worker/test_util.h"
-#include "worker/trainer/fused_optimizer.h"
+#include "worker/trainer/kernels/fused_optimizer.h"
+#include "worker/trainer/kernels/multi_tensor_step.h"
 #include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/micro_batch.h"
-#include "worker/trainer/multi_tensor_step.h"
 #include "worker/trainer/precision.h"
 #include "worker/trainer/trainer.h"
 

@@ -13,7 +13,9 @@
 #include "tests/worker/test_util.h"
 #include "worker/trainer/data.h"
 #include "worker/trainer/export.h"
-#include "worker/trainer/idx_reader.h"
+#include "worker/trainer/models.h"
+#include "worker/trainer/torchscript_export.h"
+#include "common/data/idx.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
@@ -176,8 +178,8 @@ TEST(ExportInputTest, TakesRawIdxPixels) {
 
   const char* env = std::getenv("SIFT_DATA_DIR");
   const std::string folder = env ? env : DataSpec().dir;
-  const IdxArray images = ReadIdxFile(folder + "/" + common::kTestImages);
-  const IdxArray labels = ReadIdxFile(folder + "/" + common::kTestLabels);
+  const data::IdxArray images = data::ReadIdxFile(folder + "/" + common::kTestImages);
+  const data::IdxArray labels = data::ReadIdxFile(folder + "/" + common::kTestLabels);
   const int64_t n = data->test.size();
   const torch::Tensor pixels =
       torch::from_blob(const_cast<uint8_t*>(images.data.data()), {n, 28, 28}, torch::kUInt8);

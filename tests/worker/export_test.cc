@@ -3,12 +3,15 @@
 #include "worker/trainer/export.h"
 
 #include <gtest/gtest.h>
+#include <torch/script.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 
 #include "tests/worker/test_util.h"
+#include "worker/trainer/checkpoint.h"
+#include "worker/trainer/models.h"
 
 namespace sift::worker {
 namespace {

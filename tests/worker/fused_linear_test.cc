@@ -1,4 +1,4 @@
-#include "worker/trainer/fused_linear.h"
+#include "worker/trainer/kernels/fused_linear.h"
 
 #include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "tests/worker/test_util.h"
-#include "worker/trainer/sgemm.h"
+#include "worker/trainer/kernels/sgemm.h"
 #include "worker/trainer/torch_compat.h"
 
 namespace sift::worker {

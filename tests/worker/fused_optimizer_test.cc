@@ -1,4 +1,4 @@
-#include "worker/trainer/fused_optimizer.h"
+#include "worker/trainer/kernels/fused_optimizer.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <sstream>
 
-#include "worker/trainer/fused_optimizer.h"
+#include "worker/trainer/kernels/fused_optimizer.h"
 
 namespace sift::worker {
 namespace {

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "worker/trainer/data.h"
 #include "worker/trainer/process_stats.h"
 #include "worker/trainer/trainer.h"
 

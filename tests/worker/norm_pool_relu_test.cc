@@ -1,4 +1,4 @@
-#include "worker/trainer/norm_pool_relu.h"
+#include "worker/trainer/kernels/norm_pool_relu.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tests/worker/test_util.h"
-#include "worker/trainer/norm_pool_kernels.h"
+#include "worker/trainer/kernels/norm_pool_kernels.h"
 
 namespace sift::worker {
 namespace {

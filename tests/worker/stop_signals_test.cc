@@ -17,7 +17,7 @@
 #include <optional>
 #include <thread>
 
-#include "worker/trainer/sgemm.h"
+#include "worker/trainer/kernels/sgemm.h"
 
 namespace sift::worker {
 namespace {

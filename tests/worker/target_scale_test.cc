@@ -2,6 +2,7 @@
 // own units; the batch size a trial gets when none is set; and the classification scores beside
 // accuracy (balanced accuracy, macro F1, ROC AUC) as the trainer reports them.
 #include <gtest/gtest.h>
+#include <torch/script.h>
 
 #include <cmath>
 #include <string>
@@ -9,6 +10,7 @@
 #include "tests/worker/test_util.h"
 #include "worker/trainer/data.h"
 #include "worker/trainer/export.h"
+#include "worker/trainer/models.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {

@@ -15,10 +15,13 @@
 #include <vector>
 
 #include "common/posix_fs.h"
+#include "tests/common/data_files.h"
 #include "worker/trainer/data.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker::testing {
+
+using sift::data::testing::IdxBytes;
 
 class TempDir {
  public:
@@ -42,17 +45,6 @@ inline void ExpectMaxRelError(const torch::Tensor& got, const torch::Tensor& wan
   const double err = (got - want).abs().max().item<double>();
   const double scale = std::max(want.abs().max().item<double>(), min_scale);
   EXPECT_LE(err, tol * scale) << what << ": max |got - reference| " << err << " of " << scale;
-}
-
-// IDX bytes (unsigned byte type) for `dims` and `data`.
-inline std::string IdxBytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
-  std::string out = {0, 0, 0x08, static_cast<char>(dims.size())};
-  for (uint32_t d : dims) {
-    for (int shift = 24; shift >= 0; shift -= 8)
-      out.push_back(static_cast<char>((d >> shift) & 0xff));
-  }
-  out.append(data.begin(), data.end());
-  return out;
 }
 
 inline std::string Gzip(const std::string& raw) {

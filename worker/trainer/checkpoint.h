@@ -4,22 +4,12 @@
 
 #include <torch/torch.h>
 
-#include "common/checkpoint_file.h"
-
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
+#include "worker/trainer/checkpoint_error.h"
+
 namespace sift::worker {
-
-// A checkpoint that cannot be used: missing, truncated, corrupt, or from another configuration.
-// The message names the file and the problem.
-class CheckpointError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-using common::kCheckpointVersion;
 
 // Serialises `archive` and writes it atomically; throws CheckpointError on I/O failure.
 void WriteCheckpointFile(const std::string& path, torch::serialize::OutputArchive& archive);

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "common/data/dataset.h"
+#include "common/data/idx.h"
 #include "common/data/permutation.h"
 #include "common/data_files.h"
 #include "common/framed_file.h"
 #include "common/posix_fs.h"
-#include "worker/trainer/idx_reader.h"
 
 namespace sift::worker {
 
@@ -78,8 +78,8 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
 
 // Decodes an images file and its labels file into a normalised Split, checking they agree.
 Split DecodeSplit(const std::string& images_path, const std::string& labels_path) {
-  IdxArray images = ReadIdxFile(images_path);
-  IdxArray labels = ReadIdxFile(labels_path);
+  sift::data::IdxArray images = sift::data::ReadIdxFile(images_path);
+  sift::data::IdxArray labels = sift::data::ReadIdxFile(labels_path);
   if (images.dims.size() != 3) {
     throw std::runtime_error(images_path + ": expected 3 dimensions [N, rows, cols], got " +
                              std::to_string(images.dims.size()));
@@ -421,6 +421,14 @@ std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec) {
     }
   }
   return d;
+}
+
+DataSummary Summarize(const Datasets& data) {
+  return {{data.sample, data.outputs, data.target_mean, data.target_std},
+          data.class_names,
+          data.train.size(),
+          data.val.size(),
+          data.test.size()};
 }
 
 std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int64_t epoch) {

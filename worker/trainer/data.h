@@ -1,5 +1,5 @@
 // A study's data as tensors: IDX image sets (Fashion-MNIST) and csv/npy/npz files (read by
-// common/data), decoded once, split, cached by content.
+// common/data), decoded once, split, cached by content. Loaded through data_load.h.
 #pragma once
 
 #include <torch/torch.h>
@@ -14,15 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "common/data/data_spec.h"
 #include "common/data/dataset.h"
+#include "worker/trainer/data_load.h"
 
 namespace sift::worker {
-
-// The study's data spec (the idx `dir` form by default) plus where this worker caches it.
-struct DataSpec : sift::data::DataSpec {
-  std::string cache_dir;  // preprocessed tensors under a content hash; "" disables the cache
-};
 
 struct Split {
   torch::Tensor images;  // float32 [N, ...sample]: images [N, C, H, W] or feature rows [N, F]
@@ -44,21 +39,9 @@ struct Datasets {
   bool regression() const { return task == "regression"; }
 };
 
-// Loads, validates and splits; throws std::runtime_error naming the file and the problem.
-std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec);
-
 // Pixel normalisation: (x / 255 - kPixelMean) / kPixelStd, Fashion-MNIST's training statistics.
 inline constexpr double kPixelMean = 0.2860;
 inline constexpr double kPixelStd = 0.3530;
-
-// The cache file LoadDatasets uses for `spec` ("" when spec.cache_dir is empty). Its name is a
-// hash of the source files' bytes (wherever they live), the preprocessing the spec asks for
-// (everything but the paths) and the cache format version: a copy of the data elsewhere, or
-// another study on the same file, shares the entry; an edited file gets a new one.
-std::string DatasetCachePath(const DataSpec& spec);
-// That name's hash alone (16 hex digits), whether or not there is a cache directory: equal keys
-// mean the same bytes prepared the same way.
-std::string DataContentKey(const DataSpec& spec);
 
 // The order of an epoch's samples: a permutation of [0, n) that depends only on (seed, epoch),
 // so a resumed trial visits the same samples without storing RNG state.

@@ -7,6 +7,7 @@
 
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/model_spec.h"
+#include "worker/trainer/torchscript_export.h"
 
 namespace sift::worker {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "worker/trainer/fused_optimizer.h"
+#include "worker/trainer/kernels/fused_optimizer.h"
 
 namespace sift::worker {
 

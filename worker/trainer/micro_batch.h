@@ -8,7 +8,7 @@
 #include <string>
 
 #include "common/hparams/hparams.h"
-#include "worker/trainer/models.h"
+#include "worker/trainer/model_shape.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {

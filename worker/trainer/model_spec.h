@@ -7,7 +7,7 @@
 #include <string>
 
 #include "common/hparams/hparams.h"
-#include "worker/trainer/models.h"
+#include "worker/trainer/model_shape.h"
 
 namespace sift::worker {
 

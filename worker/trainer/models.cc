@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "worker/trainer/kernels/norm_pool_relu.h"
 #include "worker/trainer/model_ops.h"
-#include "worker/trainer/norm_pool_relu.h"
 #include "worker/trainer/resnet.h"
 #include "worker/trainer/torchscript_model.h"
 

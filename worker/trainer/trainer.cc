@@ -12,9 +12,11 @@
 #include "common/class_scores.h"
 #include "common/per_class_key.h"
 
+#include "worker/trainer/checkpoint.h"
+#include "worker/trainer/data.h"
 #include "worker/trainer/export.h"
-#include "worker/trainer/fused_optimizer.h"
 #include "worker/trainer/init_from.h"
+#include "worker/trainer/kernels/fused_optimizer.h"
 #include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/lr_schedule.h"
 #include "worker/trainer/models.h"

@@ -1,8 +1,7 @@
 // Trains one trial: model and optimiser from HParams, one epoch at a time, with checkpoints.
-// No gRPC here: the worker's client loop and `sift-worker train` both drive this class.
+// No gRPC here: the worker's client loop and `sift-worker train` both drive this class. No torch
+// either: those callers compile without LibTorch's headers.
 #pragma once
-
-#include <torch/torch.h>
 
 #include <atomic>
 #include <cstdint>
@@ -13,8 +12,12 @@
 #include <vector>
 
 #include "common/hparams/hparams.h"
-#include "worker/trainer/checkpoint.h"
-#include "worker/trainer/data.h"
+#include "worker/trainer/checkpoint_error.h"
+#include "worker/trainer/data_load.h"
+
+namespace torch::nn {
+class Module;  // model() only; callers that use it include torch
+}  // namespace torch::nn
 
 namespace sift::worker {
 

@@ -1,4 +1,4 @@
-#include "worker/trainer/fused_optimizer.h"
+#include "worker/trainer/kernels/fused_optimizer.h"
 
 #include <ATen/Parallel.h>
 
@@ -8,9 +8,9 @@
 #include <string>
 #include <type_traits>
 
-#include "worker/trainer/multi_tensor_step.h"
-#include "worker/trainer/optimizer_kernels.h"
-#include "worker/trainer/vector_loop.h"
+#include "worker/trainer/kernels/multi_tensor_step.h"
+#include "worker/trainer/kernels/optimizer_kernels.h"
+#include "worker/trainer/kernels/vector_loop.h"
 
 namespace sift::worker {
 namespace {

@@ -1,12 +1,12 @@
-#include "worker/trainer/fused_linear.h"
+#include "worker/trainer/kernels/fused_linear.h"
 
 #include <ATen/Parallel.h>
 
-#include "worker/trainer/bf16_bits.h"
-#include "worker/trainer/sgemm.h"
-#include "worker/trainer/tensor_data.h"
+#include "worker/trainer/kernels/bf16_bits.h"
+#include "worker/trainer/kernels/sgemm.h"
+#include "worker/trainer/kernels/tensor_data.h"
+#include "worker/trainer/kernels/vector_loop.h"
 #include "worker/trainer/torch_compat.h"
-#include "worker/trainer/vector_loop.h"
 
 namespace sift::worker {
 namespace {

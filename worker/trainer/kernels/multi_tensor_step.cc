@@ -1,4 +1,4 @@
-#include "worker/trainer/multi_tensor_step.h"
+#include "worker/trainer/kernels/multi_tensor_step.h"
 
 #include <stdexcept>
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "worker/trainer/norm_pool_kernels.h"
+#include "worker/trainer/kernels/norm_pool_kernels.h"
 
 namespace sift::worker::avx512 {
 

@@ -1,4 +1,4 @@
-#include "worker/trainer/norm_pool_relu.h"
+#include "worker/trainer/kernels/norm_pool_relu.h"
 
 #include <ATen/Parallel.h>
 
@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <vector>
 
-#include "worker/trainer/bf16_bits.h"
-#include "worker/trainer/norm_pool_kernels.h"
-#include "worker/trainer/tensor_data.h"
-#include "worker/trainer/vector_loop.h"
+#include "worker/trainer/kernels/bf16_bits.h"
+#include "worker/trainer/kernels/norm_pool_kernels.h"
+#include "worker/trainer/kernels/tensor_data.h"
+#include "worker/trainer/kernels/vector_loop.h"
 
 namespace sift::worker {
 namespace {

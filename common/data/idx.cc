@@ -1,10 +1,10 @@
-#include "worker/trainer/idx_reader.h"
+#include "common/data/idx.h"
 
 #include <stdexcept>
 
 #include "common/data/file_bytes.h"
 
-namespace sift::worker {
+namespace sift::data {
 namespace {
 
 constexpr uint8_t kUnsignedByte = 0x08;
@@ -58,4 +58,4 @@ IdxArray ReadIdxFile(const std::string& path) {
   return ParseIdx(path, data::ReadFileBytes(path));
 }
 
-}  // namespace sift::worker
+}  // namespace sift::data

@@ -1,4 +1,4 @@
-#include "worker/trainer/norm_pool_avx512.h"
+#include "worker/trainer/kernels/norm_pool_avx512.h"
 
 #include <immintrin.h>
 

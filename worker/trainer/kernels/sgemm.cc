@@ -1,4 +1,4 @@
-#include "worker/trainer/sgemm.h"
+#include "worker/trainer/kernels/sgemm.h"
 
 #include <dlfcn.h>
 

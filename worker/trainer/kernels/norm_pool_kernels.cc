@@ -1,11 +1,11 @@
-#include "worker/trainer/norm_pool_kernels.h"
+#include "worker/trainer/kernels/norm_pool_kernels.h"
 
 #include <algorithm>
 #include <atomic>
 
-#include "worker/trainer/bf16_bits.h"
-#include "worker/trainer/norm_pool_avx512.h"
-#include "worker/trainer/vector_loop.h"
+#include "worker/trainer/kernels/bf16_bits.h"
+#include "worker/trainer/kernels/norm_pool_avx512.h"
+#include "worker/trainer/kernels/vector_loop.h"
 
 // Built with -ffp-contract=off: no fused multiply-adds, so backward's recomputed window maxima
 // are forward's to the bit, and these loops and the AVX-512 ones (norm_pool_avx512.cc) give the

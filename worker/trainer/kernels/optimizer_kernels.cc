@@ -1,8 +1,8 @@
-#include "worker/trainer/optimizer_kernels.h"
+#include "worker/trainer/kernels/optimizer_kernels.h"
 
 #include <cmath>
 
-#include "worker/trainer/vector_loop.h"
+#include "worker/trainer/kernels/vector_loop.h"
 
 namespace sift::worker {
 namespace {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "worker/trainer/fused_optimizer.h"
+#include "worker/trainer/kernels/fused_optimizer.h"
 
 namespace sift::worker {
 

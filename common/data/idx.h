@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace sift::worker {
+namespace sift::data {
 
 // An unsigned-byte IDX array: dims[0] items of dims[1] x ... bytes each.
 struct IdxArray {
@@ -22,4 +22,4 @@ IdxArray ParseIdx(const std::string& name, const std::string& bytes);
 // the file and the problem; a truncated or corrupt gzip stream is an error, not a short array.
 IdxArray ReadIdxFile(const std::string& path);
 
-}  // namespace sift::worker
+}  // namespace sift::data
