@@ -150,7 +150,8 @@ def cached_labels(cache_dir):
             text()
     pos += 8  # divisor
     for _ in range(2):  # means, deviations
-        pos += 8 * i64()
+        n = i64()  # (not `pos += 8 * i64()`: that adds to pos as it was before the read)
+        pos += 8 * n
     splits = []
     for _ in range(3):
         dims = [i64() for _ in range(i64())]
