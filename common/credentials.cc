@@ -8,17 +8,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/text.h"
+
 namespace sift::common {
 namespace {
 
 // Long enough that guessing is hopeless; `openssl rand -hex 32` gives 64.
 constexpr size_t kMinTokenLength = 16;
-
-std::string Trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
 
 // Tokens travel as HTTP/2 header values after "Bearer ": visible ASCII, no spaces.
 std::string CheckToken(const std::string& token, const std::string& origin) {

@@ -6,15 +6,12 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/text.h"
+
 namespace sift::coordinator {
 namespace {
 
-std::string Trim(const std::string& s) {
-  size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return s.substr(a, b - a);
-}
+using common::Trim;
 
 bool ValidMetricName(const std::string& m) {
   if (m.empty()) return false;

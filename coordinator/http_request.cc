@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/text.h"
+
 namespace sift::coordinator {
 namespace {
 
@@ -12,11 +14,7 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
+std::string Trim(const std::string& s) { return common::Trim(s, " \t"); }  // HTTP's OWS
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';

@@ -3,6 +3,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/text.h"
+
 namespace sift::data {
 namespace {
 
@@ -10,12 +12,7 @@ namespace {
   throw std::runtime_error(file + ": line " + std::to_string(line) + ": " + problem);
 }
 
-std::string Trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
-  return s.substr(b, e - b);
-}
+std::string Trim(const std::string& s) { return common::Trim(s, " \t"); }
 
 // Splits the records of `text`, each with the line it starts on.
 class Records {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "search/factory.h"
+#include "tests/search/contract_coverage.h"
 #include "tests/search/scheduler_sim.h"
 
 namespace sift::search {
@@ -134,12 +135,7 @@ std::vector<SchedulerCase> Cases() {
 }
 
 TEST(SchedulerContractCoverage, EveryRegisteredTypeHasACase) {
-  for (const std::string& type : SchedulerTypes()) {
-    const auto cases = Cases();
-    EXPECT_TRUE(std::any_of(cases.begin(), cases.end(),
-                            [&](const SchedulerCase& c) { return c.type == type; }))
-        << "no contract case for the registered type '" << type << "'";
-  }
+  testing::ExpectACaseForEveryType(SchedulerTypes(), Cases());
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SchedulerContract, ::testing::ValuesIn(Cases()),

@@ -7,6 +7,7 @@
 #include "search/enqueued_searcher.h"
 #include "search/factory.h"
 #include "search/rng.h"
+#include "tests/search/contract_coverage.h"
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
@@ -138,12 +139,7 @@ std::vector<SearcherCase> Cases() {
 }
 
 TEST(SearcherContractCoverage, EveryRegisteredTypeHasACase) {
-  for (const std::string& type : SearcherTypes()) {
-    const auto cases = Cases();
-    EXPECT_TRUE(std::any_of(cases.begin(), cases.end(),
-                            [&](const SearcherCase& c) { return c.type == type; }))
-        << "no contract case for the registered type '" << type << "'";
-  }
+  testing::ExpectACaseForEveryType(SearcherTypes(), Cases());
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SearcherContract, ::testing::ValuesIn(Cases()),
