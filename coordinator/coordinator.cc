@@ -136,8 +136,41 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   StudyRunner* runner = study->runner.get();
   auto trials = store_->ListTrials(s.id);
   auto segments = store_->ListSegments(s.id);
-  auto reports = store_->ListReports(s.id);
-  runner->Restore(trials, reports);
+  // Each trial resumes from its newest checkpoint: a checkpointed report's, or the one a
+  // preempted or paused lease handed back (newer on a tie: it came after the report). What the
+  // open leases need from their reports is gathered as the reports stream past.
+  struct LeaseReports {
+    double checkpoint_at = 0;
+    std::string last_decision;  // in the Store's order
+    int64_t newest_seq = -1;
+    search::Decision newest;
+  };
+  std::map<std::string, LeaseReports> by_lease;  // the open ones: a few, of 100,000 ended
+  for (const auto& seg : segments) {
+    if (!seg.end) by_lease[seg.lease_id];
+  }
+  std::map<int64_t, double> newest_checkpoint_at;
+  runner->RestoreFrom(trials, [&](const std::function<void(const ReportRecord&)>& apply) {
+    store_->ForEachReport(s.id, [&](const ReportRecord& r) {
+      apply(r);
+      auto open = by_lease.find(r.lease_id);
+      if (open != by_lease.end()) {
+        LeaseReports& lease = open->second;
+        lease.last_decision = r.decision;
+        if (r.seq > lease.newest_seq) {
+          lease.newest_seq = r.seq;
+          lease.newest = DecisionOf(r);
+        }
+        if (!r.checkpoint.empty()) lease.checkpoint_at = std::max(lease.checkpoint_at, r.created_at);
+      }
+      if (r.checkpoint.empty()) return;
+      auto [at, fresh] = newest_checkpoint_at.emplace(r.number, r.created_at);
+      if (fresh || r.created_at >= at->second) {
+        at->second = r.created_at;
+        study->resume[r.number] = r.checkpoint;
+      }
+    });
+  });
   std::map<int64_t, TrialCost> costs;
   {
     std::lock_guard<std::mutex> table(table_mu_);
@@ -153,25 +186,6 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   const auto events = store_->ListStudyEvents(s.id);
   ReplayStudyEvents(events, runner);
   study->cost_events = RecordedCostKeys(events);
-  // Each trial resumes from its newest checkpoint: a checkpointed report's, or the one a
-  // preempted or paused lease handed back (newer on a tie: it came after the report).
-  std::map<std::string, double> last_checkpoint_by_lease;
-  std::map<int64_t, double> newest_checkpoint_at;
-  std::map<std::string, std::string> last_decision_by_lease;
-  std::map<std::string, const ReportRecord*> newest_by_lease;
-  for (const auto& r : reports) {
-    last_decision_by_lease[r.lease_id] = r.decision;
-    const ReportRecord*& newest = newest_by_lease[r.lease_id];
-    if (newest == nullptr || r.seq > newest->seq) newest = &r;
-    if (r.checkpoint.empty()) continue;
-    double& lease_at = last_checkpoint_by_lease[r.lease_id];
-    lease_at = std::max(lease_at, r.created_at);
-    auto [at, fresh] = newest_checkpoint_at.emplace(r.number, r.created_at);
-    if (fresh || r.created_at >= at->second) {
-      at->second = r.created_at;
-      study->resume[r.number] = r.checkpoint;
-    }
-  }
   size_t open_leases = 0;
   for (const auto& seg : segments) {
     if (seg.end) {
@@ -187,17 +201,17 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     // heartbeats and reports before the trial is requeued.
     TrialLease lease{seg.lease_id, seg.worker_id, s.id, seg.number, now};
     // A running trial told PAUSE was told so by a study pause (a rung pause parks it).
-    lease.study_paused = last_decision_by_lease[seg.lease_id] == "PAUSE" &&
+    const LeaseReports& reported = by_lease[seg.lease_id];
+    lease.study_paused = reported.last_decision == "PAUSE" &&
                          seg.number < static_cast<int64_t>(runner->view().trials.size()) &&
                          runner->view().trials[seg.number].state == TrialState::kRunning;
-    if (const ReportRecord* newest = newest_by_lease[seg.lease_id]) {
+    if (reported.newest_seq >= 0) {
       lease.has_report = true;
-      lease.last_seq = newest->seq;
-      lease.last_decision = DecisionOf(*newest);
+      lease.last_seq = reported.newest_seq;
+      lease.last_decision = reported.newest;
     }
     std::lock_guard<std::mutex> table(table_mu_);
-    ledger_.NoteCheckpoint(seg.lease_id,
-                           std::max(seg.start, last_checkpoint_by_lease[seg.lease_id]));
+    ledger_.NoteCheckpoint(seg.lease_id, std::max(seg.start, reported.checkpoint_at));
     leases_.Grant(lease);
     ++open_leases;
   }
@@ -599,7 +613,10 @@ void Coordinator::RereadStudy(ServedStudy& study) {
   }
   const int64_t study_id = study.id();
   try {
-    study.runner->Rebuild(store_->ListTrials(study_id), store_->ListReports(study_id));
+    study.runner->RebuildFrom(store_->ListTrials(study_id),
+                              [&](const std::function<void(const ReportRecord&)>& apply) {
+                            store_->ForEachReport(study_id, apply);
+                          });
     study.trial_write_failed = false;
   } catch (const std::exception& e) {
     spdlog::error("[study {}] could not reread its history after a failed write: {}", study_id,

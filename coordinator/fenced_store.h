@@ -75,6 +75,10 @@ class FencedStore : public Store {
   std::vector<ReportRecord> ListReports(int64_t study_id) override {
     return inner_->ListReports(study_id);
   }
+  void ForEachReport(int64_t study_id,
+                     const std::function<void(const ReportRecord&)>& fn) override {
+    inner_->ForEachReport(study_id, fn);
+  }
 
   // Workers are shared by every study and coordinator: not fenced.
   void UpsertWorker(const WorkerRecord& worker) override { inner_->UpsertWorker(worker); }

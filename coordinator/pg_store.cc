@@ -305,6 +305,25 @@ class PgStore : public Store {
     return QueryReports("WHERE study_id=$1 ORDER BY number, epoch, created_at, id", study_id);
   }
 
+  // In pages of trials: libpq holds a whole result in memory, and a million reports would be
+  // hundreds of megabytes of it. Trial numbers are the list's first key, so the order is kept.
+  void ForEachReport(int64_t study_id,
+                     const std::function<void(const ReportRecord&)>& fn) override {
+    constexpr int64_t kTrialsPerPage = 2000;
+    const int64_t last = Run([&](pqxx::work& w) {
+      return w.exec_params1("SELECT COALESCE(MAX(number), -1) FROM reports WHERE study_id=$1",
+                            study_id)[0]
+          .as<int64_t>();
+    });
+    for (int64_t from = 0; from <= last; from += kTrialsPerPage) {
+      for (const auto& r : QueryReports("WHERE study_id=$1 AND number >= $2 AND number < $3 "
+                                        "ORDER BY number, epoch, created_at, id",
+                                        study_id, from, from + kTrialsPerPage)) {
+        fn(r);
+      }
+    }
+  }
+
   void UpsertWorker(const WorkerRecord& r) override {
     Run([&](pqxx::work& w) {
       w.exec_params0("INSERT INTO workers(id, name, instance_type, market, price_per_hour, "

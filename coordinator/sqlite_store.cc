@@ -380,18 +380,30 @@ class SqliteStore : public Store {
 
   std::optional<ReportRecord> FindReport(const std::string& lease_id, int64_t seq) override {
     std::lock_guard<std::recursive_mutex> lock(mu_);
-    auto all = QueryReports("WHERE lease_id=? AND seq=?", [&](SQLite::Statement& q) {
-      q.bind(1, lease_id);
-      q.bind(2, seq);
-    });
-    if (all.empty()) return std::nullopt;
-    return all.front();
+    std::optional<ReportRecord> found;
+    QueryReports(
+        "WHERE lease_id=? AND seq=?",
+        [&](SQLite::Statement& q) {
+          q.bind(1, lease_id);
+          q.bind(2, seq);
+        },
+        [&](const ReportRecord& r) {
+          if (!found) found = r;
+        });
+    return found;
   }
 
   std::vector<ReportRecord> ListReports(int64_t study_id) override {
+    std::vector<ReportRecord> out;
+    ForEachReport(study_id, [&](const ReportRecord& r) { out.push_back(r); });
+    return out;
+  }
+
+  void ForEachReport(int64_t study_id,
+                     const std::function<void(const ReportRecord&)>& fn) override {
     std::lock_guard<std::recursive_mutex> lock(mu_);
-    return QueryReports("WHERE study_id=? ORDER BY number, epoch, created_at",
-                        [&](SQLite::Statement& q) { q.bind(1, study_id); });
+    QueryReports("WHERE study_id=? ORDER BY number, epoch, created_at",
+                 [&](SQLite::Statement& q) { q.bind(1, study_id); }, fn);
   }
 
   void UpsertWorker(const WorkerRecord& w) override {
@@ -620,13 +632,12 @@ class SqliteStore : public Store {
     return out;
   }
 
-  std::vector<ReportRecord> QueryReports(const std::string& where,
-                                         const std::function<void(SQLite::Statement&)>& bind) {
+  void QueryReports(const std::string& where, const std::function<void(SQLite::Statement&)>& bind,
+                    const std::function<void(const ReportRecord&)>& fn) {
     SQLite::Statement q(db_,
                         "SELECT study_id, number, epoch, metrics, lease_id, seq, decision, reason,"
                         " created_at, checkpoint FROM reports " + where);
     bind(q);
-    std::vector<ReportRecord> out;
     while (q.executeStep()) {
       ReportRecord r;
       r.study_id = q.getColumn(0).getInt64();
@@ -641,9 +652,8 @@ class SqliteStore : public Store {
       r.reason = q.getColumn(7).getString();
       r.created_at = q.getColumn(8).getDouble();
       r.checkpoint = q.getColumn(9).getString();
-      out.push_back(std::move(r));
+      fn(r);
     }
-    return out;
   }
 
   // One connection: a transaction (Atomically, a group commit's batch on its writer thread) and

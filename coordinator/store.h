@@ -62,6 +62,12 @@ class Store {
   virtual void InsertReport(const ReportRecord& report) = 0;
   virtual std::optional<ReportRecord> FindReport(const std::string& lease_id, int64_t seq) = 0;
   virtual std::vector<ReportRecord> ListReports(int64_t study_id) = 0;
+  // The same reports in the same order, one at a time: a restart replays a million of them
+  // without holding them all (about 300 bytes each as records) at once.
+  virtual void ForEachReport(int64_t study_id,
+                             const std::function<void(const ReportRecord&)>& fn) {
+    for (const auto& r : ListReports(study_id)) fn(r);
+  }
 
   virtual void UpsertWorker(const WorkerRecord& worker) = 0;
   virtual std::vector<WorkerRecord> ListWorkers() = 0;

@@ -50,10 +50,16 @@ void StudyRunner::MakeAlgorithms() {
 
 void StudyRunner::Rebuild(const std::vector<TrialRecord>& trials,
                           const std::vector<ReportRecord>& reports) {
+  RebuildFrom(trials, [&](const std::function<void(const ReportRecord&)>& fn) {
+    for (const auto& r : reports) fn(r);
+  });
+}
+
+void StudyRunner::RebuildFrom(const std::vector<TrialRecord>& trials, const ReportSource& reports) {
   std::vector<std::pair<double, double>> costs;
   for (const auto& t : view_.trials) costs.emplace_back(t.cost_dollars, t.train_seconds);
   MakeAlgorithms();
-  Restore(trials, reports);
+  RestoreFrom(trials, reports);
   for (size_t i = 0; i < costs.size() && i < view_.trials.size(); ++i) {
     view_.trials[i].cost_dollars = costs[i].first;
     view_.trials[i].train_seconds = costs[i].second;
@@ -62,6 +68,12 @@ void StudyRunner::Rebuild(const std::vector<TrialRecord>& trials,
 
 void StudyRunner::Restore(const std::vector<TrialRecord>& trials,
                           const std::vector<ReportRecord>& reports) {
+  RestoreFrom(trials, [&](const std::function<void(const ReportRecord&)>& fn) {
+    for (const auto& r : reports) fn(r);
+  });
+}
+
+void StudyRunner::RestoreFrom(const std::vector<TrialRecord>& trials, const ReportSource& reports) {
   view_.trials.clear();
   in_state_ = {};
   pending_.clear();
@@ -73,13 +85,16 @@ void StudyRunner::Restore(const std::vector<TrialRecord>& trials,
     ApplyNewTrial(t.number, t.params);
     ApplyState(t.number, t.state);
   }
-  for (const auto& r : reports) {
+  reports([&](const ReportRecord& r) {
     auto it = r.metrics.find(config_.objective.metric);
     // Non-finite values (a diverged trial's last report) never enter the view, as when applied.
     if (it != r.metrics.end() && std::isfinite(it->second) &&
         r.number < static_cast<int64_t>(view_.trials.size())) {
       ApplyReport(r.number, r.epoch, it->second);
     }
+  });
+  for (auto& t : view_.trials) {
+    if (search::IsTerminal(t.state)) t.values.shrink_to_fit();
   }
 }
 
@@ -238,6 +253,7 @@ void StudyRunner::ApplyState(int64_t number, TrialState state) {
   if (t.state == TrialState::kPending) pending_.erase(t.number);
   if (state == TrialState::kPending) pending_.insert(t.number);
   t.state = state;
+  if (search::IsTerminal(state)) t.values.shrink_to_fit();  // its curve is final
 }
 
 void StudyRunner::ApplyReport(int64_t number, int64_t epoch, double value) {

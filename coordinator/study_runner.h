@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -36,10 +37,14 @@ class StudyRunner {
   // Rebuilds history from the Store after a restart: trials and their reports. Their cost so
   // far comes from the ledger (ApplyCost).
   void Restore(const std::vector<TrialRecord>& trials, const std::vector<ReportRecord>& reports);
+  // The same, with the reports streamed: `reports(fn)` calls fn on each, in the Store's order.
+  using ReportSource = std::function<void(const std::function<void(const ReportRecord&)>&)>;
+  void RestoreFrom(const std::vector<TrialRecord>& trials, const ReportSource& reports);
 
   // Starts the history over from the Store (what committed) with a fresh searcher and scheduler,
   // whose caches may hold values the Store never got; the trials' costs so far are kept.
   void Rebuild(const std::vector<TrialRecord>& trials, const std::vector<ReportRecord>& reports);
+  void RebuildFrom(const std::vector<TrialRecord>& trials, const ReportSource& reports);
 
   int64_t id() const { return id_; }
   const StudyConfig& config() const { return config_; }

@@ -3,12 +3,13 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <deque>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "search/curve_values.h"
 #include "search/param_value.h"
 #include "search/space.h"
 
@@ -34,7 +35,7 @@ struct TrialView {
   Params params;
   TrialState state = TrialState::kPending;
   // Objective value reported at each resource level (epochs completed, starting at 1).
-  std::map<int64_t, double> values;
+  CurveValues values;
   double cost_dollars = 0.0;  // measured so far; cost-aware searchers may use it
   double train_seconds = 0.0;
   // Epochs at which an intact checkpoint is kept: population-based training copies only these.
@@ -53,7 +54,8 @@ struct StudyView {
   Objective objective;
   uint64_t seed = 0;
   int64_t max_resource = 1;  // epochs a trial may train at most
-  std::vector<TrialView> trials;  // indexed by number
+  // Indexed by number. A deque: it grows without copying every trial or doubling its slack.
+  std::deque<TrialView> trials;
 
   // Orients a value so that larger is always better.
   double Score(double value) const { return objective.maximize ? value : -value; }

@@ -174,9 +174,9 @@ TEST(StudyRunnerTest, DecideLeavesTheHistoryAsItWas) {
   Lease(r);
   r.ApplyReport(0, 1, 0.4);
   r.Decide(0, 2, 0.5, kT0, 0);
-  EXPECT_EQ(r.view().trials[0].values, (std::map<int64_t, double>{{1, 0.4}}));
+  EXPECT_EQ(r.view().trials[0].values, (search::CurveValues{{1, 0.4}}));
   r.Decide(0, 1, 0.9, kT0, 0);  // a value for an epoch it holds already: the old one stays
-  EXPECT_EQ(r.view().trials[0].values, (std::map<int64_t, double>{{1, 0.4}}));
+  EXPECT_EQ(r.view().trials[0].values, (search::CurveValues{{1, 0.4}}));
 }
 
 TEST(StudyRunnerTest, RequeuedTrialsGoFirstAndResumeWhereTheyWere) {
@@ -365,13 +365,13 @@ TEST(StudyRunnerTest, RestoreKeepsFiniteObjectiveValuesOnlyAndRebuildKeepsCosts)
   const auto& v = r.view().trials[0];
   EXPECT_EQ(v.state, TrialState::kDiverged);
   EXPECT_EQ(v.params, t.params);
-  EXPECT_EQ(v.values, (std::map<int64_t, double>{{1, 0.4}}));
+  EXPECT_EQ(v.values, (search::CurveValues{{1, 0.4}}));
   EXPECT_DOUBLE_EQ(v.cost_dollars, 2.0);
   EXPECT_DOUBLE_EQ(v.train_seconds, 3600);
   // Rebuild rereads the history and keeps the costs.
   ok.metrics["val_accuracy"] = 0.7;
   r.Rebuild({t}, {ok});
-  EXPECT_EQ(r.view().trials[0].values, (std::map<int64_t, double>{{1, 0.7}}));
+  EXPECT_EQ(r.view().trials[0].values, (search::CurveValues{{1, 0.7}}));
   EXPECT_DOUBLE_EQ(r.view().trials[0].cost_dollars, 2.0);
 }
 

@@ -11,7 +11,7 @@
 namespace sift::search {
 namespace {
 
-TrialView Trial(int64_t number, TrialState state, std::map<int64_t, double> values) {
+TrialView Trial(int64_t number, TrialState state, CurveValues values) {
   TrialView t;
   t.number = number;
   t.state = state;
