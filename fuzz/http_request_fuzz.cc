@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "coordinator/http_request.h"
+#include "coordinator/http/request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using sift::coordinator::HttpRequestScan;

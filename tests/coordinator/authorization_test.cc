@@ -1,6 +1,6 @@
 // Roles against RPCs over real TLS on 127.0.0.1: a coordinator with a throwaway CA, mutual TLS for
 // workers and one token per role, called by every role on every method of every service.
-#include "coordinator/authorization.h"
+#include "coordinator/rpc/authorization.h"
 
 #include <google/protobuf/descriptor.h>
 #include <grpcpp/generic/generic_stub.h>
@@ -12,7 +12,7 @@
 #include <set>
 
 #include "common/client_channel.h"
-#include "coordinator/server.h"
+#include "coordinator/rpc/server.h"
 #include "sift/v1/studies_service.grpc.pb.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "tests/test_pki.h"

@@ -1,5 +1,5 @@
 // Which checkpoints a study may delete under each checkpoint.keep, from names and trial states.
-#include "coordinator/checkpoint_retention.h"
+#include "coordinator/core/checkpoint_retention.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "coordinator/checkpoint_store.h"
+#include "coordinator/core/checkpoint_store.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -7,7 +7,7 @@
 
 #include "common/config/config.h"
 #include "common/config/config_cost.h"
-#include "coordinator/quota.h"
+#include "coordinator/cost/quota.h"
 
 namespace sift::coordinator {
 namespace {

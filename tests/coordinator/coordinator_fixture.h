@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/coordinator.h"
+#include "coordinator/core/coordinator.h"
 #include "tests/coordinator/test_clock.h"
 
 namespace sift::coordinator::testing {

@@ -11,7 +11,7 @@
 #include <future>
 #include <thread>
 
-#include "coordinator/coordinator.h"
+#include "coordinator/core/coordinator.h"
 #include "tests/coordinator/coordinator_fixture.h"
 
 namespace sift::coordinator {

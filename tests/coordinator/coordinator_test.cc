@@ -1,5 +1,5 @@
 // The Coordinator without gRPC: study life cycle, leases, idempotence, budgets, restart.
-#include "coordinator/coordinator.h"
+#include "coordinator/core/coordinator.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

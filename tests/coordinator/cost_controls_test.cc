@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "coordinator/alert_command.h"
-#include "coordinator/coordinator.h"
-#include "coordinator/cost_alerts.h"
-#include "coordinator/forecast.h"
-#include "coordinator/report_cost.h"
+#include "coordinator/cost/alert_command.h"
+#include "coordinator/core/coordinator.h"
+#include "coordinator/cost/alerts.h"
+#include "coordinator/cost/forecast.h"
+#include "coordinator/report/report_cost.h"
 #include "tests/coordinator/coordinator_fixture.h"
 
 namespace sift::coordinator {

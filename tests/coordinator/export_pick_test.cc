@@ -1,4 +1,4 @@
-#include "coordinator/export_pick.h"
+#include "coordinator/report/export_pick.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Group commit on the real SQLite Store: concurrent writes share transactions, each is answered
 // only once committed, a write that throws fails alone, and a commit that fails (a real file-size
 // limit) fails every write of its batch and leaves none of them behind.
-#include "coordinator/group_commit.h"
+#include "coordinator/store/group_commit.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

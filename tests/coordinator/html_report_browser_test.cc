@@ -9,8 +9,8 @@
 #include <iterator>
 #include <regex>
 
-#include "coordinator/html_report.h"
-#include "coordinator/store.h"
+#include "coordinator/report/html/html_report.h"
+#include "coordinator/store/store.h"
 #include "tests/coordinator/synthetic_study.h"
 #include "tests/headless_chromium.h"
 

@@ -14,10 +14,10 @@
 #include <iterator>
 #include <regex>
 
-#include "coordinator/html_report.h"
-#include "coordinator/live_http.h"
-#include "coordinator/server.h"
-#include "coordinator/store.h"
+#include "coordinator/report/html/html_report.h"
+#include "coordinator/http/live.h"
+#include "coordinator/rpc/server.h"
+#include "coordinator/store/store.h"
 #include "tests/coordinator/synthetic_study.h"
 #include "tests/headless_chromium.h"
 

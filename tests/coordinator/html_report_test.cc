@@ -9,9 +9,9 @@
 #include <regex>
 #include <set>
 
-#include "coordinator/html_chart_data.h"
-#include "coordinator/html_charts.h"
-#include "coordinator/html_report.h"
+#include "coordinator/report/html/chart_data.h"
+#include "coordinator/report/html/charts.h"
+#include "coordinator/report/html/html_report.h"
 #include "tests/coordinator/trial_fixture.h"
 
 namespace sift::coordinator {

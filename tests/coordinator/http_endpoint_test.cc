@@ -1,6 +1,6 @@
 // The --http endpoint's bounds, each over a real socket: idle and slow clients, the connection
 // cap, the request size limits, TLS, and the refusal of plaintext off loopback.
-#include "coordinator/http_endpoint.h"
+#include "coordinator/http/endpoint.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>

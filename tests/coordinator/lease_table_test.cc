@@ -1,5 +1,5 @@
 // The lease table on its own: grants, who holds what, heartbeats, expiry and a study's leases.
-#include "coordinator/lease_table.h"
+#include "coordinator/core/lease_table.h"
 
 #include <gtest/gtest.h>
 

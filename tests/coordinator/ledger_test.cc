@@ -1,7 +1,7 @@
 // The ledger on its own: segments priced at their $/h, study totals with open leases billed to
 // now, charges per trial, waste since the last checkpoint, idle stretches, and the pricing of
 // the Store's rows agreeing with the running totals.
-#include "coordinator/ledger.h"
+#include "coordinator/cost/ledger.h"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <thread>
 
-#include "coordinator/live_http.h"
-#include "coordinator/store.h"
+#include "coordinator/http/live.h"
+#include "coordinator/store/store.h"
 #include "tests/http_test_client.h"
 #include "tests/test_pki.h"
 

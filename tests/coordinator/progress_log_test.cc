@@ -1,4 +1,4 @@
-#include "coordinator/progress_log.h"
+#include "coordinator/core/progress_log.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "coordinator/report.h"
+#include "coordinator/report/report.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // The resume rule of `sift run --out DIR` and the config comparison it rests on.
-#include "coordinator/run_plan.h"
+#include "coordinator/run/plan.h"
 
 #include <gtest/gtest.h>
 

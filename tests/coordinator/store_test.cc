@@ -1,5 +1,5 @@
 // Contract tests every Store implementation passes: SQLite in memory and on disk, PostgreSQL.
-#include "coordinator/store.h"
+#include "coordinator/store/store.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "coordinator/ledger.h"
+#include "coordinator/cost/ledger.h"
 #include "tests/pg_server.h"
 
 namespace sift::coordinator {

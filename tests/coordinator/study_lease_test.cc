@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "coordinator/coordinator.h"
+#include "coordinator/core/coordinator.h"
 #include "tests/coordinator/test_clock.h"
 #include "tests/pg_server.h"
 

@@ -1,7 +1,7 @@
 // StudyRunner on its own: one study's searcher, scheduler and budgets, driven the way the
 // Coordinator drives it (PickNext, Decide, then the Apply* calls once "the Store" holds the
 // change), with a real config, searcher and scheduler and no Coordinator, gRPC or database.
-#include "coordinator/study_runner.h"
+#include "coordinator/core/study_runner.h"
 
 #include <gtest/gtest.h>
 
@@ -359,7 +359,7 @@ TEST(StudyRunnerTest, RestoreKeepsFiniteObjectiveValuesOnlyAndRebuildKeepsCosts)
   nan.epoch = 2;
   nan.metrics = {{"val_accuracy", std::nan("")}};
   r.Restore({t}, {ok, nan});
-  // Costs come from the ledger (coordinator/ledger.h): its closed segments' charge.
+  // Costs come from the ledger (coordinator/cost/ledger.h): its closed segments' charge.
   r.ApplyCost(0, 2.0, 3600);
   ASSERT_EQ(r.view().trials.size(), 1u);
   const auto& v = r.view().trials[0];

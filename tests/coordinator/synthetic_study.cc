@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/config/config.h"
-#include "coordinator/cost_alerts.h"
+#include "coordinator/cost/alerts.h"
 #include "search/rng.h"
 
 namespace sift::testing {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "coordinator/store.h"
+#include "coordinator/store/store.h"
 
 namespace sift::testing {
 

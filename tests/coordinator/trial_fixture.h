@@ -3,7 +3,7 @@
 
 #include <optional>
 
-#include "coordinator/coordinator.h"
+#include "coordinator/core/coordinator.h"
 
 namespace sift::coordinator {
 

@@ -1,7 +1,7 @@
 // Checkpoints beside a writer that never pauses, on a real SQLite file: the thread does the
 // copying, the writer only the short rest, and the log starts over (a checkpointer on its own
 // never let it: it grew with every write).
-#include "coordinator/wal_checkpointer.h"
+#include "coordinator/store/wal_checkpointer.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "common/params_json.h"
-#include "coordinator/client.h"
-#include "coordinator/store.h"
-#include "coordinator/store_json.h"
+#include "coordinator/rpc/client.h"
+#include "coordinator/store/store.h"
+#include "coordinator/store/json.h"
 #include "tests/free_port.h"
 #include "tests/integration/process.h"
 #include "tests/pg_server.h"

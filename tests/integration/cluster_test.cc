@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "common/client_channel.h"
-#include "coordinator/client.h"
+#include "coordinator/rpc/client.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"

@@ -7,7 +7,7 @@
 #include <regex>
 #include <thread>
 
-#include "coordinator/client.h"
+#include "coordinator/rpc/client.h"
 
 namespace sift::testing {
 

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "coordinator/client.h"
-#include "coordinator/coordinator.h"
+#include "coordinator/rpc/client.h"
+#include "coordinator/core/coordinator.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "coordinator/client.h"
+#include "coordinator/rpc/client.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "coordinator/checkpoint_store.h"
-#include "coordinator/client.h"
+#include "coordinator/core/checkpoint_store.h"
+#include "coordinator/rpc/client.h"
 #include "tests/integration/process.h"
 
 namespace sift::testing {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "coordinator/client.h"
+#include "coordinator/rpc/client.h"
 #include "tests/integration/process.h"
 
 namespace sift::testing {

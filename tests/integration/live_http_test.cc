@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "coordinator/client.h"
+#include "coordinator/rpc/client.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"
 #include "tests/http_test_client.h"
@@ -76,7 +76,7 @@ TEST(LiveHttp, MetricsAndThePageNeedAReadTokenFollowTheStudyAndMatchTheDatabase)
   EXPECT_EQ(Get(http, "/metrics", "wrong").status, 401);
   EXPECT_EQ(Get(http, "/metrics", kWorker).status, 403);  // workers do not read studies
   EXPECT_EQ(Get(http, "/metrics", kViewer).status, 200);
-  // The URL's token is traded for a session cookie and a redirect (live_http.h).
+  // The URL's token is traded for a session cookie and a redirect (coordinator/http/live.h).
   EXPECT_EQ(Get(http, std::string("/?token=") + kViewer).status, 303);
   EXPECT_EQ(Get(http, "/nope", kViewer).status, 404);
 

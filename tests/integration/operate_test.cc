@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "coordinator/store.h"
+#include "coordinator/store/store.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"
 

@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "common/params_json.h"
-#include "coordinator/client.h"
-#include "coordinator/store.h"
+#include "coordinator/rpc/client.h"
+#include "coordinator/store/store.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "coordinator/client.h"
-#include "coordinator/store.h"
+#include "coordinator/rpc/client.h"
+#include "coordinator/store/store.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"
 #include "tests/integration/two_coordinators.h"

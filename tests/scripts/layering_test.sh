@@ -24,6 +24,26 @@ check search common coordinator worker proto sift
 check common coordinator worker
 check coordinator worker
 check worker coordinator
+# Inside coordinator/, each folder is a library (coordinator/CMakeLists.txt) and may include only
+# the folders before it in this order; its own subfolders are checked as folders of their own.
+coordinator_order=(store cost core report report/html rpc http run cli)
+for ((i = 0; i < ${#coordinator_order[@]}; i++)); do
+  dir=coordinator/${coordinator_order[i]}
+  files=$(find "$dir" -maxdepth 1 \( -name '*.cc' -o -name '*.h' \))
+  for ((j = i + 1; j < ${#coordinator_order[@]}; j++)); do
+    later=coordinator/${coordinator_order[j]}
+    # shellcheck disable=SC2086  # one path per word
+    if grep -nE "^#include \"$later/[a-z_]+\.h\"" $files; then
+      echo "FAIL: $dir/ must not include $later/ (above): it comes later in the coordinator's order"
+      bad=1
+    fi
+  done
+done
+if stray=$(find coordinator -maxdepth 1 \( -name '*.cc' -o -name '*.h' \)) && [[ -n $stray ]]; then
+  echo "$stray"
+  echo "FAIL: coordinator/ holds only folders: put these in the folder of their concern"
+  bad=1
+fi
 
 torch_re='^#include <(torch|ATen|c10)/'
 torch_reached() {  # torch_reached HEADER: the torch includes HEADER reaches through quoted includes
@@ -55,6 +75,6 @@ for header in $(grep -hoE '^#include "worker/trainer/[^"]+"' $outside | sort -u 
   fi
 done
 if [[ $bad -eq 0 ]]; then
-  echo "layers hold: search <- common <- {coordinator, worker}; LibTorch only in worker/trainer/"
+  echo "layers hold: search <- common <- {coordinator, worker}; coordinator/ ${coordinator_order[*]}; LibTorch only in worker/trainer/"
 fi
 exit $bad

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/checkpoint_file.h"
-#include "coordinator/coordinator.h"
-#include "coordinator/server.h"
+#include "coordinator/core/coordinator.h"
+#include "coordinator/rpc/server.h"
 #include "tests/free_port.h"
 #include "worker/coordinator_link.h"
 #include "worker/worker_client.h"

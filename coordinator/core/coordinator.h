@@ -1,0 +1,355 @@
+// Coordinator: owns the Store, one StudyRunner per study, the workers, their leases and the
+// ledger. Locks at the edge: every public method takes the locks it needs (see "Locks" below);
+// everything below them (StudyRunner, search/, LeaseTable, Ledger) is single-threaded. The gRPC
+// services are thin adapters over this.
+#pragma once
+
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "common/config/config.h"
+#include "common/config/price_catalog.h"
+#include "coordinator/cost/alert_command.h"
+#include "coordinator/cost/alerts.h"
+#include "coordinator/cost/forecast.h"
+#include "coordinator/store/group_commit.h"
+#include "coordinator/core/lease_table.h"
+#include "coordinator/cost/ledger.h"
+#include "coordinator/core/progress_log.h"
+#include "coordinator/cost/quota.h"
+#include "coordinator/store/records.h"
+#include "coordinator/core/status.h"
+#include "coordinator/store/store.h"
+#include "coordinator/core/study_registry.h"
+#include "coordinator/core/study_runner.h"
+#include "coordinator/core/summaries.h"
+#include "coordinator/store/task_thread.h"
+#include "search/decision.h"
+
+namespace sift::coordinator {
+
+struct CoordinatorOptions {
+  double lease_timeout_s = 30.0;      // a lease without heartbeat for this long is lost
+  double heartbeat_interval_s = 5.0;  // what workers are told to use
+  PriceCatalog catalog;
+  bool shutdown_when_idle = false;    // embedded run: tell workers to exit once all is done
+  // Embedded run: a study that every live worker refused (FailTrial with worker_cannot_run)
+  // ends FAILED instead of waiting for a worker that can run it.
+  bool fail_unrunnable_studies = false;
+  // Where checkpoints live. With shared_checkpoints the workers read and write this directory
+  // directly (embedded run, shared filesystem); otherwise they upload and download through the
+  // Workers service and it is the coordinator's own store. "" disables resumes.
+  std::string checkpoint_dir;
+  bool shared_checkpoints = false;
+  std::function<double()> clock;      // unix seconds; defaults to the system clock
+  // Bounds on what clients can make the coordinator hold: every running study keeps its config
+  // and history in memory, so both are capped (RESOURCE_EXHAUSTED past them).
+  ConfigLimits config_limits;
+  int64_t max_running_studies = 64;
+  // Coordinators sharing a database (PostgreSQL): each serves only the open studies whose lease
+  // it holds in the database, renews them every third of study_lease_s, and takes over a study
+  // whose lease expired (its coordinator died). 0: no leases, it serves every study (SQLite).
+  double study_lease_s = 0;
+  std::string owner;  // this coordinator in the lease table; unique among those sharing it
+  // Dollar limits per tag across studies (`sift coordinator --quota team=vision:100`), enforced
+  // as a study's own max_dollars is (coordinator/cost/quota.h).
+  std::vector<Quota> quotas;
+  // An open study's forecast is remade for its alerts when a trial has ended since the last,
+  // at most this often (it reads every trial and lease).
+  double forecast_interval_s = 5;
+};
+
+// `sift coordinator --db`: a postgresql:// database may be shared, so the coordinator takes
+// study leases (lease_s; 0: 15 s) as owner HOST/LISTEN (a restart on the same address takes its
+// studies straight back). A SQLite file: no leases.
+CoordinatorOptions SharedDatabaseOptions(const std::string& db, const std::string& listen,
+                                         double lease_s);
+
+// A budget change; only the fields that are set change.
+struct BudgetChange {
+  std::optional<double> max_dollars, max_hours;
+  std::optional<int64_t> max_trials;
+};
+
+struct Assignment {
+  int64_t study_id = 0;
+  int64_t number = 0;
+  std::string lease_id;
+  search::Params params;  // searched and fixed trainer parameters together
+  int64_t max_epochs = 0;
+  int64_t start_epoch = 0;  // epochs already reported; resume_checkpoint may be older
+  uint64_t seed = 0;
+  data::DataSpec data;
+  std::string data_json;  // `data` as data::ToJson writes it
+  std::string metric;
+  std::string checkpoint_dir;     // set when workers share the coordinator's checkpoint directory
+  std::string resume_checkpoint;  // the file to resume from; "" = start fresh
+  std::vector<std::string> resume_fallbacks;  // older ones still held, newest first
+  int64_t checkpoint_every_epochs = 1;
+  TrialConfig trial;  // a command trial's program; empty command: the built-in trainer
+  // A test evaluation, not training: score resume_checkpoint on the test split and complete.
+  bool evaluate_test = false;
+};
+
+enum class AcquireResult { kAssigned, kNoWork, kShutdown };
+
+// The folder of the config file a study was created from (its "created" event names the file
+// when the client gave an absolute path), "" if unknown: where its relative data paths resolve.
+std::string CreatedFromDir(const std::vector<StudyEventRecord>& events);
+
+// Locks, so that two studies never wait on each other:
+//  - a study's lock (ServedStudy::mu, coordinator/core/study_registry.h): its StudyRunner, its
+//    resume points, its test evaluations, its cost alerts, and the report fields of its trial
+//    leases. Its Store writes are submitted under it, so they commit in the order memory took
+//    them. A call may wait for a commit under it: the commit thread takes no study or table
+//    lock (a report's completion that needs its study's lock, UndoReport or pruning, runs on
+//    the after-commit thread).
+//  - the table lock (table_mu_): the LeaseTable's maps and each lease's last_seen, the workers,
+//    the Ledger and the studies' tags (quotas add dollars across studies). Held briefly: never
+//    across a Store write or a commit wait.
+//  - the registry's own locks (its map under a shared_mutex, its study leases): leaves, held
+//    only inside StudyRegistry's methods.
+// Order: create_mu_ (CreateStudy only) -> study -> table -> registry. No call holds two study
+// locks: AcquireTrial and Tick walk the studies one lock at a time, and AcquireTrial first tries
+// the studies not busy. A trial lease ends only under its study's lock, so a TrialLease* found
+// under the table lock stays valid while the study's lock is held.
+class Coordinator {
+ public:
+  // Rebuilds every study from `store`; throws if the database cannot be read.
+  Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options);
+  // Answers the reports still waiting for their commit first.
+  ~Coordinator();
+
+  // Studies.
+  Status CreateStudy(const std::string& config_text, const std::string& origin, int64_t* id,
+                     std::vector<std::string>* errors, const std::string& user = "");
+  Status GetStudy(int64_t id, StudySummary* out);
+  std::vector<StudySummary> ListStudies();
+  Status ListTrials(int64_t study_id, std::vector<TrialSummary>* out);
+  // Control, each recorded in the study's audit trail with `user` and `detail` (e.g. "SIGINT").
+  Status CancelStudy(int64_t id, const std::string& user = "", const std::string& detail = "");
+  // Pause: no new work is handed out; running trials checkpoint and hand back at their next
+  // epoch (or sooner, when their worker stops). Resume: work is handed out again. Both are
+  // no-ops on a study already in that state, and FAILED_PRECONDITION on an ended one.
+  Status PauseStudy(int64_t id, const std::string& user, const std::string& detail = "");
+  Status ResumeStudy(int64_t id, const std::string& user, const std::string& detail = "");
+  Status UpdateBudget(int64_t id, const BudgetChange& change, const std::string& user);
+  // Ends the study's leases whose workers were stopped without handing back (a second Ctrl-C):
+  // their trials resume from their last checkpoint. Returns how many it ended.
+  int InterruptLeases(int64_t study_id);
+
+  // Workers.
+  Status RegisterWorker(WorkerRecord request, WorkerRecord* out);
+  // `idle_exit_s` > 0: answer kShutdown once the worker has found no work for that long.
+  Status AcquireTrial(const std::string& worker_id, AcquireResult* result, Assignment* out,
+                      double idle_exit_s = 0);
+  Status ReportProgress(const std::string& worker_id, const std::string& lease_id, int64_t seq,
+                        int64_t epoch, const std::map<std::string, double>& metrics,
+                        const std::string& checkpoint, search::Decision* decision);
+  // ReportProgress without a thread waiting for the commit: decides and queues the report's
+  // write, and calls `answer` once with what ReportProgress would return. A refused report or
+  // a retry answered from the Store is answered at once, on the caller's thread; else once the
+  // write (or the first report's, for a retry) committed or failed, on the group commit's
+  // writer thread (or, when the Coordinator's lock is needed first, on its after-commit
+  // thread). `answer` must not wait for the Coordinator or its commits. What throws (an
+  // unreadable record) throws before anything was queued, and `answer` is then never called.
+  using ReportAnswer = std::function<void(const Status&, const search::Decision&)>;
+  void ReportProgressAsync(const std::string& worker_id, const std::string& lease_id,
+                           int64_t seq, int64_t epoch,
+                           const std::map<std::string, double>& metrics,
+                           const std::string& checkpoint, ReportAnswer answer);
+  // `checkpoint`: for a paused trial, the file its promotion resumes from.
+  Status CompleteTrial(const std::string& worker_id, const std::string& lease_id,
+                       const std::map<std::string, double>& final_metrics,
+                       const std::string& checkpoint = "");
+  // `worker_cannot_run`: the worker cannot run this study at all (its data is missing there):
+  // the trial is requeued, not failed, and the worker is offered none of the study's trials.
+  Status FailTrial(const std::string& worker_id, const std::string& lease_id,
+                   const std::string& error, bool worker_cannot_run = false);
+  Status Heartbeat(const std::string& worker_id, const std::vector<std::string>& lease_ids,
+                   std::vector<std::string>* revoked);
+  // A worker leaving under a spot notice: requeue its trial now, resuming from `checkpoint`.
+  Status PreemptTrial(const std::string& worker_id, const std::string& lease_id,
+                      const std::string& checkpoint, const std::string& reason);
+  // A resume fell back past `damaged` (a damaged or missing checkpoint) and retrained
+  // `redone_seconds` of work it held: the lease's segment counts them as waste.
+  Status RecordRedoneWork(const std::string& worker_id, const std::string& lease_id,
+                          double redone_seconds, const std::string& damaged);
+  // Where the caller may write (upload) or read (download) checkpoint `name` of its lease's trial.
+  Status CheckpointPath(const std::string& worker_id, const std::string& lease_id,
+                        const std::string& name, std::string* path);
+
+  // Asks for a finished trial's held-out test score: a worker scores its newest checkpoint once
+  // (coordinator/core/test_evaluations.cc). NOT_FOUND for an unknown study or trial,
+  // FAILED_PRECONDITION for a trial that is still running or has no checkpoint. One scored or
+  // queued already is left as it is; a failed one is asked again. `out`: the trial now.
+  Status RequestEvaluation(int64_t study_id, int64_t number, const std::string& user,
+                           TrialSummary* out = nullptr);
+
+  // Expires silent leases and closes finished studies; called periodically by the server.
+  void Tick();
+  bool AllStudiesFinished();
+  const CoordinatorOptions& options() const { return options_; }
+  // A clean shutdown gives the study leases back, so a standby takes the studies over at once.
+  void ReleaseStudyLeases();
+
+ private:
+  friend struct CoordinatorTestPeer;  // tests/coordinator/coordinator_locks_test.cc
+  struct Worker {
+    WorkerRecord record;
+    double last_seen = 0;
+    int64_t last_study_id = 0;         // its idle time is reported with this study
+    std::set<int64_t> cannot_run;      // studies it refused (worker_cannot_run)
+  };
+  double Now() const { return options_.clock(); }
+  // A study locked, or empty (false) when it is not served here.
+  struct LockedStudy {
+    std::shared_ptr<ServedStudy> study;
+    std::unique_lock<std::mutex> lock;
+    explicit operator bool() const { return study != nullptr; }
+    ServedStudy* operator->() const { return study.get(); }
+    ServedStudy& operator*() const { return *study; }
+  };
+  LockedStudy LockStudy(int64_t study_id);
+  // The study of lease `lease_id` (a trial's or an evaluation's), 0 when no such lease is held.
+  int64_t StudyOfLease(const std::string& lease_id);
+  // For tests: holds study `id`'s lock as a long decision or commit of that study would.
+  std::unique_lock<std::mutex> LockStudyForTest(int64_t study_id);
+  // The study's dollars (the ledger's, under the table lock).
+  double StudyDollars(int64_t study_id, double now);
+  // Rebuilds one study (its trials, leases, ledger and resume points) from the Store and serves
+  // it; it is filled under its own lock, so nobody sees it half restored.
+  void RestoreStudy(const StudyRecord& s, double now);
+  // Study leases (coordinator/core/study_leases.cc): renews them, drops the studies whose lease
+  // passed to another coordinator and takes over those whose lease is free.
+  void RenewStudyLeases(double now);
+  void DropStudy(int64_t study_id);
+  // test_evaluations.cc. The caller holds the study's lock (or the study is not served yet).
+  void RestoreEvaluations(ServedStudy& study);
+  // Records an evaluation's new state in memory and recounts the study's pending and open ones.
+  static void SetEvaluation(ServedStudy& study, const EvaluationRecord& e);
+  // Queues the best trial's test evaluation as a study completes (best with a checkpoint).
+  void QueueBestEvaluation(ServedStudy& study, double now);
+  Status QueueEvaluation(ServedStudy& study, int64_t number, const std::string& by, double now);
+  // Leases a pending evaluation of some study to worker `worker_id` (`w`: a copy); false when
+  // there is none it can run. Takes each study's lock in turn: the caller holds none.
+  bool AssignEvaluation(const std::string& worker_id, const Worker& w, double now,
+                        Assignment* out);
+  bool EvaluationsOpen();  // some evaluation is pending or running
+  // AcquireTrial's work in one study (`lock` holds it): its next trial leased to the worker
+  // (`w`: a copy), or the storage error that stopped it; nullopt when the study has none to
+  // give (the lock still held). A lease's write commits with the lock let go.
+  std::optional<Status> AssignTrial(const std::shared_ptr<ServedStudy>& study,
+                                    std::unique_lock<std::mutex>& lock,
+                                    const std::string& worker_id, const Worker& w, double now,
+                                    Assignment* out);
+  // A lease whose write failed to commit: taken back (no time, no dollars) and the study reread.
+  void UndoAssignment(ServedStudy& study, const std::string& lease_id);
+  // Rebuilds the study's runner from the Store once every write queued before has landed (after
+  // a failed write: memory had taken it). The caller holds the study's lock.
+  void RereadStudy(ServedStudy& study);
+  // A worker's completion, failure or hand-back of evaluation lease `lease_id` of `study`
+  // (locked, or null); nullopt when lease_id is not an evaluation lease (a trial's, or none).
+  std::optional<Status> EndEvaluationLease(ServedStudy* study, const std::string& worker_id,
+                                           const std::string& lease_id, EvaluationState state,
+                                           const std::map<std::string, double>& metrics,
+                                           const std::string& error, bool cannot_run = false);
+  void ExpireEvaluationLeases(double now);
+  // Finds a registered worker and notes that it is alive. The caller holds table_mu_.
+  Status TouchWorker(const std::string& worker_id, double now, Worker** out);
+  // The lease as held by the worker (and the worker touched), under the table lock; the
+  // pointer stays valid while the caller holds the lease's study lock.
+  // FAILED_PRECONDITION too when the lease is not `study`'s (the one the caller locked).
+  // FAILED_PRECONDITION too for a lease being completed, unless `completing_ok`.
+  Status CheckLease(const ServedStudy* study, const std::string& worker_id,
+                    const std::string& lease_id, TrialLease** out, bool completing_ok = false);
+  // Ends a lease of `study` (locked): closes its segment and charges the trial. The Store write
+  // is the caller's.
+  void ApplyLeaseEnd(ServedStudy& study, const std::string& lease_id, double end);
+  static std::string ResumeCheckpoint(const ServedStudy& study, int64_t number);
+  // The trial's checkpoints on disk older than `newest`, newest first.
+  std::vector<std::string> OlderCheckpoints(int64_t study_id, int64_t number,
+                                            const std::string& newest) const;
+  Status CheckCheckpointName(const std::string& name, int64_t number) const;
+  std::string StudyCheckpointDir(int64_t study_id) const;
+  // Deletes the study's checkpoints that its checkpoint.keep no longer wants; never fails.
+  // `only`: judge just these names instead of listing the directory (a report's superseded one).
+  void PruneCheckpoints(const ServedStudy& study, const std::vector<std::string>& only = {});
+  void MaybeFinishStudy(ServedStudy& study, double now);
+  // Records the worker's idle stretch, if one is open, as ending at `end`. Takes the table lock
+  // (the caller does not hold it) and writes the stretch to the Store after letting it go.
+  void CloseIdle(const std::string& worker_id, double end, const char* reason);
+  // Ends the study FAILED when every live worker refused it (fail_unrunnable_studies).
+  void MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now);
+  void EndStudy(ServedStudy& study, StudyState state, const std::string& reason, double now);
+  Status StorageError(const std::exception& e, const std::string& what);
+  // Waits for a queued write: OK once committed, else StorageError for what failed it.
+  Status AwaitCommit(const std::shared_future<void>& committed, const std::string& what);
+  // A report whose write failed to commit: takes back what ReportProgress applied to memory
+  // (the study is rebuilt from the Store once every write queued before it has landed).
+  void UndoReport(ServedStudy& study, const std::string& lease_id, int64_t number, int64_t seq,
+                  const std::string& checkpoint, const std::string& previous_checkpoint,
+                  bool paused_by_it);
+  // Sets an open study's state and records who did it; the caller holds its lock.
+  Status SetOpenState(ServedStudy& study, StudyState state, const std::string& action,
+                      const std::string& user, const std::string& detail);
+  // A lease's trial goes back to PENDING (segment `reason`, `wasted` seconds); Store first.
+  Status EndLeaseAndRequeue(ServedStudy& study, const std::string& lease_id, double end,
+                            const std::string& reason, const std::string& checkpoint,
+                            double wasted);
+  // Cost controls (coordinator/core/cost_watch.cc, quota.cc). The caller holds the study's lock.
+  // Alerts and recorded forecasts due for an open study: each recorded once, logged, and its
+  // command (if any) run off this thread.
+  void WatchCosts(ServedStudy& study, double now);
+  // The budget thresholds crossed and not yet alerted, each fired once (also before a study
+  // that its budget ends is closed, so that no crossed threshold goes unannounced).
+  // `spent`: the study's dollars now (the caller has them: each read takes the table lock).
+  void FireBudgetAlerts(ServedStudy& study, double spent, double now);
+  Forecast ForecastNow(const StudyRunner& runner, const std::vector<SegmentRecord>& segments,
+                       double now);
+  void FireCostEvent(ServedStudy& study, const CostEvent& event, double now);
+  // Sets what the runner's quotas have spent across their studies, before it decides.
+  void UpdateQuotaUse(StudyRunner& runner, double now);
+  // Dollars of every study tagged key=value (open leases to `now`). The caller holds table_mu_.
+  double TagDollars(const std::string& key, const std::string& value, double now) const;
+  // RESOURCE_EXHAUSTED when a quota on `tags` is spent already.
+  Status CheckQuotas(const Tags& tags, double now);
+  // What its trials' summaries take from memory: newest checkpoints, test evaluations. Valid
+  // while the study's lock is held.
+  static TrialExtras TrialExtrasOf(const ServedStudy& study);
+
+  // Fences each write for a study leased here with the lease's epoch (coordinator/store/fenced_store.h).
+  std::unique_ptr<FencedStore> store_;
+  // Every transaction goes through it. A study's writes are submitted under its lock, so they
+  // commit in the order memory took them. A report applies to memory and queues its write with
+  // a completion that answers it (nothing waits); an acquisition applies to memory and a
+  // completion holds its lease while they wait for their commit with the study's lock let go;
+  // the rarer writers (expiry, failure, pause, ...) wait under their study's lock (Run), which
+  // is why the writer's completions never take a study's lock.
+  std::unique_ptr<GroupCommit> commit_;
+  // What a committed (or failed) report does under its study's lock before it is answered:
+  // pruning the checkpoint it superseded, UndoReport. Not on the writer thread, which a Run
+  // under a study's lock waits for.
+  std::unique_ptr<TaskThread> after_commit_;
+  ProgressLog progress_;  // which reports' lines go to info (its own lock, a leaf)
+  CoordinatorOptions options_;
+  StudyRegistry studies_;  // the studies served, each with its lock; their study leases
+  std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
+  std::mutex table_mu_;  // guards the four below (see "Locks")
+  std::map<std::string, Worker> workers_;
+  LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
+  Ledger ledger_;  // every dollar: segments, idle stretches, study totals
+  std::map<int64_t, Tags> tags_;  // each study's tags, for quotas across studies
+  // Last: destroyed first, so it waits for commands still running while the rest is intact.
+  AlertCommands alert_commands_;
+};
+
+}  // namespace sift::coordinator
