@@ -190,12 +190,14 @@ fi
 # (so it has a checkpoint): the first two get a preemption notice as Slurm gives one, SIGTERM to
 # the batch step, which is the worker (the script execs it); the third is killed without notice.
 task_of() { local n=${1#slurm-"${spot_job}"_}; echo "${n%%-*}"; }
-term=() kill_task="" done_tasks=" "
+# Three different trials: a resumed trial on another spot worker is not interrupted again (the
+# check below counts distinct interrupted trials).
+term=() kill_task="" done_tasks=" " done_trials=" "
 for _ in $(seq 1 480); do
-  while read -r name; do
+  while read -r name number; do
     [[ -n "$name" ]] || continue
     t=$(task_of "$name")
-    [[ "$done_tasks" == *" $t "* ]] && continue
+    [[ "$done_tasks" == *" $t "* || "$done_trials" == *" $number "* ]] && continue
     if ((${#term[@]} < 2)); then
       scancel --batch --signal=TERM "${spot_job}_$t" || fail "scancel --batch --signal=TERM ${spot_job}_$t"
       term+=("$t")
@@ -203,9 +205,9 @@ for _ in $(seq 1 480); do
       scancel --batch --signal=KILL "${spot_job}_$t" || fail "scancel --batch --signal=KILL ${spot_job}_$t"
       kill_task=$t
     fi
-    done_tasks+="$t "
+    done_tasks+="$t " done_trials+="$number "
     [[ -n "$kill_task" ]] && break
-  done < <(sql "SELECT w.name FROM segments s JOIN workers w ON w.id = s.worker_id
+  done < <(sql "SELECT w.name || ' ' || s.number FROM segments s JOIN workers w ON w.id = s.worker_id
     WHERE s.end IS NULL AND w.name LIKE 'slurm-${spot_job}\_%' ESCAPE '\\'
       AND EXISTS (SELECT 1 FROM reports r WHERE r.lease_id = s.lease_id) ORDER BY w.name")
   [[ -n "$kill_task" ]] && break
