@@ -4,8 +4,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "coordinator/core/coordinator.h"
 #include "coordinator/report/report_cost.h"
+#include "coordinator/report/study_reports.h"
+#include "coordinator/store/store.h"
 
 namespace sift::coordinator {
 
@@ -17,8 +18,7 @@ int TagReportCommand(const std::string& db, const std::string& by, const std::st
   }
   std::vector<StudySummary> studies;
   try {
-    Coordinator coordinator(OpenStoreReadOnly(db), {});
-    studies = coordinator.ListStudies();
+    studies = LoadStudySummaries(db);
   } catch (const std::exception& e) {
     const std::string what = e.what();
     const std::string name = RedactDbUrl(db);

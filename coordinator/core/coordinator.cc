@@ -17,6 +17,7 @@
 #include "coordinator/core/checkpoint_retention.h"
 #include "coordinator/core/checkpoint_store.h"
 #include "coordinator/core/random_id.h"
+#include "coordinator/core/stored_study.h"
 #include "coordinator/core/study_control.h"
 #include "search/rng.h"
 
@@ -117,13 +118,10 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
 }
 
 void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
+  const auto events = store_->ListStudyEvents(s.id);
   StudyConfig config;
-  // Relative data paths resolve from the folder of the config it was created from.
-  auto errors = ParseStudyConfig(s.config_text, "study " + std::to_string(s.id), &config,
-                                 ConfigLimits::None(),
-                                 CreatedFromDir(store_->ListStudyEvents(s.id)));
-  if (!errors.empty()) {
-    spdlog::error("study {} ({}) cannot be restored: {}", s.id, s.name, errors.front());
+  if (std::string problem = ParseStoredConfig(s, events, &config); !problem.empty()) {
+    spdlog::error("study {} ({}) cannot be restored: {}", s.id, s.name, problem);
     return;
   }
   const Tags tags = config.tags;
@@ -136,9 +134,8 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   StudyRunner* runner = study->runner.get();
   auto trials = store_->ListTrials(s.id);
   auto segments = store_->ListSegments(s.id);
-  // Each trial resumes from its newest checkpoint: a checkpointed report's, or the one a
-  // preempted or paused lease handed back (newer on a tie: it came after the report). What the
-  // open leases need from their reports is gathered as the reports stream past.
+  // Each trial resumes from its newest checkpoint (ResumePoints). What the open leases need
+  // from their reports is gathered as the reports stream past.
   struct LeaseReports {
     double checkpoint_at = 0;
     std::string last_decision;  // in the Store's order
@@ -149,8 +146,8 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   for (const auto& seg : segments) {
     if (!seg.end) by_lease[seg.lease_id];
   }
-  std::map<int64_t, double> newest_checkpoint_at;
-  runner->RestoreFrom(trials, [&](const std::function<void(const ReportRecord&)>& apply) {
+  ResumePoints resume;
+  RestoreRunner(s, trials, [&](const std::function<void(const ReportRecord&)>& apply) {
     store_->ForEachReport(s.id, [&](const ReportRecord& r) {
       apply(r);
       auto open = by_lease.find(r.lease_id);
@@ -163,14 +160,9 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
         }
         if (!r.checkpoint.empty()) lease.checkpoint_at = std::max(lease.checkpoint_at, r.created_at);
       }
-      if (r.checkpoint.empty()) return;
-      auto [at, fresh] = newest_checkpoint_at.emplace(r.number, r.created_at);
-      if (fresh || r.created_at >= at->second) {
-        at->second = r.created_at;
-        study->resume[r.number] = r.checkpoint;
-      }
+      resume.NoteReport(r);
     });
-  });
+  }, events, runner);
   std::map<int64_t, TrialCost> costs;
   {
     std::lock_guard<std::mutex> table(table_mu_);
@@ -182,19 +174,11 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
       runner->ApplyCost(number, cost.dollars, cost.seconds);
     }
   }
-  if (s.state != StudyState::kRunning) runner->ApplyStudyState(s.state, s.end_reason);
-  const auto events = store_->ListStudyEvents(s.id);
-  ReplayStudyEvents(events, runner);
   study->cost_events = RecordedCostKeys(events);
   size_t open_leases = 0;
   for (const auto& seg : segments) {
     if (seg.end) {
-      if (seg.checkpoint.empty()) continue;
-      auto [at, fresh] = newest_checkpoint_at.emplace(seg.number, *seg.end);
-      if (fresh || *seg.end >= at->second) {
-        at->second = *seg.end;
-        study->resume[seg.number] = seg.checkpoint;
-      }
+      resume.NoteClosedSegment(seg);
       continue;
     }
     // A lease held when the coordinator stopped: its worker gets one lease timeout to resume
@@ -215,6 +199,7 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     leases_.Grant(lease);
     ++open_leases;
   }
+  study->resume = resume.points();
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
                ToString(s.state), trials.size(), open_leases);
   RestoreEvaluations(*study);
@@ -322,7 +307,9 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
   *out = SummarizeStudy(record ? *record : StudyRecord{}, runner, store_->ListStudyEvents(id),
                         segments, store_->ListIdleSegments(id), StudyDollars(id, now), now);
   if (IsOpen(runner.state())) {
-    if (Forecast f = ForecastNow(runner, segments, now); f.possible) out->forecast = f;
+    if (Forecast f = ForecastOf(runner, store_->ListTrials(id), segments, now); f.possible) {
+      out->forecast = f;
+    }
   }
   if (!options_.checkpoint_dir.empty()) out->checkpoint_dir = StudyCheckpointDir(id);
   // Idle stretches still open, to now or the worker's last sign of life.

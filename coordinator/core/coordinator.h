@@ -313,8 +313,6 @@ class Coordinator {
   // that its budget ends is closed, so that no crossed threshold goes unannounced).
   // `spent`: the study's dollars now (the caller has them: each read takes the table lock).
   void FireBudgetAlerts(ServedStudy& study, double spent, double now);
-  Forecast ForecastNow(const StudyRunner& runner, const std::vector<SegmentRecord>& segments,
-                       double now);
   void FireCostEvent(ServedStudy& study, const CostEvent& event, double now);
   // Sets what the runner's quotas have spent across their studies, before it decides.
   void UpdateQuotaUse(StudyRunner& runner, double now);

@@ -3,29 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include "coordinator/core/coordinator.h"
+#include "coordinator/core/stored_study.h"
 
 namespace sift::coordinator {
-
-Forecast Coordinator::ForecastNow(const StudyRunner& runner,
-                                  const std::vector<SegmentRecord>& segments, double now) {
-  ForecastInput in;
-  in.start = runner.created_at();
-  in.budget = runner.config().budget;
-  in.maximize = runner.config().objective.maximize;
-  in.target = runner.config().target;
-  const auto& view = runner.view().trials;
-  for (const auto& t : store_->ListTrials(runner.id())) {
-    const auto n = static_cast<size_t>(t.number);
-    if (in.trials.size() <= n) in.trials.resize(n + 1, ForecastTrial{1e300, {}, {}});
-    ForecastTrial& ft = in.trials[n];
-    ft.created_at = t.created_at;
-    if (search::IsTerminal(t.state)) ft.ended_at = t.ended_at;
-    const bool ranked = t.state != search::TrialState::kFailed &&
-                        t.state != search::TrialState::kDiverged;
-    if (ranked && n < view.size()) ft.value = view[n].LastValue();
-  }
-  return MakeForecast(in, segments, now);
-}
 
 void Coordinator::FireCostEvent(ServedStudy& study, const CostEvent& event, double now) {
   const StudyRunner& runner = *study.runner;
@@ -83,7 +63,7 @@ void Coordinator::WatchCosts(ServedStudy& study, double now) {
   study.forecast_ended = ended;
   Forecast f;
   try {
-    f = ForecastNow(runner, store_->ListSegments(id), now);
+    f = ForecastOf(runner, store_->ListTrials(id), store_->ListSegments(id), now);
   } catch (const std::exception& e) {
     spdlog::warn("[study {}] cannot make its forecast: {}", id, e.what());
     return;
