@@ -30,7 +30,7 @@ int RunStandalone(const StandaloneOptions& o) {
     return 2;
   }
   TrainerOptions topts;
-  if (std::string p = ParseHParams(params, &topts.hp); !p.empty()) {
+  if (std::string p = common::ParseHParams(params, &topts.hp); !p.empty()) {
     std::cerr << "--params: " << p << "\n";
     return 2;
   }

@@ -26,7 +26,8 @@ void RunTestEvaluation(const v1::TrialAssignment& a, const EvaluationLink& link)
   const auto t0 = std::chrono::steady_clock::now();
   try {
     TrainerOptions topts;
-    if (std::string p = ParseHParams(coordinator::FromProto(a.params()), &topts.hp); !p.empty()) {
+    if (std::string p = common::ParseHParams(coordinator::FromProto(a.params()), &topts.hp);
+        !p.empty()) {
       return link.fail("bad parameters: " + p, false);
     }
     // Scoring needs no micro-batches (evaluation has its own batch), and an `auto` one would

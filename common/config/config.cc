@@ -84,9 +84,9 @@ std::string NotAnHParam(const std::string& name) {
     return "not a trainer hyperparameter; set it as " + it->second;
   }
   std::string problem = "not a trainer hyperparameter";
-  const std::string s = yamlcfg::Suggest(name, worker::KnownHParamNames());
+  const std::string s = yamlcfg::Suggest(name, common::KnownHParamNames());
   if (!s.empty()) problem += "; did you mean '" + s + "'?";
-  return problem + " (known: " + JoinNames(worker::KnownHParamNames()) + ")";
+  return problem + " (known: " + JoinNames(common::KnownHParamNames()) + ")";
 }
 
 // model: torchscript takes any other name too: an attribute of the module, or a name its path
@@ -97,7 +97,7 @@ bool IsTorchScript(const Params& fixed) {
 }
 
 bool IsKnownHParam(const std::string& name) {
-  const auto& known = worker::KnownHParamNames();
+  const auto& known = common::KnownHParamNames();
   return std::find(known.begin(), known.end(), name) != known.end();
 }
 
@@ -421,8 +421,8 @@ Params ParseTrainer(MapReader& top, Diagnostics* d, Params* all) {
   }
   *all = valid;
   while (!valid.empty()) {
-    worker::HParams hp;
-    const std::string e = worker::ParseHParams(valid, &hp);
+    common::HParams hp;
+    const std::string e = common::ParseHParams(valid, &hp);
     if (e.empty()) break;
     d->ErrorUnder("trainer", e);
     const std::string named = e.substr(0, e.find(':'));
@@ -460,8 +460,8 @@ void CheckSpaceAgainstFixed(const search::SearchSpace& space, const Params& fixe
 std::string TrainerProblem(const Params& base, const std::string& name, const ParamValue& value) {
   Params params = base;
   params[name] = value;
-  worker::HParams hp;
-  std::string e = worker::ParseHParams(params, &hp);
+  common::HParams hp;
+  std::string e = common::ParseHParams(params, &hp);
   if (e.rfind(name + ": ", 0) == 0) e.erase(0, name.size() + 2);
   return e;
 }
@@ -844,8 +844,8 @@ std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::strin
                      std::to_string(data.classes) + "; use val_macro_f1 or "
                      "val_balanced_accuracy");
   }
-  worker::HParams hp;
-  if (data.task == "classification" && worker::ParseHParams(config.fixed, &hp).empty() &&
+  common::HParams hp;
+  if (data.task == "classification" && common::ParseHParams(config.fixed, &hp).empty() &&
       hp.loss != "mse") {
     errors.push_back("trainer.loss: " + hp.loss + " is for regression; a classification study "
                      "trains on cross-entropy (drop trainer.loss, or set data.task: regression)");

@@ -47,7 +47,7 @@ std::string PathFiles(const Params& fixed, const search::SearchSpace& space,
   const std::string path = Text(fixed, "path");
   if (path.empty()) return "";
   std::string problem;
-  const auto names = worker::PathParamNames(path, &problem);
+  const auto names = common::PathParamNames(path, &problem);
   if (!problem.empty()) return problem;
   std::vector<Params> combos(1);
   for (const auto& name : names) {
@@ -69,7 +69,7 @@ std::string PathFiles(const Params& fixed, const search::SearchSpace& space,
   }
   for (const auto& c : combos) {
     std::string file;
-    if (std::string p = worker::FillPath(path, c, &file); !p.empty()) return p;
+    if (std::string p = common::FillPath(path, c, &file); !p.empty()) return p;
     files->push_back(file);
   }
   return "";

@@ -4,7 +4,7 @@
 #include <functional>
 #include <map>
 
-namespace sift::worker {
+namespace sift::common {
 namespace {
 
 using search::ParamValue;
@@ -250,4 +250,4 @@ std::string ParseHParams(const search::Params& params, HParams* out) {
   return "";
 }
 
-}  // namespace sift::worker
+}  // namespace sift::common

@@ -9,7 +9,7 @@
 
 #include "search/param_value.h"
 
-namespace sift::worker {
+namespace sift::common {
 
 inline constexpr int64_t kAutoMicroBatch = -1;
 inline constexpr int64_t kMaxDepth = 8;  // MLP hidden layers and CNN blocks
@@ -96,4 +96,4 @@ inline int64_t AccumulationSteps(const HParams& hp) {
 // Whether the micro-batch is still to be chosen from the worker's memory.
 inline bool MicroBatchIsAuto(const HParams& hp) { return hp.micro_batch == kAutoMicroBatch; }
 
-}  // namespace sift::worker
+}  // namespace sift::common

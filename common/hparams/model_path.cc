@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace sift::worker {
+namespace sift::common {
 namespace {
 
 // Calls `name(n)` for every {n} and `text(t)` for the text between; returns "" or the problem.
@@ -54,4 +54,4 @@ std::string FillPath(const std::string& path, const search::Params& values, std:
   return problem;
 }
 
-}  // namespace sift::worker
+}  // namespace sift::common

@@ -8,7 +8,7 @@
 
 #include "search/param_value.h"
 
-namespace sift::worker {
+namespace sift::common {
 
 // The names in braces, in order of appearance, each once. "" or a problem (an unclosed brace,
 // an empty name) in `problem`.
@@ -18,4 +18,4 @@ std::vector<std::string> PathParamNames(const std::string& path, std::string* pr
 // the problem ("path: models/net_{width}.pt names 'width', which this trial does not set").
 std::string FillPath(const std::string& path, const search::Params& values, std::string* out);
 
-}  // namespace sift::worker
+}  // namespace sift::common

@@ -42,8 +42,8 @@ std::string DivergenceReason(const StudyConfig& config, int64_t epoch,
     return name + " " + common::NonFiniteName(it->second) + " at epoch " + std::to_string(epoch);
   };
   std::string why = non_finite(config.objective.metric);
-  worker::HParams hp;
-  if (why.empty() && worker::ParseHParams(config.fixed, &hp).empty() && hp.stop_on_divergence) {
+  common::HParams hp;
+  if (why.empty() && common::ParseHParams(config.fixed, &hp).empty() && hp.stop_on_divergence) {
     why = non_finite(common::kTrainLoss);
   }
   return why;

@@ -10,7 +10,7 @@
 
 #include "common/hparams/model_path.h"
 
-namespace sift::worker {
+namespace sift::common {
 namespace {
 
 using search::Params;
@@ -252,9 +252,9 @@ TEST(ModelPathTest, FillPathPutsInTheTrialsValues) {
 }
 
 }  // namespace
-}  // namespace sift::worker
+}  // namespace sift::common
 
-namespace sift::worker {
+namespace sift::common {
 namespace {
 
 // A tenth of the training rows, down to a power of two, between 2 and kMaxDefaultBatch.
@@ -284,4 +284,4 @@ TEST(HParamsTest, BatchSizeIsAutoOnlyWhenNoBatchSettingIsGiven) {
 }
 
 }  // namespace
-}  // namespace sift::worker
+}  // namespace sift::common

@@ -516,13 +516,13 @@ TEST(StudyConfig, MicroBatchIsAutoOrSetDirectlyOrThroughAccumulationSteps) {
     StudyConfig c;
     const auto errors = Parse(WithSpace(kLr, "trainer: " + trainer + "\n"), &c);
     EXPECT_TRUE(errors.empty()) << JoinLines(errors);
-    worker::HParams hp;
-    EXPECT_EQ(worker::ParseHParams(c.fixed, &hp), "");
+    common::HParams hp;
+    EXPECT_EQ(common::ParseHParams(c.fixed, &hp), "");
     return hp;
   };
-  EXPECT_TRUE(worker::MicroBatchIsAuto(hparams("{micro_batch: auto}")));
+  EXPECT_TRUE(common::MicroBatchIsAuto(hparams("{micro_batch: auto}")));
   EXPECT_EQ(hparams("{batch_size: 256, accumulation_steps: 4}").micro_batch, 64);
-  EXPECT_EQ(worker::AccumulationSteps(hparams("{batch_size: 256, accumulation_steps: 4}")), 4);
+  EXPECT_EQ(common::AccumulationSteps(hparams("{batch_size: 256, accumulation_steps: 4}")), 4);
   EXPECT_EQ(hparams("{batch_size: 256, accumulation_steps: 1}").micro_batch, 0);
   EXPECT_EQ(hparams("{batch_size: 256, micro_batch: 64, accumulation_steps: 4}").micro_batch, 64);
 }
@@ -748,7 +748,7 @@ TEST(ExampleConfigs, ThePriceCatalogLoadsAndPricesThisMachine) {
 }
 
 TEST(StudyConfig, StopOnDivergenceIsOnUnlessTurnedOff) {
-  worker::HParams hp;
+  common::HParams hp;
   EXPECT_TRUE(hp.stop_on_divergence);
   for (const auto& [text, on] : {std::pair<const char*, bool>{"false", false}, {"true", true},
                                  {"0", false}, {"1", true}}) {
@@ -756,7 +756,7 @@ TEST(StudyConfig, StopOnDivergenceIsOnUnlessTurnedOff) {
     const auto errors =
         Parse(WithSpace(kLr, std::string("trainer: {stop_on_divergence: ") + text + "}\n"), &c);
     ASSERT_TRUE(errors.empty()) << JoinLines(errors);
-    ASSERT_EQ(worker::ParseHParams(c.fixed, &hp), "");
+    ASSERT_EQ(common::ParseHParams(c.fixed, &hp), "");
     EXPECT_EQ(hp.stop_on_divergence, on) << text;
   }
   EXPECT_TRUE(HasSubstr(OnlyError(WithSpace(kLr, "trainer: {stop_on_divergence: maybe}\n")),

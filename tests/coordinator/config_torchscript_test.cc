@@ -35,8 +35,8 @@ TEST(TorchScriptConfig, ModuleAttributesAreSearchableNames) {
       "  width: {type: categorical, choices: [16, 32]}\n";
   auto errors = Parse("{model: torchscript, path: 'models/net_{width}.pt', blocks: 2}", space, &c);
   EXPECT_TRUE(errors.empty()) << Joined(errors);
-  worker::HParams hp;
-  ASSERT_EQ(worker::ParseHParams({{"model", std::string("torchscript")},
+  common::HParams hp;
+  ASSERT_EQ(common::ParseHParams({{"model", std::string("torchscript")},
                                   {"path", std::string("m_{width}.pt")},
                                   {"dropout_p", 0.2},
                                   {"width", int64_t{16}},

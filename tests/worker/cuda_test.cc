@@ -128,8 +128,8 @@ TEST(CudaTest, CheckpointMovesToTheCpu) {
 
 TEST(CudaTest, MicroBatchAutoMeasuresDeviceMemory) {
   SKIP_WITHOUT_CUDA();
-  HParams hp = CudaMlp("fp32").hp;
-  hp.micro_batch = kAutoMicroBatch;
+  common::HParams hp = CudaMlp("fp32").hp;
+  hp.micro_batch = common::kAutoMicroBatch;
   const MicroBatchChoice c = ChooseMicroBatch(hp, "cuda", /*limit_bytes=*/0);
 #ifdef SIFT_TORCH_CUDA
   EXPECT_GT(c.sample_bytes, 1) << c.Describe();  // measured, not the placeholder

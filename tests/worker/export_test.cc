@@ -107,7 +107,7 @@ TEST(ExportTest, TrainedModelsRoundTripThroughTorchScript) {
   for (const auto& c : Cases()) {
     SCOPED_TRACE(c.name);
     TrainerOptions o;
-    ASSERT_EQ(ParseHParams(c.params, &o.hp), "");
+    ASSERT_EQ(common::ParseHParams(c.params, &o.hp), "");
     o.hp.batch_size = 16;
     o.hp.batch_size_auto = false;  // this batch, not one chosen from the data
     o.max_epochs = 1;
@@ -184,18 +184,18 @@ TEST(ExportTest, CheckpointWithoutAModelIsAClearError) {
 }
 
 TEST(ExportTest, ModelSpecRoundTrips) {
-  HParams hp;
-  ASSERT_EQ(ParseHParams({{"model", "mlp"},
+  common::HParams hp;
+  ASSERT_EQ(common::ParseHParams({{"model", "mlp"},
                           {"width2", int64_t{77}},
                           {"taper", 0.6},
                           {"norm", "layer"},
                           {"batch_norm", "false"}},
                          &hp),
             "");
-  HParams back;
+  common::HParams back;
   ModelShape shape;
   ParseModelSpec(ModelSpecJson(hp, ModelShape{{5}, 1}), &back, &shape);
-  EXPECT_EQ(ModelParams(back), ModelParams(hp));
+  EXPECT_EQ(common::ModelParams(back), common::ModelParams(hp));
   EXPECT_EQ(shape.sample, (std::vector<int64_t>{5}));
   EXPECT_EQ(shape.outputs, 1);
   EXPECT_TRUE(shape.input.mean.empty()) << "no preparation recorded: none applied";

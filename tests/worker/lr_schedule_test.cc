@@ -5,8 +5,8 @@
 namespace sift::worker {
 namespace {
 
-HParams Hp(const std::string& schedule, int64_t warmup) {
-  HParams hp;
+common::HParams Hp(const std::string& schedule, int64_t warmup) {
+  common::HParams hp;
   hp.lr = 0.1;
   hp.lr_schedule = schedule;
   hp.warmup_epochs = warmup;
@@ -15,7 +15,7 @@ HParams Hp(const std::string& schedule, int64_t warmup) {
   return hp;
 }
 
-double At(const HParams& hp, int64_t epoch, int64_t step) {
+double At(const common::HParams& hp, int64_t epoch, int64_t step) {
   return LearningRate(hp, {epoch, step, /*steps_per_epoch=*/10, /*max_epochs=*/5});
 }
 
@@ -25,7 +25,7 @@ TEST(LrScheduleTest, Constant) {
 }
 
 TEST(LrScheduleTest, LinearWarmupThenConstant) {
-  const HParams hp = Hp("constant", 1);
+  const common::HParams hp = Hp("constant", 1);
   EXPECT_DOUBLE_EQ(At(hp, 0, 0), 0.01);
   EXPECT_DOUBLE_EQ(At(hp, 0, 4), 0.05);
   EXPECT_DOUBLE_EQ(At(hp, 0, 9), 0.1);
@@ -33,7 +33,7 @@ TEST(LrScheduleTest, LinearWarmupThenConstant) {
 }
 
 TEST(LrScheduleTest, CosineDecaysToZeroAfterWarmup) {
-  const HParams hp = Hp("cosine", 1);
+  const common::HParams hp = Hp("cosine", 1);
   EXPECT_DOUBLE_EQ(At(hp, 1, 0), 0.1);
   EXPECT_NEAR(At(hp, 3, 0), 0.05, 1e-12);  // halfway through the 40 post-warm-up steps
   EXPECT_LT(At(hp, 4, 9), 0.001);
@@ -42,7 +42,7 @@ TEST(LrScheduleTest, CosineDecaysToZeroAfterWarmup) {
 }
 
 TEST(LrScheduleTest, StepDecaysEveryStepEpochs) {
-  const HParams hp = Hp("step", 0);
+  const common::HParams hp = Hp("step", 0);
   EXPECT_DOUBLE_EQ(At(hp, 1, 9), 0.1);
   EXPECT_DOUBLE_EQ(At(hp, 2, 0), 0.05);
   EXPECT_DOUBLE_EQ(At(hp, 4, 3), 0.025);

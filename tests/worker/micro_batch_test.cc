@@ -14,19 +14,19 @@ namespace {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 
-HParams Mlp() {
-  HParams hp;
+common::HParams Mlp() {
+  common::HParams hp;
   hp.model = "mlp";
   hp.hidden = 512;
   hp.depth = 2;
   hp.batch_size = 256;
-  hp.micro_batch = kAutoMicroBatch;
+  hp.micro_batch = common::kAutoMicroBatch;
   hp.precision = "fp32";  // the figures below are fp32's; `auto` is bf16 on AVX512-BF16 CPUs
   return hp;
 }
 
-HParams Cnn() {
-  HParams hp = Mlp();
+common::HParams Cnn() {
+  common::HParams hp = Mlp();
   hp.model = "cnn";
   hp.channels = 32;
   return hp;
@@ -83,7 +83,7 @@ TEST(MicroBatch, SplitsTheBatchWhenOnlyPartOfItFits) {
 }
 
 TEST(MicroBatch, RefusesClearlyWhenNotOneSampleFits) {
-  HParams hp = Cnn();
+  common::HParams hp = Cnn();
   hp.channels = 64;  // 1.2 MB of parameter state alone
   try {
     ChooseMicroBatch(hp, "cpu", 1 << 20);
@@ -104,7 +104,7 @@ TEST(MicroBatch, DefaultLimitIsThisMachinesAvailableMemory) {
 }
 
 TEST(MicroBatch, TrainerTrainsWithTheChosenSplit) {
-  HParams hp = Cnn();
+  common::HParams hp = Cnn();
   hp.channels = 8;
   hp.batch_size = 32;
   const MicroBatchChoice full = ChooseMicroBatch(hp, "cpu", 8 * kGiB);

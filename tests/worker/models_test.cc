@@ -7,8 +7,8 @@
 namespace sift::worker {
 namespace {
 
-HParams SmallCnn() {
-  HParams hp;
+common::HParams SmallCnn() {
+  common::HParams hp;
   hp.model = "cnn";
   hp.channels = 8;
   hp.depth = 2;

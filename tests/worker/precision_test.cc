@@ -23,7 +23,7 @@ PrecisionHardware Cpu(bool native_bf16) {
   return hw;
 }
 
-TEST(PrecisionTest, AutoIsTheDefault) { EXPECT_EQ(HParams{}.precision, "auto"); }
+TEST(PrecisionTest, AutoIsTheDefault) { EXPECT_EQ(common::HParams{}.precision, "auto"); }
 
 TEST(PrecisionTest, AutoOnCudaIsBf16FromAmpereOnAndFp16Before) {
   EXPECT_EQ(ChoosePrecision("auto", Cuda(9, 0)).precision, Precision::kBf16);   // H100

@@ -164,11 +164,11 @@ TEST(TargetScaleTest, NoBatchSizeSetGivesATenthOfTheTrainingRows) {
   auto data = Prices(dir);
   ASSERT_EQ(data->train.size(), 180);
   TrainerOptions o;
-  ASSERT_EQ(ParseHParams({{"hidden", int64_t{16}}}, &o.hp), "");
+  ASSERT_EQ(common::ParseHParams({{"hidden", int64_t{16}}}, &o.hp), "");
   Trainer t(o, data);
   EXPECT_EQ(t.batch_size(), 16);         // 18 -> 16
   EXPECT_EQ(t.steps_per_epoch(), 12);    // ceil(180 / 16), not 2 of 128
-  ASSERT_EQ(ParseHParams({{"batch_size", int64_t{128}}}, &o.hp), "");
+  ASSERT_EQ(common::ParseHParams({{"batch_size", int64_t{128}}}, &o.hp), "");
   EXPECT_EQ(Trainer(o, data).batch_size(), 128);  // a batch size set is kept
 }
 

@@ -100,7 +100,7 @@ TEST_F(TorchScriptTest, ResumesFromACheckpointBitwise) {
 }
 
 TEST_F(TorchScriptTest, SetsAttributesAndPicksTheFileByParameter) {
-  HParams hp = Options().hp;
+  common::HParams hp = Options().hp;
   hp.path = File("mlp_{width}.pt");
   hp.attributes = {{"width", int64_t{32}}, {"dropout_p", 0.5}};
   auto net = MakeTorchScriptModel(hp, /*outputs=*/10);
@@ -127,7 +127,7 @@ std::string ErrorOf(const std::function<void()>& f) {
 }
 
 TEST_F(TorchScriptTest, BadFilesAndAttributesAreClearErrors) {
-  HParams hp = Options().hp;
+  common::HParams hp = Options().hp;
   const auto make = [&] { MakeTorchScriptModel(hp, 10); };
   hp.path = File("mlp_{width}.pt");
   hp.attributes = {{"width", int64_t{64}}};

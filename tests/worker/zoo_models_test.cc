@@ -48,7 +48,7 @@ std::pair<torch::Tensor, torch::Tensor> Images(const std::vector<int64_t>& shape
   return {x, y};
 }
 
-void ExpectTrains(const HParams& hp, const ModelShape& shape, const std::string& what,
+void ExpectTrains(const common::HParams& hp, const ModelShape& shape, const std::string& what,
                   int64_t n = 64) {
   auto [x, y] = Images(shape.sample, n);
   torch::manual_seed(1);
@@ -59,7 +59,7 @@ void ExpectTrains(const HParams& hp, const ModelShape& shape, const std::string&
 }
 
 TEST(ZooTest, MlpWidthsTaperAndPerLayerOverride) {
-  HParams hp;
+  common::HParams hp;
   hp.hidden = 512;
   hp.depth = 3;
   EXPECT_EQ(MlpWidths(hp), (std::vector<int64_t>{512, 256, 128}));  // the default halving
@@ -69,7 +69,7 @@ TEST(ZooTest, MlpWidthsTaperAndPerLayerOverride) {
   EXPECT_EQ(MlpWidths(hp), (std::vector<int64_t>{512, 384, 288}));
   hp.widths[1] = 100;
   EXPECT_EQ(MlpWidths(hp), (std::vector<int64_t>{512, 100, 288}));
-  hp = HParams{};
+  hp = common::HParams{};
   hp.hidden = 64;
   hp.depth = 4;
   EXPECT_EQ(MlpWidths(hp), (std::vector<int64_t>{64, 32, 32, 32}));  // never below 32
@@ -80,7 +80,7 @@ TEST(ZooTest, MlpWidthsTaperAndPerLayerOverride) {
 
 // The default MLP is the one it always was: same layers, names and parameter count.
 TEST(ZooTest, DefaultMlpKeepsItsLayers) {
-  HParams hp;
+  common::HParams hp;
   hp.hidden = 512;
   auto net = MakeModel(hp);
   std::vector<std::string> names;
@@ -93,7 +93,7 @@ TEST(ZooTest, DefaultMlpKeepsItsLayers) {
 
 TEST(ZooTest, MlpNormsAddScaleAndShiftPerLayer) {
   for (const std::string norm : {"batch", "layer"}) {
-    HParams hp;
+    common::HParams hp;
     hp.hidden = 64;
     hp.norm = norm;
     auto net = MakeModel(hp, ModelShape{{20}, 3});
@@ -107,7 +107,7 @@ TEST(ZooTest, MlpNormsAddScaleAndShiftPerLayer) {
 TEST(ZooTest, MlpTrainsWithEveryActivationAndNorm) {
   for (const std::string activation : {"relu", "gelu", "silu", "tanh"}) {
     for (const std::string norm : {"none", "batch", "layer"}) {
-      HParams hp;
+      common::HParams hp;
       hp.hidden = 64;
       hp.activation = activation;
       hp.norm = norm;
@@ -123,7 +123,7 @@ TEST(ZooTest, MlpServesRegression) {
   torch::manual_seed(5);
   auto x = torch::randn({128, 6});
   auto y = x.matmul(torch::tensor({1.0f, -2.0f, 0.5f, 0.0f, 3.0f, 1.0f})) + 0.5;
-  HParams hp;
+  common::HParams hp;
   hp.hidden = 32;
   hp.norm = "layer";
   hp.activation = "silu";
@@ -134,7 +134,7 @@ TEST(ZooTest, MlpServesRegression) {
 }
 
 TEST(ZooTest, CnnWithoutBatchNormHasConvBiases) {
-  HParams hp;
+  common::HParams hp;
   hp.model = "cnn";
   hp.channels = 8;
   hp.depth = 2;
@@ -151,7 +151,7 @@ TEST(ZooTest, CnnTrainsWithEveryPoolingActivationAndNorm) {
   for (const std::string pooling : {"max", "avg"}) {
     for (const std::string activation : {"relu", "gelu", "tanh"}) {
       for (bool batch_norm : {true, false}) {
-        HParams hp;
+        common::HParams hp;
         hp.model = "cnn";
         hp.channels = 8;
         hp.depth = 2;
@@ -169,7 +169,7 @@ TEST(ZooTest, CnnTrainsWithEveryPoolingActivationAndNorm) {
 // Average pooling is a different model from max pooling, not a label on the same one.
 TEST(ZooTest, CnnPoolingChangesTheOutput) {
   auto [x, y] = Images({3, 12, 12});
-  HParams hp;
+  common::HParams hp;
   hp.model = "cnn";
   hp.channels = 8;
   torch::manual_seed(1);
@@ -185,7 +185,7 @@ TEST(ZooTest, CnnPoolingChangesTheOutput) {
 // ResNet-20 at channels 16, blocks 3, stages 3: 0.27 M parameters (He et al., table 6; here
 // with 1x1 projection shortcuts, 3 k more than their parameter-free ones).
 TEST(ZooTest, ResNetHasResNet20sParameterCount) {
-  HParams hp;
+  common::HParams hp;
   hp.model = "resnet";
   hp.channels = 16;
   hp.blocks = 3;
@@ -209,7 +209,7 @@ TEST(ZooTest, ResNetHasResNet20sParameterCount) {
 }
 
 TEST(ZooTest, ResNetTrainsOnColourAndGreyImages) {
-  HParams hp;
+  common::HParams hp;
   hp.model = "resnet";
   hp.channels = 4;
   hp.blocks = 1;
@@ -223,7 +223,7 @@ TEST(ZooTest, ResNetTrainsOnColourAndGreyImages) {
 
 TEST(ZooTest, ImageModelsOnRowsAreAClearError) {
   for (const std::string model : {"cnn", "resnet"}) {
-    HParams hp;
+    common::HParams hp;
     hp.model = model;
     try {
       MakeModel(hp, ModelShape{{12}, 2});

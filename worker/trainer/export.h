@@ -11,7 +11,7 @@
 namespace sift::worker {
 
 struct ExportedModel {
-  HParams hp;
+  common::HParams hp;
   ModelShape shape;
 };
 

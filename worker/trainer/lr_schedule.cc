@@ -5,7 +5,7 @@
 
 namespace sift::worker {
 
-double LearningRate(const HParams& hp, const SchedulePosition& pos) {
+double LearningRate(const common::HParams& hp, const SchedulePosition& pos) {
   const int64_t steps_per_epoch = std::max<int64_t>(pos.steps_per_epoch, 1);
   const int64_t global = pos.epoch * steps_per_epoch + pos.step;  // 0-based step index
   const int64_t warmup_steps = hp.warmup_epochs * steps_per_epoch;

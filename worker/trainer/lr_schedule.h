@@ -19,6 +19,6 @@ struct SchedulePosition {
 // Rate for the optimizer step at `pos`. Warm-up ramps linearly from lr/warmup_steps to lr over
 // warmup_epochs; cosine then decays from lr to 0 over the remaining epochs; step multiplies by
 // step_gamma every step_epochs epochs (counted from 0, warm-up included).
-double LearningRate(const HParams& hp, const SchedulePosition& pos);
+double LearningRate(const common::HParams& hp, const SchedulePosition& pos);
 
 }  // namespace sift::worker

@@ -124,7 +124,7 @@ class CountCudaAllocations {
 #endif
 
 // Bytes of optimizer state per parameter value, besides the weight and its gradient.
-int64_t OptimizerSlots(const HParams& hp) {
+int64_t OptimizerSlots(const common::HParams& hp) {
   if (hp.optimizer == "adam" || hp.optimizer == "adamw") return 2;
   return hp.momentum > 0 ? 1 : 0;
 }
@@ -161,7 +161,7 @@ void Measure(Meter& meter, Step step, int64_t batch_size, const int64_t& forward
   c->eval_sample_bytes = std::max<int64_t>(1, meter.PeakOf([&] { step(p2, false); }) / p2);
 }
 
-MicroBatchChoice ChooseMicroBatch(const HParams& hp, const std::string& device,
+MicroBatchChoice ChooseMicroBatch(const common::HParams& hp, const std::string& device,
                                   int64_t limit_bytes, const ModelShape& shape) {
   MicroBatchChoice c;
   const bool cuda = device == "cuda" || (device == "auto" && torch::cuda::is_available());
@@ -174,7 +174,7 @@ MicroBatchChoice ChooseMicroBatch(const HParams& hp, const std::string& device,
   }
 #endif
   const torch::Device dev = cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
-  HParams probe_hp = hp;
+  common::HParams probe_hp = hp;
   probe_hp.dropout = 0.0;  // keeps the probe off the global random generator
   auto model = MakeModel(probe_hp, shape);
   model->to(dev);
@@ -248,7 +248,7 @@ MicroBatchChoice ChooseMicroBatch(const HParams& hp, const std::string& device,
 
 std::optional<MicroBatchChoice> ResolveMicroBatch(TrainerOptions* o, int64_t limit_bytes,
                                                   const ModelShape& shape) {
-  if (!MicroBatchIsAuto(o->hp)) return std::nullopt;
+  if (!common::MicroBatchIsAuto(o->hp)) return std::nullopt;
   MicroBatchChoice c = ChooseMicroBatch(o->hp, o->device, limit_bytes, shape);
   o->hp.micro_batch = c.micro_batch == o->hp.batch_size ? 0 : c.micro_batch;
   o->eval_batch = c.eval_batch;

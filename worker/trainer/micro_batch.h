@@ -32,7 +32,7 @@ struct MicroBatchChoice {
 // reads the caching allocator's statistics; the limit is then the device's free memory and
 // limit_bytes (host memory) is not used. A CUDA device under a CPU-only build: the whole batch.
 // `shape`: the data's sample shape and outputs (a 28x28 image by default), which the probe feeds.
-MicroBatchChoice ChooseMicroBatch(const HParams& hp, const std::string& device,
+MicroBatchChoice ChooseMicroBatch(const common::HParams& hp, const std::string& device,
                                   int64_t limit_bytes, const ModelShape& shape = {});
 
 // For `micro_batch: auto`, chooses and writes the micro-batch and evaluation batch into `o`;

@@ -37,9 +37,9 @@ std::string ModuleDoes(const ModelShape& shape) {
 
 }  // namespace
 
-std::string ModelSpecJson(const HParams& hp, const ModelShape& shape) {
+std::string ModelSpecJson(const common::HParams& hp, const ModelShape& shape) {
   json params = json::object();
-  for (const auto& [name, value] : ModelParams(hp)) {
+  for (const auto& [name, value] : common::ModelParams(hp)) {
     std::visit([&params, &n = name](const auto& v) { params[n] = v; }, value);
   }
   const data::InputPrep& in = shape.input;
@@ -59,7 +59,7 @@ std::string ModelSpecJson(const HParams& hp, const ModelShape& shape) {
       .dump();
 }
 
-void ParseModelSpec(const std::string& text, HParams* hp, ModelShape* shape) {
+void ParseModelSpec(const std::string& text, common::HParams* hp, ModelShape* shape) {
   try {
     const auto j = json::parse(text);
     search::Params params;
@@ -72,7 +72,7 @@ void ParseModelSpec(const std::string& text, HParams* hp, ModelShape* shape) {
         params[name] = v.get<double>();
       }
     }
-    if (std::string e = ParseHParams(params, hp); !e.empty()) {
+    if (std::string e = common::ParseHParams(params, hp); !e.empty()) {
       throw std::runtime_error("model spec: " + e);
     }
     shape->sample = j.at("sample").get<std::vector<int64_t>>();
@@ -108,7 +108,7 @@ void ParseModelSpec(const std::string& text, HParams* hp, ModelShape* shape) {
   }
 }
 
-std::string ExportSidecarJson(const HParams& hp, const ModelShape& shape) {
+std::string ExportSidecarJson(const common::HParams& hp, const ModelShape& shape) {
   const data::InputPrep& in = shape.input;
   json out{{"sift_export", 1},
            {"model", hp.model},

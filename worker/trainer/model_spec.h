@@ -11,14 +11,14 @@
 
 namespace sift::worker {
 
-std::string ModelSpecJson(const HParams& hp, const ModelShape& shape);
+std::string ModelSpecJson(const common::HParams& hp, const ModelShape& shape);
 // Reads ModelSpecJson's output; throws std::runtime_error naming the problem. Specs written
 // before a field existed read as that field's identity (no scaling, no columns).
-void ParseModelSpec(const std::string& json, HParams* hp, ModelShape* shape);
+void ParseModelSpec(const std::string& json, common::HParams* hp, ModelShape* shape);
 
 // The sidecar (docs/workloads.md, "Using an exported model"): the task, the input's shape and
 // dtype, the csv columns in order with each text column's one-hot vocabulary, the classes in
 // output order, and what the module does itself.
-std::string ExportSidecarJson(const HParams& hp, const ModelShape& shape);
+std::string ExportSidecarJson(const common::HParams& hp, const ModelShape& shape);
 
 }  // namespace sift::worker

@@ -32,7 +32,7 @@ torch::Tensor Net::Dropout(const torch::Tensor& x, double p) {
   return x * mask * (1.0 / (1.0 - p));
 }
 
-std::vector<int64_t> MlpWidths(const HParams& hp) {
+std::vector<int64_t> MlpWidths(const common::HParams& hp) {
   std::vector<int64_t> widths;
   const int64_t floor = std::min(hp.hidden, kMinMlpWidth);
   for (int64_t i = 0; i < hp.depth; ++i) {
@@ -44,7 +44,7 @@ std::vector<int64_t> MlpWidths(const HParams& hp) {
   return widths;
 }
 
-Mlp::Mlp(const HParams& hp, int64_t input_features, int64_t outputs)
+Mlp::Mlp(const common::HParams& hp, int64_t input_features, int64_t outputs)
     : dropout_(hp.dropout), activation_(hp.activation), norm_(hp.norm) {
   int64_t in = input_features;
   int64_t i = 0;
@@ -112,7 +112,7 @@ std::string Mlp::TorchScriptForward() const {
   return src + "    return " + ScriptLinear("head", "x") + "\n";
 }
 
-Cnn::Cnn(const HParams& hp, int64_t in_channels, int64_t outputs)
+Cnn::Cnn(const common::HParams& hp, int64_t in_channels, int64_t outputs)
     : dropout_(hp.dropout),
       kernel_size_(hp.kernel_size),
       activation_(hp.activation),
@@ -210,7 +210,7 @@ int64_t Cnn::ForwardMacs(int64_t size) const {
   return macs + head_->options.in_features() * head_->options.out_features();
 }
 
-std::shared_ptr<Net> MakeModel(const HParams& hp, const ModelShape& shape) {
+std::shared_ptr<Net> MakeModel(const common::HParams& hp, const ModelShape& shape) {
   int64_t features = 1;
   std::string dims;
   for (int64_t d : shape.sample) {

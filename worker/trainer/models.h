@@ -39,13 +39,13 @@ class Net : public torch::nn::Module {
 
 // The `depth` hidden widths HParams asks for: widthN where set, else hidden * taper^i rounded
 // down, never below min(hidden, 32) nor above 8192.
-std::vector<int64_t> MlpWidths(const HParams& hp);
+std::vector<int64_t> MlpWidths(const common::HParams& hp);
 
 // `depth` hidden layers of MlpWidths, each linear - norm (none, batch or layer) - activation -
 // dropout; a linear head. hidden=512, depth=2 is 784-512-256-10. Regression data gives one output.
 class Mlp : public Net {
  public:
-  Mlp(const HParams& hp, int64_t input_features, int64_t outputs = kNumClasses);
+  Mlp(const common::HParams& hp, int64_t input_features, int64_t outputs = kNumClasses);
   torch::Tensor forward(torch::Tensor x) override;
   std::string TorchScriptForward() const override;
 
@@ -66,7 +66,7 @@ class Mlp : public Net {
 // convolution weights are channels-last (NHWC) tensors.
 class Cnn : public Net {
  public:
-  Cnn(const HParams& hp, int64_t in_channels, int64_t outputs = kNumClasses);
+  Cnn(const common::HParams& hp, int64_t in_channels, int64_t outputs = kNumClasses);
   torch::Tensor forward(torch::Tensor x) override;
   std::string TorchScriptForward() const override;
   // Multiply-accumulates of one forward pass on an image of `size` x `size` (for FLOP figures).
@@ -88,6 +88,6 @@ class Cnn : public Net {
 // Builds the model hp.model names for data of `shape`, initialised from the global torch
 // generator. Throws std::invalid_argument when the model cannot take the data (a CNN on rows).
 // The one place that maps a model name to a class.
-std::shared_ptr<Net> MakeModel(const HParams& hp, const ModelShape& shape = {});
+std::shared_ptr<Net> MakeModel(const common::HParams& hp, const ModelShape& shape = {});
 
 }  // namespace sift::worker

@@ -61,7 +61,7 @@ std::string ResidualBlock::Script(const std::string& name) const {
   return src;
 }
 
-ResNet::ResNet(const HParams& hp, int64_t in_channels, int64_t outputs)
+ResNet::ResNet(const common::HParams& hp, int64_t in_channels, int64_t outputs)
     : dropout_(hp.dropout), activation_(hp.activation) {
   stem_ = register_module("stem", Conv(in_channels, hp.channels, /*kernel=*/3, /*stride=*/1,
                                        /*bias=*/!hp.batch_norm));

@@ -37,7 +37,7 @@ class ResidualBlock : public torch::nn::Module {
 // ResNet-20.
 class ResNet : public Net {
  public:
-  ResNet(const HParams& hp, int64_t in_channels, int64_t outputs = kNumClasses);
+  ResNet(const common::HParams& hp, int64_t in_channels, int64_t outputs = kNumClasses);
   torch::Tensor forward(torch::Tensor x) override;
   std::string TorchScriptForward() const override;
 

@@ -153,13 +153,13 @@ void TorchScriptNet::train(bool on) {
   torch::nn::Module::train(on);
 }
 
-std::shared_ptr<Net> MakeTorchScriptModel(const HParams& hp, int64_t outputs) {
+std::shared_ptr<Net> MakeTorchScriptModel(const common::HParams& hp, int64_t outputs) {
   std::string path;
-  if (std::string p = FillPath(hp.path, hp.attributes, &path); !p.empty()) {
+  if (std::string p = common::FillPath(hp.path, hp.attributes, &path); !p.empty()) {
     throw std::invalid_argument(p);
   }
   std::string problem;
-  const auto in_path = PathParamNames(hp.path, &problem);
+  const auto in_path = common::PathParamNames(hp.path, &problem);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw std::invalid_argument("path: " + path + " is not a file (model: torchscript)");

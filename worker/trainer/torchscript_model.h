@@ -32,6 +32,6 @@ class TorchScriptNet : public Net {
 // Loads the file hp.path names (its {name}s filled from hp.attributes), sets the other
 // attributes on it, and wraps it. Throws std::invalid_argument naming the file and the problem:
 // a missing or unreadable file, an attribute the module lacks, a value of the wrong type.
-std::shared_ptr<Net> MakeTorchScriptModel(const HParams& hp, int64_t outputs);
+std::shared_ptr<Net> MakeTorchScriptModel(const common::HParams& hp, int64_t outputs);
 
 }  // namespace sift::worker

@@ -90,7 +90,7 @@ class AutocastRegion {
   at::ScalarType previous_dtype_ = at::kFloat;
 };
 
-std::unique_ptr<FusedOptimizer> MakeOptimizer(const HParams& hp,
+std::unique_ptr<FusedOptimizer> MakeOptimizer(const common::HParams& hp,
                                               std::vector<torch::Tensor> params) {
   FusedOptimizerOptions o;
   o.lr = hp.lr;
@@ -110,7 +110,7 @@ std::unique_ptr<FusedOptimizer> MakeOptimizer(const HParams& hp,
 }
 
 // Everything that shapes the model, optimiser and data order: a checkpoint must match it.
-std::string Fingerprint(const HParams& hp) {
+std::string Fingerprint(const common::HParams& hp) {
   std::ostringstream s;
   s << "model=" << hp.model << " hidden=" << hp.hidden << " depth=" << hp.depth
     << " channels=" << hp.channels << " kernel_size=" << hp.kernel_size
@@ -120,8 +120,8 @@ std::string Fingerprint(const HParams& hp) {
   // model that had none of them keeps its fingerprint.
   static const std::set<std::string> kAbove = {"model",    "hidden",      "depth",
                                                "channels", "kernel_size", "dropout"};
-  const search::Params defaults = ModelParams(HParams{});
-  for (const auto& [name, value] : ModelParams(hp)) {
+  const search::Params defaults = common::ModelParams(common::HParams{});
+  for (const auto& [name, value] : common::ModelParams(hp)) {
     if (kAbove.count(name)) continue;
     const auto d = defaults.find(name);
     if (d == defaults.end() || d->second != value)
@@ -360,11 +360,11 @@ Trainer::Trainer(const TrainerOptions& options, std::shared_ptr<const Datasets> 
   if (!s.data || s.data->train.size() == 0)
     throw std::invalid_argument("trainer: no training data");
   if (options.hp.batch_size_auto) {
-    s.options.hp.batch_size = DefaultBatchSize(s.data->train.size());
+    s.options.hp.batch_size = common::DefaultBatchSize(s.data->train.size());
     spdlog::info("trainer: batch_size {} (none set; {} training rows, about a tenth, at most {})",
-                 s.options.hp.batch_size, s.data->train.size(), kMaxDefaultBatch);
+                 s.options.hp.batch_size, s.data->train.size(), common::kMaxDefaultBatch);
   }
-  const HParams& hp = s.options.hp;
+  const common::HParams& hp = s.options.hp;
   if (hp.batch_size <= 0) throw std::invalid_argument("batch_size: must be positive");
   if (hp.loss != "mse" && !s.data->regression()) {
     throw std::invalid_argument("loss: " + hp.loss +
@@ -376,7 +376,7 @@ Trainer::Trainer(const TrainerOptions& options, std::shared_ptr<const Datasets> 
   if (options.num_threads > 0) torch::set_num_threads(options.num_threads);
   s.device = ResolveDevice(options.device);
   s.precision = ResolvePrecision(hp.precision, s.device);
-  s.accumulation = AccumulationSteps(hp);
+  s.accumulation = common::AccumulationSteps(hp);
   s.micro_batch = hp.micro_batch;
   s.Build();
   // Once, not in Build: a checkpoint that is loaded next replaces these weights anyway.

@@ -24,7 +24,7 @@ namespace sift::worker {
 inline constexpr int64_t kDefaultEvalBatch = 1000;
 
 struct TrainerOptions {
-  HParams hp;
+  common::HParams hp;
   int64_t max_epochs = 10;
   uint64_t seed = 0;
   std::string device = "cpu";  // cpu | cuda | auto
@@ -99,7 +99,7 @@ class Trainer {
   std::string device() const;
   std::string precision() const;
   int64_t steps_per_epoch() const;  // optimizer steps in a full epoch
-  int64_t batch_size() const;       // as set, or DefaultBatchSize when hp.batch_size_auto
+  int64_t batch_size() const;       // as set, or common::DefaultBatchSize when hp.batch_size_auto
   int64_t step_in_epoch() const;    // optimizer steps taken in the current, unfinished epoch
   double learning_rate() const;     // rate of the next optimizer step
   double loss_scale() const;        // fp16: the current loss scale; else 1
