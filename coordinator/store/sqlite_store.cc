@@ -1,4 +1,5 @@
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <SQLiteCpp/VariadicBind.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -9,103 +10,14 @@
 #include "common/params_json.h"
 #include "coordinator/store/store.h"
 #include "coordinator/store/json.h"
+#include "coordinator/store/sqlite_schema.h"
 #include "coordinator/store/wal_checkpointer.h"
 
 namespace sift::coordinator {
 namespace {
 
-constexpr int kSchemaVersion = 3;
-
 // The database's clock in unix seconds, for study leases.
 constexpr const char* kDbNow = "((julianday('now') - 2440587.5) * 86400.0)";
-
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS studies(
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  name TEXT NOT NULL,
-  config TEXT NOT NULL,
-  state TEXT NOT NULL,
-  end_reason TEXT NOT NULL DEFAULT '',
-  created_at REAL NOT NULL,
-  ended_at REAL NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS trials(
-  study_id INTEGER NOT NULL REFERENCES studies(id),
-  number INTEGER NOT NULL,
-  params TEXT NOT NULL,
-  state TEXT NOT NULL,
-  end_reason TEXT NOT NULL DEFAULT '',
-  created_at REAL NOT NULL,
-  ended_at REAL NOT NULL DEFAULT 0,
-  final_metrics TEXT NOT NULL DEFAULT '{}',
-  PRIMARY KEY(study_id, number));
-CREATE TABLE IF NOT EXISTS reports(
-  study_id INTEGER NOT NULL,
-  number INTEGER NOT NULL,
-  epoch INTEGER NOT NULL,
-  metrics TEXT NOT NULL,
-  lease_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  decision TEXT NOT NULL,
-  reason TEXT NOT NULL DEFAULT '',
-  created_at REAL NOT NULL,
-  checkpoint TEXT NOT NULL DEFAULT '',
-  UNIQUE(lease_id, seq));
-CREATE INDEX IF NOT EXISTS reports_by_trial ON reports(study_id, number, epoch);
-CREATE TABLE IF NOT EXISTS workers(
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  instance_type TEXT NOT NULL,
-  market TEXT NOT NULL,
-  price_per_hour REAL NOT NULL,
-  device TEXT NOT NULL,
-  threads INTEGER NOT NULL,
-  registered_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS segments(
-  lease_id TEXT PRIMARY KEY,
-  worker_id TEXT NOT NULL,
-  study_id INTEGER NOT NULL,
-  number INTEGER NOT NULL,
-  start REAL NOT NULL,
-  end REAL,
-  price_per_hour REAL NOT NULL,
-  market TEXT NOT NULL,
-  end_reason TEXT NOT NULL DEFAULT '',
-  start_epoch INTEGER NOT NULL DEFAULT 0,
-  checkpoint TEXT NOT NULL DEFAULT '',
-  wasted_seconds REAL NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS segments_by_trial ON segments(study_id, number);
-CREATE TABLE IF NOT EXISTS idle_segments(
-  worker_id TEXT NOT NULL,
-  after_study_id INTEGER NOT NULL,
-  start REAL NOT NULL,
-  end REAL NOT NULL,
-  price_per_hour REAL NOT NULL,
-  market TEXT NOT NULL,
-  end_reason TEXT NOT NULL DEFAULT '');
-CREATE INDEX IF NOT EXISTS idle_by_study ON idle_segments(after_study_id);
-CREATE TABLE IF NOT EXISTS study_events(
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  study_id INTEGER NOT NULL REFERENCES studies(id),
-  at REAL NOT NULL,
-  user TEXT NOT NULL,
-  action TEXT NOT NULL,
-  detail TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS study_leases(
-  study_id INTEGER PRIMARY KEY,
-  owner TEXT NOT NULL,
-  expires_at REAL NOT NULL,
-  epoch INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS evaluations(
-  study_id INTEGER NOT NULL REFERENCES studies(id),
-  number INTEGER NOT NULL,
-  state TEXT NOT NULL,
-  requested_by TEXT NOT NULL DEFAULT '',
-  requested_at REAL NOT NULL,
-  ended_at REAL NOT NULL DEFAULT 0,
-  metrics TEXT NOT NULL DEFAULT '{}',
-  error TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY(study_id, number));
-)sql";
 
 class SqliteStore : public Store {
  public:
@@ -114,17 +26,7 @@ class SqliteStore : public Store {
                             : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_FULLMUTEX) {
     if (read_only) {
       db_.exec("PRAGMA busy_timeout=5000");
-      const int v = db_.execAndGet("PRAGMA user_version").getInt();
-      if (v == 0 || !db_.tableExists("studies")) {
-        throw std::runtime_error(path + ": not a sift database");
-      }
-      if (v != kSchemaVersion) {
-        throw std::runtime_error(path + ": database schema version " + std::to_string(v) +
-                                 ", this sift reads " + std::to_string(kSchemaVersion) +
-                                 (v < kSchemaVersion ? " (`sift coordinator --db " + path +
-                                                           "` upgrades it)"
-                                                     : ""));
-      }
+      CheckSqliteSchema(db_, path);
       return;
     }
     const bool wal = db_.execAndGet("PRAGMA journal_mode=WAL").getString() == "wal";
@@ -133,27 +35,7 @@ class SqliteStore : public Store {
     db_.exec("PRAGMA synchronous=NORMAL");
     db_.exec("PRAGMA foreign_keys=ON");
     db_.exec("PRAGMA busy_timeout=5000");
-    const int version = db_.execAndGet("PRAGMA user_version").getInt();
-    if (version > kSchemaVersion) {
-      throw std::runtime_error(path + ": database schema version " + std::to_string(version) +
-                               " is newer than this sift (" + std::to_string(kSchemaVersion) +
-                               ")");
-    }
-    SQLite::Transaction tx(db_);
-    if (version == 1 && AddColumn("reports", "checkpoint", "TEXT NOT NULL DEFAULT ''")) {
-      // Version 1 checkpointed every reported epoch, under the epoch's checkpoint name.
-      db_.exec("UPDATE reports SET checkpoint = 'trial-' || number || '-e' || epoch || '.ckpt'");
-    }
-    if (version >= 1 && version <= 2) {
-      // The first version 1 had no preemption columns, and versions 1 and 2 both claimed the
-      // schema without and with them; a segment without them had no notice and no waste.
-      AddColumn("segments", "checkpoint", "TEXT NOT NULL DEFAULT ''");
-      AddColumn("segments", "wasted_seconds", "REAL NOT NULL DEFAULT 0");
-    }
-    AddColumn("study_leases", "epoch", "INTEGER NOT NULL DEFAULT 0");  // the fencing token
-    db_.exec(kSchema);
-    db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
-    tx.commit();
+    CreateOrUpgradeSqliteSchema(db_, path);
     if (wal) {
       try {
         checkpointer_ = std::make_unique<WalCheckpointer>(db_.getHandle(), path);
@@ -161,17 +43,6 @@ class SqliteStore : public Store {
         spdlog::warn("{}; SQLite checkpoints inside its commits instead", e.what());
       }
     }
-  }
-
-  // Adds `column` to `table` if the table is there without it; says whether it added it.
-  bool AddColumn(const std::string& table, const std::string& column, const std::string& decl) {
-    if (!db_.tableExists(table)) return false;  // kSchema creates it whole
-    SQLite::Statement q(db_, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
-    q.bind(1, table);
-    q.bind(2, column);
-    if (q.executeStep()) return false;
-    db_.exec("ALTER TABLE " + table + " ADD COLUMN " + column + " " + decl);
-    return true;
   }
 
   void Atomically(const std::function<void()>& fn) override {
@@ -196,13 +67,9 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "INSERT INTO studies(id, name, config, state, end_reason, created_at, "
                         "ended_at) VALUES(?,?,?,?,?,?,?)");
-    if (s.id != 0) q.bind(1, s.id);  // unbound: NULL, the next id
-    q.bind(2, s.name);
-    q.bind(3, s.config_text);
-    q.bind(4, ToString(s.state));
-    q.bind(5, s.end_reason);
-    q.bind(6, s.created_at);
-    q.bind(7, s.ended_at);
+    SQLite::bind(q, s.id, s.name, s.config_text, ToString(s.state), s.end_reason, s.created_at,
+                 s.ended_at);
+    if (s.id == 0) q.bind(1);  // NULL: the next id
     q.exec();
     return db_.getLastInsertRowid();
   }
@@ -220,10 +87,7 @@ class SqliteStore : public Store {
         "epoch=CASE WHEN ?4 > 0 THEN l.epoch ELSE l.epoch + 1 END "
         "WHERE CASE WHEN ?4 > 0 THEN l.owner=excluded.owner AND l.epoch=?4 "
         "ELSE l.owner=excluded.owner OR l.expires_at < " + kDbNow + " END RETURNING epoch");
-    q.bind(1, study_id);
-    q.bind(2, owner);
-    q.bind(3, lease_s);
-    q.bind(4, held_epoch);
+    SQLite::bind(q, study_id, owner, lease_s, held_epoch);
     return q.executeStep() ? q.getColumn(0).getInt64() : 0;
   }
 
@@ -232,8 +96,7 @@ class SqliteStore : public Store {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,
                         "UPDATE study_leases SET expires_at=-1e308 WHERE study_id=? AND owner=?");
-    q.bind(1, study_id);
-    q.bind(2, owner);
+    SQLite::bind(q, study_id, owner);
     q.exec();
   }
 
@@ -241,7 +104,7 @@ class SqliteStore : public Store {
     // One writer at a time: a takeover's write cannot commit inside this transaction.
     std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_, "SELECT epoch FROM study_leases WHERE study_id=?");
-    q.bind(1, study_id);
+    SQLite::bind(q, study_id);
     const int64_t current = q.executeStep() ? q.getColumn(0).getInt64() : 0;
     if (current != epoch) throw StudyFenced(study_id, epoch, current);
   }
@@ -250,10 +113,7 @@ class SqliteStore : public Store {
                    double ended_at) override {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_, "UPDATE studies SET state=?, end_reason=?, ended_at=? WHERE id=?");
-    q.bind(1, ToString(state));
-    q.bind(2, end_reason);
-    q.bind(3, ended_at);
-    q.bind(4, id);
+    SQLite::bind(q, ToString(state), end_reason, ended_at, id);
     q.exec();
   }
 
@@ -274,11 +134,7 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "INSERT INTO study_events(study_id, at, user, action, detail) "
                         "VALUES(?,?,?,?,?)");
-    q.bind(1, e.study_id);
-    q.bind(2, e.at);
-    q.bind(3, e.user);
-    q.bind(4, e.action);
-    q.bind(5, e.detail);
+    SQLite::bind(q, e.study_id, e.at, e.user, e.action, e.detail);
     q.exec();
   }
 
@@ -287,7 +143,7 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "SELECT study_id, at, user, action, detail FROM study_events "
                         "WHERE study_id=? ORDER BY id");
-    q.bind(1, study_id);
+    SQLite::bind(q, study_id);
     std::vector<StudyEventRecord> out;
     while (q.executeStep()) {
       out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getDouble(),
@@ -302,14 +158,9 @@ class SqliteStore : public Store {
     SQLite::Statement& q = Cached(
         "INSERT INTO trials(study_id, number, params, state, end_reason, "
         "created_at, ended_at, final_metrics) VALUES(?,?,?,?,?,?,?,?)");
-    q.bind(1, t.study_id);
-    q.bind(2, t.number);
-    q.bind(3, common::ParamsToJsonText(t.params));
-    q.bind(4, search::ToString(t.state));
-    q.bind(5, t.end_reason);
-    q.bind(6, t.created_at);
-    q.bind(7, t.ended_at);
-    q.bind(8, MetricsToJsonText(t.final_metrics));
+    SQLite::bind(q, t.study_id, t.number, common::ParamsToJsonText(t.params),
+                 search::ToString(t.state), t.end_reason, t.created_at, t.ended_at,
+                 MetricsToJsonText(t.final_metrics));
     Exec(q);
   }
 
@@ -318,11 +169,7 @@ class SqliteStore : public Store {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement& q = Cached(
         "UPDATE trials SET state=?, end_reason=?, ended_at=? WHERE study_id=? AND number=?");
-    q.bind(1, search::ToString(state));
-    q.bind(2, end_reason);
-    q.bind(3, ended_at);
-    q.bind(4, study_id);
-    q.bind(5, number);
+    SQLite::bind(q, search::ToString(state), end_reason, ended_at, study_id, number);
     Exec(q);
   }
 
@@ -331,9 +178,7 @@ class SqliteStore : public Store {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement& q =
         Cached("UPDATE trials SET final_metrics=? WHERE study_id=? AND number=?");
-    q.bind(1, MetricsToJsonText(metrics));
-    q.bind(2, study_id);
-    q.bind(3, number);
+    SQLite::bind(q, MetricsToJsonText(metrics), study_id, number);
     Exec(q);
   }
 
@@ -342,7 +187,7 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "SELECT number, params, state, end_reason, created_at, ended_at, "
                         "final_metrics FROM trials WHERE study_id=? ORDER BY number");
-    q.bind(1, study_id);
+    SQLite::bind(q, study_id);
     std::vector<TrialRecord> out;
     while (q.executeStep()) {
       TrialRecord t;
@@ -365,16 +210,8 @@ class SqliteStore : public Store {
     SQLite::Statement& q = Cached(
         "INSERT INTO reports(study_id, number, epoch, metrics, lease_id, seq, decision, reason, "
         "created_at, checkpoint) VALUES(?,?,?,?,?,?,?,?,?,?)");
-    q.bind(1, r.study_id);
-    q.bind(2, r.number);
-    q.bind(3, r.epoch);
-    q.bind(4, MetricsToJsonText(r.metrics));
-    q.bind(5, r.lease_id);
-    q.bind(6, r.seq);
-    q.bind(7, r.decision);
-    q.bind(8, r.reason);
-    q.bind(9, r.created_at);
-    q.bind(10, r.checkpoint);
+    SQLite::bind(q, r.study_id, r.number, r.epoch, MetricsToJsonText(r.metrics), r.lease_id, r.seq,
+                 r.decision, r.reason, r.created_at, r.checkpoint);
     Exec(q);
   }
 
@@ -382,11 +219,7 @@ class SqliteStore : public Store {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     std::optional<ReportRecord> found;
     QueryReports(
-        "WHERE lease_id=? AND seq=?",
-        [&](SQLite::Statement& q) {
-          q.bind(1, lease_id);
-          q.bind(2, seq);
-        },
+        "WHERE lease_id=? AND seq=?", [&](SQLite::Statement& q) { SQLite::bind(q, lease_id, seq); },
         [&](const ReportRecord& r) {
           if (!found) found = r;
         });
@@ -403,7 +236,7 @@ class SqliteStore : public Store {
                      const std::function<void(const ReportRecord&)>& fn) override {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     QueryReports("WHERE study_id=? ORDER BY number, epoch, created_at",
-                 [&](SQLite::Statement& q) { q.bind(1, study_id); }, fn);
+                 [&](SQLite::Statement& q) { SQLite::bind(q, study_id); }, fn);
   }
 
   void UpsertWorker(const WorkerRecord& w) override {
@@ -411,14 +244,8 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "INSERT OR REPLACE INTO workers(id, name, instance_type, market, "
                         "price_per_hour, device, threads, registered_at) VALUES(?,?,?,?,?,?,?,?)");
-    q.bind(1, w.id);
-    q.bind(2, w.name);
-    q.bind(3, w.instance_type);
-    q.bind(4, w.market);
-    q.bind(5, w.price_per_hour);
-    q.bind(6, w.device);
-    q.bind(7, w.threads);
-    q.bind(8, w.registered_at);
+    SQLite::bind(q, w.id, w.name, w.instance_type, w.market, w.price_per_hour, w.device, w.threads,
+                 w.registered_at);
     q.exec();
   }
 
@@ -449,14 +276,8 @@ class SqliteStore : public Store {
         "INSERT INTO segments(lease_id, worker_id, study_id, number, start, end, "
         "price_per_hour, market, end_reason, start_epoch) "
         "VALUES(?,?,?,?,?,NULL,?,?,'',?)");
-    q.bind(1, s.lease_id);
-    q.bind(2, s.worker_id);
-    q.bind(3, s.study_id);
-    q.bind(4, s.number);
-    q.bind(5, s.start);
-    q.bind(6, s.price_per_hour);
-    q.bind(7, s.market);
-    q.bind(8, s.start_epoch);
+    SQLite::bind(q, s.lease_id, s.worker_id, s.study_id, s.number, s.start, s.price_per_hour,
+                 s.market, s.start_epoch);
     Exec(q);
   }
 
@@ -467,12 +288,7 @@ class SqliteStore : public Store {
     SQLite::Statement& q = Cached(
         "UPDATE segments SET end=?, end_reason=?, checkpoint=?, "
         "wasted_seconds=wasted_seconds+? WHERE lease_id=? AND study_id=? AND end IS NULL");
-    q.bind(1, end);
-    q.bind(2, reason);
-    q.bind(3, checkpoint);
-    q.bind(4, wasted_seconds);
-    q.bind(5, lease_id);
-    q.bind(6, study_id);
+    SQLite::bind(q, end, reason, checkpoint, wasted_seconds, lease_id, study_id);
     Exec(q);
   }
 
@@ -481,9 +297,7 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "UPDATE segments SET wasted_seconds=? WHERE lease_id=? AND study_id=? "
                         "AND end IS NULL");
-    q.bind(1, seconds);
-    q.bind(2, lease_id);
-    q.bind(3, study_id);
+    SQLite::bind(q, seconds, lease_id, study_id);
     q.exec();
   }
 
@@ -492,14 +306,8 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "INSERT OR REPLACE INTO evaluations(study_id, number, state, requested_by, "
                         "requested_at, ended_at, metrics, error) VALUES(?,?,?,?,?,?,?,?)");
-    q.bind(1, e.study_id);
-    q.bind(2, e.number);
-    q.bind(3, ToString(e.state));
-    q.bind(4, e.requested_by);
-    q.bind(5, e.requested_at);
-    q.bind(6, e.ended_at);
-    q.bind(7, MetricsToJsonText(e.metrics));
-    q.bind(8, e.error);
+    SQLite::bind(q, e.study_id, e.number, ToString(e.state), e.requested_by, e.requested_at,
+                 e.ended_at, MetricsToJsonText(e.metrics), e.error);
     q.exec();
   }
 
@@ -510,7 +318,7 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "SELECT number, state, requested_by, requested_at, ended_at, metrics, "
                         "error FROM evaluations WHERE study_id=? ORDER BY number");
-    q.bind(1, study_id);
+    SQLite::bind(q, study_id);
     while (q.executeStep()) {
       EvaluationRecord e;
       e.study_id = study_id;
@@ -532,13 +340,8 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "INSERT INTO idle_segments(worker_id, after_study_id, start, end, "
                         "price_per_hour, market, end_reason) VALUES(?,?,?,?,?,?,?)");
-    q.bind(1, s.worker_id);
-    q.bind(2, s.after_study_id);
-    q.bind(3, s.start);
-    q.bind(4, s.end);
-    q.bind(5, s.price_per_hour);
-    q.bind(6, s.market);
-    q.bind(7, s.end_reason);
+    SQLite::bind(q, s.worker_id, s.after_study_id, s.start, s.end, s.price_per_hour, s.market,
+                 s.end_reason);
     q.exec();
   }
 
@@ -549,7 +352,7 @@ class SqliteStore : public Store {
     SQLite::Statement q(db_,
                         "SELECT worker_id, start, end, price_per_hour, market, end_reason "
                         "FROM idle_segments WHERE after_study_id=? ORDER BY start");
-    q.bind(1, after_study_id);
+    SQLite::bind(q, after_study_id);
     while (q.executeStep()) {
       IdleSegmentRecord s;
       s.worker_id = q.getColumn(0).getString();
@@ -570,7 +373,7 @@ class SqliteStore : public Store {
                         "SELECT lease_id, worker_id, number, start, end, price_per_hour, market, "
                         "end_reason, start_epoch, checkpoint, wasted_seconds FROM segments "
                         "WHERE study_id=? ORDER BY start");
-    q.bind(1, study_id);
+    SQLite::bind(q, study_id);
     std::vector<SegmentRecord> out;
     while (q.executeStep()) {
       SegmentRecord s;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 
 #include "coordinator/cost/ledger.h"
@@ -422,6 +423,45 @@ TEST(SqliteStore, UnopenablePathNamesTheFile) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x/sift.db"), std::string::npos);
   }
+}
+
+// A read-only open (`sift report`, `sift status --db`) upgrades nothing, so it names the file, the
+// version it found and what upgrades it; a newer sift's database is refused by either open.
+TEST(SqliteStore, SchemaVersionsItCannotOpenAreNamed) {
+  const std::string file = (std::filesystem::temp_directory_path() /
+                            ("sift-store-version-" + std::to_string(getpid()) + ".db"))
+                               .string();
+  std::filesystem::remove(file);
+  const auto error = [](const std::function<void()>& open) -> std::string {
+    try {
+      open();
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "opened";
+  };
+  const auto read_only = [&] { OpenSqliteStoreReadOnly(file); };
+  const auto set_version = [&](int version) {
+    SQLite::Database db(file, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("PRAGMA user_version=" + std::to_string(version));
+  };
+  {
+    SQLite::Database db(file, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("CREATE TABLE notes(text TEXT)");
+  }
+  EXPECT_EQ(error(read_only), file + ": not a sift database");
+  set_version(3);
+  EXPECT_EQ(error(read_only), file + ": not a sift database");  // the version, but no studies
+  OpenSqliteStore(file).reset();  // creates the tables
+  EXPECT_EQ(error(read_only), "opened");
+  set_version(2);
+  EXPECT_EQ(error(read_only), file + ": database schema version 2, this sift reads 3 (`sift " +
+                                  "coordinator --db " + file + "` upgrades it)");
+  set_version(4);
+  EXPECT_EQ(error(read_only), file + ": database schema version 4, this sift reads 3");
+  EXPECT_EQ(error([&] { OpenSqliteStore(file); }),
+            file + ": database schema version 4 is newer than this sift (3)");
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file + suffix);
 }
 
 // Databases written before non-finite values were spelled out hold them as JSON null: they open,
