@@ -21,6 +21,15 @@ void RestoreRunner(const StudyRecord& study, const std::vector<TrialRecord>& tri
   ReplayStudyEvents(events, runner);
 }
 
+search::Decision DecisionOf(const ReportRecord& r) {
+  search::Decision d;
+  d.action = r.decision == "STOP"    ? search::Action::kStop
+             : r.decision == "PAUSE" ? search::Action::kPause
+                                     : search::Action::kContinue;
+  d.reason = r.reason;
+  return d;
+}
+
 Forecast ForecastOf(const StudyRunner& runner, const std::vector<TrialRecord>& trials,
                     const std::vector<SegmentRecord>& segments, double now) {
   ForecastInput in;

@@ -49,6 +49,9 @@ class ResumePoints {
   std::map<int64_t, std::string> points_;
 };
 
+// The decision a stored report answered with (a retried report gets the same answer).
+search::Decision DecisionOf(const ReportRecord& r);
+
 // An open study's forecast now: its trials' rows, the values the runner holds, its segments.
 Forecast ForecastOf(const StudyRunner& runner, const std::vector<TrialRecord>& trials,
                     const std::vector<SegmentRecord>& segments, double now);

@@ -1,0 +1,214 @@
+// The Coordinator's lease endings: complete, fail, preempt (a spot notice), heartbeats; each
+// closes the lease's segment in the ledger and the Store.
+#include <spdlog/spdlog.h>
+
+#include "coordinator/core/coordinator.h"
+
+namespace sift::coordinator {
+
+using search::TrialState;
+
+void Coordinator::ApplyLeaseEnd(ServedStudy& study, const std::string& lease_id, double end) {
+  std::optional<Ledger::Charge> charge;
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (!leases_.Find(lease_id)) return;
+    charge = ledger_.Close(lease_id, end);
+    leases_.End(lease_id);
+  }
+  if (charge && charge->study_id == study.id()) {
+    study.runner->ApplyCost(charge->number, charge->dollars, charge->seconds);
+  }
+}
+
+Status Coordinator::CompleteTrial(const std::string& worker_id, const std::string& lease_id,
+                                  const std::map<std::string, double>& final_metrics,
+                                  const std::string& checkpoint) {
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
+  if (auto s = EndEvaluationLease(study.study.get(), worker_id, lease_id, EvaluationState::kDone,
+                                  final_metrics, "")) {
+    return *s;
+  }
+  TrialLease* lease = nullptr;
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease, true); !s.ok()) {
+    return s;
+  }
+  if (lease->completing.valid()) {  // a retry: the first one's answer
+    const std::shared_future<void> first = lease->completing;
+    study.lock.unlock();
+    return AwaitCommit(first, "the completion");
+  }
+  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
+  StudyRunner* runner = study->runner.get();
+  const auto& trial = runner->view().trials.at(lease->number);
+  const double now = Now();
+  // A running trial that ends here trained to its last epoch; stopped or paused ones were
+  // decided at their last report and keep that state and reason.
+  const bool requeue = lease->study_paused && trial.state == TrialState::kRunning;
+  if (requeue) {
+    const std::string lease_copy = lease_id;
+    return EndLeaseAndRequeue(*study, lease_copy, now, kStudyPausedSegment, checkpoint, 0.0);
+  }
+  const bool completes = trial.state == TrialState::kRunning;
+  const std::string reason =
+      "completed " + std::to_string(trial.LastResource()) + " epochs";
+  const bool paused = trial.state == TrialState::kPaused;
+  const char* segment_reason = completes                                ? "completed"
+                               : paused                                 ? "paused"
+                               : trial.state == TrialState::kDiverged ? "diverged"
+                                                                        : "stopped";
+  // A paused trial's promotion resumes from this checkpoint; a finished trial's is its model.
+  const std::string& kept = checkpoint;
+  const int64_t study_id = lease->study_id;
+  const int64_t number = lease->number;
+  // The write commits with the study's lock let go (its reports and acquisitions go on and
+  // share the transaction); memory takes the completion once it committed. Meanwhile the lease
+  // stays held, and a retry of this completion waits for the same commit.
+  const std::shared_future<void> committed =
+      commit_->Submit([this, study_id, number, completes, reason, final_metrics, lease_id, now,
+                       segment_reason, kept] {
+        if (completes) {
+          store_->UpdateTrialState(study_id, number, TrialState::kCompleted, reason, now);
+        }
+        if (!final_metrics.empty()) store_->SetFinalMetrics(study_id, number, final_metrics);
+        store_->CloseSegment(study_id, lease_id, now, segment_reason, kept, 0.0);
+      });
+  {
+    std::lock_guard<std::mutex> table(table_mu_);  // written under both locks, read under either
+    lease->completing = committed;
+  }
+  study.lock.unlock();
+  const Status stored = AwaitCommit(committed, "the completion");
+  study.lock.lock();
+  if (!study->dropped) {  // no other call ends a lease that is being completed
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (TrialLease* held = leases_.Find(lease_id)) held->completing = {};
+  }
+  if (!stored.ok()) return stored;
+  if (study->dropped) return Status::Ok();  // stored; another coordinator serves it now
+  if (completes) runner->ApplyState(number, TrialState::kCompleted);
+  if (!kept.empty()) study->resume[number] = kept;
+  ApplyLeaseEnd(*study, lease_id, now);
+  spdlog::info("[study {}] trial {} {}", study_id, number,
+               completes ? reason : std::string("released (") + segment_reason + ")");
+  MaybeFinishStudy(*study, now);
+  PruneCheckpoints(*study);
+  return Status::Ok();
+}
+
+Status Coordinator::FailTrial(const std::string& worker_id, const std::string& lease_id,
+                              const std::string& error, bool worker_cannot_run) {
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
+  if (auto s = EndEvaluationLease(study.study.get(), worker_id, lease_id, EvaluationState::kFailed,
+                                  {}, error, worker_cannot_run)) {
+    return *s;
+  }
+  TrialLease* lease = nullptr;
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
+  StudyRunner* runner = study->runner.get();
+  const double now = Now();
+  if (worker_cannot_run) {
+    // Not the trial's fault: requeue it for a worker that can, and offer this one no more.
+    std::string name;
+    {
+      std::lock_guard<std::mutex> table(table_mu_);
+      name = workers_.at(worker_id).record.name;
+    }
+    const std::string why = "requeued: worker " + name + " cannot run it: " + error;
+    try {
+      commit_->Run([&] {
+        store_->CloseSegment(lease->study_id, lease_id, now, "refused");
+        store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kPending, why, 0);
+      });
+    } catch (const std::exception& e) {
+      return StorageError(e, "the refusal");
+    }
+    const int64_t study_id = lease->study_id, number = lease->number;
+    runner->ApplyState(number, TrialState::kPending);
+    ApplyLeaseEnd(*study, lease_id, now);
+    {
+      std::lock_guard<std::mutex> table(table_mu_);
+      if (auto it = workers_.find(worker_id); it != workers_.end()) {
+        it->second.cannot_run.insert(study_id);
+      }
+    }
+    spdlog::warn("[study {}] trial {} {}; that worker gets none of the study's trials", study_id,
+                 number, why);
+    MaybeFailUnrunnable(*study, error, now);
+    return Status::Ok();
+  }
+  const std::string reason = "failed: " + error;
+  try {
+    commit_->Run([&] {
+      store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kFailed, reason, now);
+      store_->CloseSegment(lease->study_id, lease_id, now, "failed");
+    });
+  } catch (const std::exception& e) {
+    return StorageError(e, "the failure");
+  }
+  const int64_t study_id = lease->study_id;
+  const int64_t number = lease->number;
+  runner->ApplyState(number, TrialState::kFailed);
+  ApplyLeaseEnd(*study, lease_id, now);
+  spdlog::warn("[study {}] trial {} {}", study_id, number, reason);
+  MaybeFinishStudy(*study, now);
+  PruneCheckpoints(*study);
+  return Status::Ok();
+}
+
+Status Coordinator::Heartbeat(const std::string& worker_id,
+                              const std::vector<std::string>& lease_ids,
+                              std::vector<std::string>* revoked) {
+  std::lock_guard<std::mutex> table(table_mu_);
+  const double now = Now();
+  Worker* w = nullptr;
+  if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+  for (auto& id : leases_.Heartbeat(worker_id, lease_ids, now)) revoked->push_back(std::move(id));
+  return Status::Ok();
+}
+
+Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string& lease_id,
+                                 const std::string& checkpoint, const std::string& reason) {
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
+  if (auto s = EndEvaluationLease(study.study.get(), worker_id, lease_id,
+                                  EvaluationState::kPending, {}, "preempted (" + reason + ")")) {
+    return *s;
+  }
+  TrialLease* lease = nullptr;
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
+  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
+  StudyRunner* runner = study->runner.get();
+  const double now = Now();
+  double wasted = 0.0;
+  if (checkpoint.empty()) {
+    std::lock_guard<std::mutex> table(table_mu_);
+    wasted = ledger_.LostSecondsAt(lease_id, now);
+  }
+  // Its worker stopped because the study was paused (Ctrl-C on `sift run`): not a preemption.
+  if (runner->state() == StudyState::kPaused) {
+    return EndLeaseAndRequeue(*study, lease_id, now, kStudyPausedSegment, checkpoint, wasted);
+  }
+  const bool requeue = runner->view().trials.at(lease->number).state == TrialState::kRunning;
+  const std::string why = "requeued: preempted (" + reason + ")";
+  try {
+    commit_->Run([&] {
+      store_->CloseSegment(lease->study_id, lease_id, now, "preempted", checkpoint, wasted);
+      if (requeue) {
+        store_->UpdateTrialState(lease->study_id, lease->number, TrialState::kPending, why, 0);
+      }
+    });
+  } catch (const std::exception& e) {
+    return StorageError(e, "the preemption");
+  }
+  const int64_t study_id = lease->study_id, number = lease->number;
+  if (requeue) runner->ApplyState(number, TrialState::kPending);
+  if (!checkpoint.empty()) study->resume[number] = checkpoint;
+  ApplyLeaseEnd(*study, lease_id, now);
+  spdlog::warn("[study {}] trial {}: worker {} preempted ({}); {}{}", study_id, number, worker_id,
+               reason, requeue ? "requeued" : "released",
+               checkpoint.empty() ? "" : ", resumes from " + checkpoint);
+  PruneCheckpoints(*study);
+  return Status::Ok();
+}
+
+}  // namespace sift::coordinator

@@ -1,0 +1,278 @@
+// The Coordinator's report path: each epoch's report decided under its study's lock, queued
+// to the group commit, and answered once it committed (or taken back if the write failed).
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+#include "common/hparams/hparams.h"
+#include "common/metric_json.h"
+#include "common/metric_names.h"
+#include "coordinator/core/coordinator.h"
+#include "coordinator/core/stored_study.h"
+
+namespace sift::coordinator {
+
+using search::TrialState;
+
+namespace {
+
+// Why a report ends its trial as DIVERGED ("val_loss NaN at epoch 2"), or "" when it does not:
+// a non-finite objective always does, a non-finite training loss under stop_on_divergence.
+std::string DivergenceReason(const StudyConfig& config, int64_t epoch,
+                             const std::map<std::string, double>& metrics) {
+  auto non_finite = [&](const std::string& name) -> std::string {
+    auto it = metrics.find(name);
+    if (it == metrics.end() || std::isfinite(it->second)) return "";
+    return name + " " + common::NonFiniteName(it->second) + " at epoch " + std::to_string(epoch);
+  };
+  std::string why = non_finite(config.objective.metric);
+  common::HParams hp;
+  if (why.empty() && common::ParseHParams(config.fixed, &hp).empty() && hp.stop_on_divergence) {
+    why = non_finite(common::kTrainLoss);
+  }
+  return why;
+}
+
+}  // namespace
+
+Status Coordinator::ReportProgress(const std::string& worker_id, const std::string& lease_id,
+                                   int64_t seq, int64_t epoch,
+                                   const std::map<std::string, double>& metrics,
+                                   const std::string& checkpoint, search::Decision* decision) {
+  std::promise<Status> answered;
+  std::future<Status> status = answered.get_future();
+  ReportProgressAsync(worker_id, lease_id, seq, epoch, metrics, checkpoint,
+                      [&](const Status& s, const search::Decision& d) {
+                        *decision = d;
+                        answered.set_value(s);
+                      });
+  return status.get();
+}
+
+void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::string& lease_id,
+                                      int64_t seq, int64_t epoch,
+                                      const std::map<std::string, double>& metrics,
+                                      const std::string& checkpoint, ReportAnswer answer) {
+  // Under its study's lock, which its Store writes are submitted under (empty: no such lease).
+  LockedStudy study = LockStudy(StudyOfLease(lease_id));
+  std::unique_lock<std::mutex>& lock = study.lock;
+  search::Decision decided;
+  search::Decision* decision = &decided;
+  // What needs no write is answered at once, outside the study's lock.
+  auto answer_now = [&](const Status& s) {
+    if (lock.owns_lock()) lock.unlock();
+    answer(s, decided);
+  };
+  // A retried report (same lease and seq) gets the answer it got the first time, even when
+  // that answer ended the lease: from memory when the lease knows its newest report (once
+  // that report's commit, which may still be running, is over), else from the Store.
+  bool known = false, retried = false;
+  search::Decision first;
+  std::shared_future<void> done;
+  if (study) {
+    std::lock_guard<std::mutex> table(table_mu_);
+    const TrialLease* held = leases_.Find(lease_id);
+    known = held && held->study_id == study->id() && held->worker_id == worker_id &&
+            held->reports_known && (!held->has_report || seq >= held->last_seq);
+    retried = known && held->has_report && seq == held->last_seq;
+    if (retried) {
+      first = held->last_decision;
+      done = held->last_commit;
+    }
+  }
+  if (retried) {
+    lock.unlock();
+    auto reply = [this, first, done, answer = std::move(answer)] {
+      answer(done.valid() ? AwaitCommit(done, "the report") : Status::Ok(), first);
+    };
+    if (!done.valid() || done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      reply();
+    } else {  // writes are answered in order: this empty one right after the first report's
+      commit_->Submit([] {}, [reply = std::move(reply)](std::exception_ptr) { reply(); });
+    }
+    return;
+  }
+  if (!known) {
+    try {
+      if (auto prior = store_->FindReport(lease_id, seq)) {
+        *decision = DecisionOf(*prior);
+        return answer_now(Status::Ok());
+      }
+    } catch (const std::exception& e) {
+      return answer_now(StorageError(e, "the report lookup"));
+    }
+  }
+  TrialLease* lease = nullptr;
+  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) {
+    return answer_now(s);
+  }
+  StudyRunner* runner = study->runner.get();
+  const auto& trial = runner->view().trials.at(lease->number);
+  const std::string& metric = runner->config().objective.metric;
+  auto m = metrics.find(metric);
+  if (m == metrics.end()) {
+    return answer_now(Status::Error(Status::Code::kInvalidArgument,
+                                    "report for trial " + std::to_string(lease->number) +
+                                        " lacks the objective metric '" + metric + "'"));
+  }
+  if (trial.state != TrialState::kRunning) {
+    return answer_now(Status::Error(Status::Code::kFailedPrecondition,
+                                    "trial " + std::to_string(lease->number) + " is " +
+                                        search::ToString(trial.state) + ", not running"));
+  }
+  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return answer_now(s);
+  if (epoch != trial.LastResource() + 1 || epoch > runner->config().budget.max_epochs) {
+    return answer_now(Status::Error(Status::Code::kInvalidArgument,
+                                    "trial " + std::to_string(lease->number) + ": epoch " +
+                                        std::to_string(epoch) + " reported, expected " +
+                                        std::to_string(trial.LastResource() + 1)));
+  }
+  const double now = Now();
+  double spent = 0;  // the study's dollars now, for its budget (one table lock for both)
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    lease->last_seen = now;
+    spent = ledger_.StudyDollars(lease->study_id, now);
+  }
+  // A non-finite objective (or training loss, under stop_on_divergence) ends the trial as
+  // DIVERGED: the scheduler never sees the value, and the trial is not retried.
+  const std::string diverged = DivergenceReason(runner->config(), epoch, metrics);
+  UpdateQuotaUse(*runner, now);
+  *decision = !diverged.empty() ? search::Decision::Stop(diverged)
+                                : runner->Decide(lease->number, epoch, m->second, now, spent);
+  // A paused study's trial hands back at this epoch: PAUSE makes its worker checkpoint and
+  // release the lease; the trial stays RUNNING until then and is requeued by CompleteTrial.
+  bool paused_by_it = false;
+  if (runner->state() == StudyState::kPaused && decision->action == search::Action::kContinue &&
+      epoch < runner->config().budget.max_epochs) {
+    *decision = search::Decision::Pause("study paused");
+    paused_by_it = !lease->study_paused;
+    lease->study_paused = true;
+  }
+  auto report = std::make_shared<ReportRecord>();
+  ReportRecord& r = *report;
+  r.study_id = lease->study_id;
+  r.number = lease->number;
+  r.epoch = epoch;
+  r.metrics = metrics;
+  r.lease_id = lease_id;
+  r.seq = seq;
+  r.decision = search::ToString(decision->action);
+  r.reason = decision->reason;
+  r.created_at = now;
+  r.checkpoint = checkpoint;
+  const TrialState next_state =
+      !diverged.empty()                                                  ? TrialState::kDiverged
+      : decision->action == search::Action::kStop                          ? TrialState::kStopped
+      : decision->action == search::Action::kPause && !lease->study_paused ? TrialState::kPaused
+                                                                           : trial.state;
+  // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
+  const std::string previous = checkpoint.empty() ? "" : ResumeCheckpoint(*study, r.number);
+  // Once committed: a failed write is taken back, and only then can the checkpoint it
+  // superseded go (the directory is swept when the lease ends); both under the study's lock, so
+  // not on the writer thread, which callers holding that lock wait for. Then the worker hears
+  // the decision.
+  const bool prunes = !previous.empty() && previous != checkpoint;
+  auto committed = [this, served = study.study, report, previous, paused_by_it, diverged, metric,
+                    max_epochs = runner->config().budget.max_epochs, decided,
+                    answer = std::move(answer)](std::exception_ptr error) {
+    const ReportRecord& r = *report;
+    if (error) {
+      {
+        std::lock_guard<std::mutex> relock(served->mu);
+        if (!served->dropped) {
+          UndoReport(*served, r.lease_id, r.number, r.seq, r.checkpoint, previous, paused_by_it);
+        }
+      }
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        return answer(StorageError(e, "the report"), decided);
+      } catch (...) {
+        return answer(StorageError(std::runtime_error("unknown error"), "the report"), decided);
+      }
+    }
+    if (!previous.empty() && previous != r.checkpoint) {
+      std::lock_guard<std::mutex> relock(served->mu);
+      if (!served->dropped) PruneCheckpoints(*served, {previous});
+    }
+    // At most about one info line a second per study (progress_log.h); the rest at debug,
+    // formatted only when shown.
+    int64_t unshown = 0;
+    const auto level =
+        progress_.TakeInfo(r.study_id, &unshown) ? spdlog::level::info : spdlog::level::debug;
+    if (spdlog::should_log(level)) {
+      std::string shown;
+      for (const auto& [k, v] : r.metrics) {
+        if (k == metric || k == common::kTrainLoss) shown += fmt::format(" {}={:.4f}", k, v);
+      }
+      spdlog::log(
+          level, "[study {}] trial {} epoch {}/{}:{} -> {}{}{}", r.study_id, r.number, r.epoch,
+          max_epochs, shown, r.decision, r.reason.empty() ? "" : " (" + r.reason + ")",
+          unshown == 0 ? "" : fmt::format(" [{} more reports since the last line]", unshown));
+    }
+    if (!diverged.empty()) {
+      spdlog::warn("[study {}] trial {} DIVERGED: {}", r.study_id, r.number, diverged);
+    }
+    answer(Status::Ok(), decided);
+  };
+  // Group commit: the write joins the batch the writer commits next. Memory takes the report
+  // now, in its study lock's order (the order of its writes), so the next report decides on
+  // it; the worker hears the decision only once it committed, and UndoReport takes it back if
+  // it did not.
+  const bool state_changes = next_state != trial.state;
+  const double ended_at = search::IsTerminal(next_state) ? now : 0;
+  done = commit_->Submit(
+      [this, report, state_changes, next_state, ended_at] {
+        store_->InsertReport(*report);
+        if (state_changes) {
+          store_->UpdateTrialState(report->study_id, report->number, next_state, report->reason,
+                                   ended_at);
+        }
+      },
+      [this, prunes, committed = std::move(committed)](std::exception_ptr error) {
+        if (error || prunes) {
+          after_commit_->Post([committed, error] { committed(error); });
+        } else {
+          committed(nullptr);
+        }
+      });
+  lease->has_report = true;
+  lease->last_seq = seq;
+  lease->last_decision = *decision;
+  lease->last_commit = done;
+  // The view holds finite values only; a restart replays the same (StudyRunner::Restore).
+  if (std::isfinite(m->second)) runner->ApplyReport(r.number, epoch, m->second);
+  runner->ApplyState(r.number, next_state);
+  if (!checkpoint.empty()) {
+    {
+      std::lock_guard<std::mutex> table(table_mu_);
+      ledger_.NoteCheckpoint(lease_id, now);
+    }
+    study->resume[r.number] = checkpoint;
+  }
+}
+
+void Coordinator::UndoReport(ServedStudy& study, const std::string& lease_id, int64_t number,
+                             int64_t seq, const std::string& checkpoint,
+                             const std::string& previous_checkpoint, bool paused_by_it) {
+  RereadStudy(study);
+  {
+    std::lock_guard<std::mutex> table(table_mu_);
+    if (TrialLease* lease = leases_.Find(lease_id); lease && lease->last_seq == seq) {
+      // Its previous report's answer is in the Store; a retry of this one is a new report.
+      lease->reports_known = false;
+      if (paused_by_it) lease->study_paused = false;
+    }
+  }
+  auto resume = study.resume.find(number);
+  if (!checkpoint.empty() && resume != study.resume.end() && resume->second == checkpoint) {
+    if (previous_checkpoint.empty()) {
+      study.resume.erase(resume);
+    } else {
+      resume->second = previous_checkpoint;
+    }
+  }
+}
+
+}  // namespace sift::coordinator
