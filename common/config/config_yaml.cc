@@ -185,6 +185,16 @@ std::vector<std::string> Diagnostics::Format(size_t max) const {
   return out;
 }
 
+void AtLeast(Diagnostics* d, const std::string& path, int64_t value, int64_t min) {
+  if (value < min) {
+    d->Error(path, "must be >= " + std::to_string(min) + ", got " + std::to_string(value));
+  }
+}
+void AtLeast(Diagnostics* d, const std::string& path, double value, double min) {
+  const auto num = [](double v) { return search::ToString(search::ParamValue(v)); };
+  if (value < min) d->Error(path, "must be >= " + num(min) + ", got " + num(value));
+}
+
 MapReader::MapReader(const YAML::Node& node, std::string path, Diagnostics* diag)
     : path_(std::move(path)), diag_(diag) {
   if (!node.IsDefined() || node.IsNull()) return;

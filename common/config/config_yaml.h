@@ -66,6 +66,10 @@ class Diagnostics {
   std::map<std::string, int> lines_;
 };
 
+// Bound checks shared by every section: "budget.max_trials: must be >= 1, got 0".
+void AtLeast(Diagnostics* d, const std::string& path, int64_t value, int64_t min);
+void AtLeast(Diagnostics* d, const std::string& path, double value, double min);
+
 // One map section of the config. Reads mark keys as known; RejectUnknown() reports the others
 // (with a suggestion for typos). Duplicate keys are reported once, at the later occurrence.
 class MapReader {
