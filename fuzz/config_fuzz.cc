@@ -7,8 +7,8 @@
 #include "common/config/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  sift::coordinator::StudyConfig config;
-  sift::coordinator::ParseStudyConfig(std::string(reinterpret_cast<const char*>(data), size),
+  sift::common::StudyConfig config;
+  sift::common::ParseStudyConfig(std::string(reinterpret_cast<const char*>(data), size),
                                       "fuzz.yaml", &config);
   return 0;
 }

@@ -133,7 +133,7 @@ std::string BuiltinRunner::LoadNewestIntactCheckpoint(Trainer& trainer, const v1
 
 void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
   TrainerOptions topts;
-  std::string problem = common::ParseHParams(coordinator::FromProto(a.params()), &topts.hp);
+  std::string problem = common::ParseHParams(common::FromProto(a.params()), &topts.hp);
   if (!problem.empty()) return Fail(a, "bad parameters: " + problem);
   topts.max_epochs = a.max_epochs();
   topts.seed = a.seed();

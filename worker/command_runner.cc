@@ -165,7 +165,7 @@ class CommandTrial {
   }
 
   std::string Spawn() {
-    const search::Params params = coordinator::FromProto(a_.params());
+    const search::Params params = common::FromProto(a_.params());
     std::vector<std::string> args(a_.command().begin(), a_.command().end());
     for (const auto& [name, value] : params) args.push_back("--" + name + "=" + ArgValue(value));
     std::vector<std::string> env;

@@ -15,8 +15,8 @@
 namespace sift::worker {
 
 int RunStandalone(const StandaloneOptions& o) {
-  coordinator::StudyConfig config;
-  auto errors = coordinator::LoadStudyConfig(o.config_path, &config);
+  common::StudyConfig config;
+  auto errors = common::LoadStudyConfig(o.config_path, &config);
   if (!errors.empty()) {
     std::cerr << o.config_path << ": invalid config:\n";
     for (const auto& e : errors) std::cerr << "  " << e << "\n";

@@ -26,7 +26,7 @@ void RunTestEvaluation(const v1::TrialAssignment& a, const EvaluationLink& link)
   const auto t0 = std::chrono::steady_clock::now();
   try {
     TrainerOptions topts;
-    if (std::string p = common::ParseHParams(coordinator::FromProto(a.params()), &topts.hp);
+    if (std::string p = common::ParseHParams(common::FromProto(a.params()), &topts.hp);
         !p.empty()) {
       return link.fail("bad parameters: " + p, false);
     }

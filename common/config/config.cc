@@ -29,7 +29,7 @@
 #include "search/factory.h"
 #include "search/space.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace {
 
 using search::Params;
@@ -269,4 +269,4 @@ std::string DefaultStudyName(const std::string& path) {
   return name.empty() ? "study" : name;
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

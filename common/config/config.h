@@ -14,7 +14,7 @@
 #include "search/space.h"
 #include "search/study_view.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 struct AlgorithmConfig {
   std::string type;
@@ -124,4 +124,4 @@ std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* o
 // [A-Za-z0-9_.-] become '-', at most 64 ("study" for none).
 std::string DefaultStudyName(const std::string& path);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -1,6 +1,6 @@
 #include "common/config/config_algorithm.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 using yamlcfg::Diagnostics;
 using yamlcfg::MapReader;
@@ -55,4 +55,4 @@ void ParseAlgorithm(MapReader& top, const std::string& section, Diagnostics* d,
   }
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -7,11 +7,11 @@
 #include "common/config/config.h"
 #include "common/config/config_yaml.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // searcher: {type: random, ...options} or just `searcher: random`; `section` is "searcher" or
 // "scheduler".
 void ParseAlgorithm(yamlcfg::MapReader& top, const std::string& section, yamlcfg::Diagnostics* d,
                     AlgorithmConfig* out);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

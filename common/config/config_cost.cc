@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace {
 
 using yamlcfg::Describe;
@@ -154,4 +154,4 @@ void ParseAlerts(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d, AlertConfig* 
   r.RejectUnknown();
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -7,7 +7,7 @@
 #include "common/config/config.h"
 #include "common/config/config_yaml.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // Tag keys: a letter, then letters, digits, _ . - (at most kMaxTagKey). Values: letters, digits,
 // _ . - / @ + (1 to kMaxTagValue). Both as cloud cost allocation labels take them, so the same
@@ -23,4 +23,4 @@ std::string CheckTagValue(const std::string& value);
 void ParseTags(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d, Tags* out);
 void ParseAlerts(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d, AlertConfig* out);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

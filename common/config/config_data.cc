@@ -10,7 +10,7 @@
 #include "common/hparams/hparams.h"
 #include "common/metric_names.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 using search::ParamValue;
 using yamlcfg::AtLeast;
@@ -151,4 +151,4 @@ std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::strin
   return errors;
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -5,10 +5,10 @@
 #include "common/config/config_yaml.h"
 #include "common/data/data_spec.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // Reads `data:` into `data` and checks what needs no file read (formats, file combinations,
 // split fractions).
 void ParseData(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d, data::DataSpec* data);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -8,7 +8,7 @@
 
 #include "common/config/config_yaml.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace {
 
 // A value as the message shows it: the scalar itself, else its flow form, shortened.
@@ -94,4 +94,4 @@ std::string FirstConfigDifference(const std::string& a, const std::string& b,
   return where + ": " + va + " in " + a_name + ", " + vb + " in " + b_name;
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // "" when `a` and `b` hold the same keys and values (key order, comments, spacing, quoting and
 // number spelling such as 1e-3 / 0.001 aside). Otherwise the first difference in document order,
@@ -12,4 +12,4 @@ namespace sift::coordinator {
 std::string FirstConfigDifference(const std::string& a, const std::string& b,
                                   const std::string& a_name, const std::string& b_name);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -2,7 +2,7 @@
 
 #include "search/enqueued_searcher.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace {
 
 constexpr size_t kMaxEnqueued = 1000;
@@ -62,4 +62,4 @@ void ParseEnqueue(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d, StudyConfig*
   }
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

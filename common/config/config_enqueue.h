@@ -5,10 +5,10 @@
 #include "common/config/config.h"
 #include "common/config/config_yaml.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // Reads `enqueue:` into config->enqueue; call once the search space is read. Each problem is
 // named with its entry and line: "enqueue[1].lr: 5 is outside [0.001, 0.1] (line 9)".
 void ParseEnqueue(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d, StudyConfig* config);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-namespace sift::coordinator {
+namespace sift::common {
 
 struct ConfigLimits {
   size_t max_bytes = 128 * 1024;      // the config text (a real one is a few hundred bytes)
@@ -29,4 +29,4 @@ struct ConfigLimits {
 // "search_space.x.choices: 8000 choices, over the limit of 1000 (max_choices)".
 std::string OverLimit(size_t found, const std::string& what, size_t limit, const char* name);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

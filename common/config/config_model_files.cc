@@ -4,7 +4,7 @@
 
 #include "common/hparams/model_path.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace {
 
 using search::ParamType;
@@ -107,4 +107,4 @@ std::vector<std::string> MissingModelFiles(const Params& fixed, const search::Se
   return errors;
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

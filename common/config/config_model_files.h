@@ -10,7 +10,7 @@
 #include "search/param_value.h"
 #include "search/space.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // Config errors of trainer.path, as "path: problem": a name in braces that is neither fixed
 // under trainer nor searched, or one searched over floats (no file per value).
@@ -22,4 +22,4 @@ std::vector<std::string> CheckModelPath(const search::Params& fixed,
 std::vector<std::string> MissingModelFiles(const search::Params& fixed,
                                            const search::SearchSpace& space);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

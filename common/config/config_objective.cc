@@ -4,7 +4,7 @@
 
 #include "common/metric_names.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 using yamlcfg::Diagnostics;
 using yamlcfg::MapReader;
@@ -67,4 +67,4 @@ void CheckObjectiveForTask(MapReader& top, Diagnostics* d, const std::string& ta
   }
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

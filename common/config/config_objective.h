@@ -8,7 +8,7 @@
 #include "common/config/config.h"
 #include "common/config/config_yaml.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // Reads `objective:` into `out` and objective.target into `target`. `any_metric`: a command
 // trial, whose program may report metrics of its own; the direction of one Sift does not know
@@ -21,4 +21,4 @@ void ParseObjective(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d, search::Ob
 void CheckObjectiveForTask(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d,
                            const std::string& task, search::Objective* objective);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -4,7 +4,7 @@
 
 #include "search/factory.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace {
 
 std::string Join(const std::vector<std::string>& names) {
@@ -93,4 +93,4 @@ void CheckPbt(bool max_trials_set, yamlcfg::Diagnostics* d, StudyConfig* config)
   }
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

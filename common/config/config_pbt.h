@@ -5,7 +5,7 @@
 #include "common/config/config.h"
 #include "common/config/config_yaml.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // The built-in trainer's settings that can change between two epochs of one run (optimizer
 // param groups, dropout, accumulation); every other one shapes the model, the optimizer's state
@@ -18,4 +18,4 @@ const std::vector<std::string>& PbtMutableKnobs();
 // budget.max_trials to the population unless the config set it (`max_trials_set`).
 void CheckPbt(bool max_trials_set, yamlcfg::Diagnostics* d, StudyConfig* config);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -4,7 +4,7 @@
 #include <map>
 #include <utility>
 
-namespace sift::coordinator {
+namespace sift::common {
 
 using search::ParamSpec;
 using search::ParamType;
@@ -237,4 +237,4 @@ void ParseSearchSpace(MapReader& top, const ConfigLimits& limits, Diagnostics* d
   broken->insert(invalid.begin(), invalid.end());
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

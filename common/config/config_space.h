@@ -10,7 +10,7 @@
 #include "common/config/config_yaml.h"
 #include "search/space.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // Parses search_space into `out`. `broken` collects the parameters found faulty, whose values are
 // then not checked against the trainer.
@@ -22,4 +22,4 @@ void ParseSearchSpace(yamlcfg::MapReader& top, const ConfigLimits& limits,
 void ReadValues(const YAML::Node& node, const std::string& path, bool allow_scalar,
                 yamlcfg::Diagnostics* d, std::vector<search::ParamValue>* out);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace {
 
 constexpr int64_t kTpeStartup = 10;  // TpeOptions' default, Optuna's
@@ -55,4 +55,4 @@ void FitRandomStartToBudget(StudyConfig* config) {
   }
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

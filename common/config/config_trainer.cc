@@ -7,7 +7,7 @@
 
 #include "common/hparams/hparams.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 using search::Params;
 using search::ParamType;
@@ -159,4 +159,4 @@ void CheckSpaceAgainstTrainer(const search::SearchSpace& space, const std::set<s
   }
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

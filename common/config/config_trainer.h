@@ -8,7 +8,7 @@
 #include "common/config/config_yaml.h"
 #include "search/space.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // Fixed trainer settings. Every bad one is reported: the trainer names the first problem, so
 // each round drops the setting it named and asks again. Returns the settings that passed.
@@ -30,4 +30,4 @@ void CheckSpaceAgainstTrainer(const search::SearchSpace& space, const std::set<s
                               const search::Params& fixed, const search::Params& base,
                               yamlcfg::Diagnostics* d);
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

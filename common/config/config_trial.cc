@@ -6,7 +6,7 @@
 
 #include <unistd.h>
 
-namespace sift::coordinator {
+namespace sift::common {
 
 namespace fs = std::filesystem;
 
@@ -99,4 +99,4 @@ void ParseTrial(yamlcfg::MapReader& top, const std::string& origin, yamlcfg::Dia
   r.RejectUnknown();
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

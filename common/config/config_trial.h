@@ -6,7 +6,7 @@
 #include "common/config/config.h"
 #include "common/config/config_yaml.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 // Reads `trial:` into `out`. `origin` is the config file: the command runs in its folder
 // unless trial.dir says otherwise.
@@ -18,4 +18,4 @@ void ParseTrial(yamlcfg::MapReader& top, const std::string& origin, yamlcfg::Dia
 std::string CheckCommandProgram(const TrialConfig& trial);
 
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

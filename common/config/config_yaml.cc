@@ -8,7 +8,7 @@
 
 #include "search/spelling.h"
 
-namespace sift::coordinator::yamlcfg {
+namespace sift::common::yamlcfg {
 namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -326,4 +326,4 @@ void MapReader::RejectUnknown() {
   }
 }
 
-}  // namespace sift::coordinator::yamlcfg
+}  // namespace sift::common::yamlcfg

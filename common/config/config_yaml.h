@@ -17,7 +17,7 @@
 #include "search/options.h"
 #include "search/param_value.h"
 
-namespace sift::coordinator::yamlcfg {
+namespace sift::common::yamlcfg {
 
 // A scalar as a parameter value: int64 if it reads fully as one, else double (1e-4, 0.5, .inf),
 // else string. A quoted scalar (or one tagged !!str) is a string whatever it reads as.
@@ -106,4 +106,4 @@ class MapReader {
   std::set<std::string> read_;
 };
 
-}  // namespace sift::coordinator::yamlcfg
+}  // namespace sift::common::yamlcfg

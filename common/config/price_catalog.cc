@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace {
 
 using nlohmann::json;
@@ -146,4 +146,4 @@ std::vector<std::string> PriceCatalog::Types() const {
   return types;
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

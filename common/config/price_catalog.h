@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace sift::coordinator {
+namespace sift::common {
 
 struct InstancePrice {
   double on_demand = 0.0;
@@ -38,4 +38,4 @@ class PriceCatalog {
 // The text of examples/prices.json, compiled in (default_prices.cc.in).
 const char* BuiltInPricesJson();
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

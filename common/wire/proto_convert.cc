@@ -1,6 +1,6 @@
 #include "common/wire/proto_convert.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 
 v1::ParamValue ToProto(const search::ParamValue& value) {
   v1::ParamValue out;
@@ -33,4 +33,4 @@ search::Params FromProto(const google::protobuf::Map<std::string, v1::ParamValue
   return out;
 }
 
-}  // namespace sift::coordinator
+}  // namespace sift::common

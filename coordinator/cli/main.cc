@@ -43,12 +43,12 @@ bool g_shutdown_when_idle = false;
 void OnSignal(int) { g_stop = true; }
 
 int Validate(const std::string& path, bool check_data) {
-  sc::StudyConfig config;
-  auto errors = sc::LoadStudyConfig(path, &config);
+  sift::common::StudyConfig config;
+  auto errors = sift::common::LoadStudyConfig(path, &config);
   // Where the data lives only on the workers, --no-data-check skips this; they check it anyway.
   std::string data = "not checked (--no-data-check)";
   if (errors.empty() && check_data) {
-    errors = sc::ValidateStudyData(config, &data);
+    errors = sift::common::ValidateStudyData(config, &data);
     if (!errors.empty()) errors.push_back("(--no-data-check if the data exists only on the workers)");
   }
   if (!errors.empty()) {
@@ -67,9 +67,9 @@ int Validate(const std::string& path, bool check_data) {
 int Submit(const std::string& path, const sift::common::ClientOptions& client) {
   // Read as `sift run` reads it (a config without a name is named after its file); the
   // coordinator checks it again and answers with every error.
-  sc::StudyConfig parsed;
+  sift::common::StudyConfig parsed;
   std::string text;
-  const auto errors = sc::LoadStudyConfig(path, &parsed, &text);
+  const auto errors = sift::common::LoadStudyConfig(path, &parsed, &text);
   if (text.empty() && !errors.empty()) {
     std::cerr << errors[0] << "\n";
     return 2;
@@ -169,7 +169,7 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
   options.shared_checkpoints = shared;
   options.shutdown_when_idle = g_shutdown_when_idle;
   if (prices.empty()) {
-    options.catalog = sc::PriceCatalog::BuiltIn();
+    options.catalog = sift::common::PriceCatalog::BuiltIn();
     spdlog::info("price catalog: built in, as of {} (override with --prices FILE)",
                  options.catalog.as_of());
   } else if (std::string p = options.catalog.Load(prices); !p.empty()) {

@@ -174,7 +174,7 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
       it->second.last_study_id = study_id;
     }
   }
-  const StudyConfig& config = runner->config();
+  const common::StudyConfig& config = runner->config();
   out->study_id = study_id;
   out->number = next->number;
   out->lease_id = lease.id;

@@ -25,7 +25,7 @@ double SystemNow() {
 std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
   for (const auto& e : events) {
     if (e.action == "created" && std::filesystem::path(e.detail).is_absolute()) {
-      return ConfigDir(e.detail);
+      return common::ConfigDir(e.detail);
     }
   }
   return "";
@@ -80,12 +80,12 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
 
 void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   const auto events = store_->ListStudyEvents(s.id);
-  StudyConfig config;
+  common::StudyConfig config;
   if (std::string problem = ParseStoredConfig(s, events, &config); !problem.empty()) {
     spdlog::error("study {} ({}) cannot be restored: {}", s.id, s.name, problem);
     return;
   }
-  const Tags tags = config.tags;
+  const common::Tags tags = config.tags;
   // Served from now on, and filled under its lock: a call that finds it (a worker of a study
   // taken over reporting on a lease restored below) waits until it is whole.
   auto study = std::make_shared<ServedStudy>(
@@ -208,7 +208,7 @@ Status Coordinator::AwaitCommit(const std::shared_future<void>& committed,
 Status Coordinator::CreateStudy(const std::string& config_text, const std::string& origin,
                                 int64_t* id, std::vector<std::string>* errors,
                                 const std::string& user) {
-  const ConfigLimits& limits = options_.config_limits;
+  const common::ConfigLimits& limits = options_.config_limits;
   if (config_text.size() > limits.max_bytes) {
     return Status::Error(Status::Code::kResourceExhausted,
                          origin + ": " + std::to_string(config_text.size()) +
@@ -217,11 +217,12 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   }
   // Checked before parsing too, so a client over the cap cannot keep the parser busy.
   if (Status s = studies_.RunningCap(); !s.ok()) return s;
-  StudyConfig config;
+  common::StudyConfig config;
   // `origin` is the config file's absolute path when the client knows it (sift submit, sift run):
   // relative data paths are taken from its folder.
   const bool from_file = std::filesystem::path(origin).is_absolute();
-  *errors = ParseStudyConfig(config_text, origin, &config, limits, from_file ? ConfigDir(origin) : "");
+  *errors = common::ParseStudyConfig(config_text, origin, &config, limits,
+                                     from_file ? common::ConfigDir(origin) : "");
   if (!errors->empty()) {
     std::string msg = "invalid study config:";
     for (const auto& e : *errors) msg += "\n  " + e;

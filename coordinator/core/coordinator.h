@@ -39,7 +39,7 @@ namespace sift::coordinator {
 struct CoordinatorOptions {
   double lease_timeout_s = 30.0;      // a lease without heartbeat for this long is lost
   double heartbeat_interval_s = 5.0;  // what workers are told to use
-  PriceCatalog catalog;
+  common::PriceCatalog catalog;
   bool shutdown_when_idle = false;    // embedded run: tell workers to exit once all is done
   // Embedded run: a study that every live worker refused (FailTrial with worker_cannot_run)
   // ends FAILED instead of waiting for a worker that can run it.
@@ -52,7 +52,7 @@ struct CoordinatorOptions {
   std::function<double()> clock;      // unix seconds; defaults to the system clock
   // Bounds on what clients can make the coordinator hold: every running study keeps its config
   // and history in memory, so both are capped (RESOURCE_EXHAUSTED past them).
-  ConfigLimits config_limits;
+  common::ConfigLimits config_limits;
   int64_t max_running_studies = 64;
   // Coordinators sharing a database (PostgreSQL): each serves only the open studies whose lease
   // it holds in the database, renews them every third of study_lease_s, and takes over a study
@@ -94,7 +94,7 @@ struct Assignment {
   std::string resume_checkpoint;  // the file to resume from; "" = start fresh
   std::vector<std::string> resume_fallbacks;  // older ones still held, newest first
   int64_t checkpoint_every_epochs = 1;
-  TrialConfig trial;  // a command trial's program; empty command: the built-in trainer
+  common::TrialConfig trial;  // a command trial's program; empty command: the built-in trainer
   // A test evaluation, not training: score resume_checkpoint on the test split and complete.
   bool evaluate_test = false;
 };
@@ -319,7 +319,7 @@ class Coordinator {
   // Dollars of every study tagged key=value (open leases to `now`). The caller holds table_mu_.
   double TagDollars(const std::string& key, const std::string& value, double now) const;
   // RESOURCE_EXHAUSTED when a quota on `tags` is spent already.
-  Status CheckQuotas(const Tags& tags, double now);
+  Status CheckQuotas(const common::Tags& tags, double now);
   // What its trials' summaries take from memory: newest checkpoints, test evaluations. Valid
   // while the study's lock is held.
   static TrialExtras TrialExtrasOf(const ServedStudy& study);
@@ -345,7 +345,7 @@ class Coordinator {
   std::map<std::string, Worker> workers_;
   LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
   Ledger ledger_;  // every dollar: segments, idle stretches, study totals
-  std::map<int64_t, Tags> tags_;  // each study's tags, for quotas across studies
+  std::map<int64_t, common::Tags> tags_;  // each study's tags, for quotas across studies
   // Last: destroyed first, so it waits for commands still running while the rest is intact.
   AlertCommands alert_commands_;
 };

@@ -9,7 +9,7 @@ namespace sift::coordinator {
 
 void Coordinator::FireCostEvent(ServedStudy& study, const CostEvent& event, double now) {
   const StudyRunner& runner = *study.runner;
-  const StudyConfig& config = runner.config();
+  const common::StudyConfig& config = runner.config();
   CostFacts facts{runner.id(), config.name, config.tags, now, StudyDollars(runner.id(), now),
                   config.budget};
   const std::string detail = CostEventJson(event, facts);
@@ -32,7 +32,7 @@ void Coordinator::FireCostEvent(ServedStudy& study, const CostEvent& event, doub
 }
 
 void Coordinator::FireBudgetAlerts(ServedStudy& study, double spent, double now) {
-  const StudyConfig& config = study.runner->config();
+  const common::StudyConfig& config = study.runner->config();
   for (const auto& e :
        DueBudgetAlerts(config.alerts, spent, config.budget.max_dollars, study.cost_events)) {
     FireCostEvent(study, e, now);
@@ -42,7 +42,7 @@ void Coordinator::FireBudgetAlerts(ServedStudy& study, double spent, double now)
 void Coordinator::WatchCosts(ServedStudy& study, double now) {
   const StudyRunner& runner = *study.runner;
   const int64_t id = runner.id();
-  const StudyConfig& config = runner.config();
+  const common::StudyConfig& config = runner.config();
   const std::set<std::string>& recorded = study.cost_events;
   const double spent = StudyDollars(id, now);
   FireBudgetAlerts(study, spent, now);

@@ -19,7 +19,7 @@ double Coordinator::TagDollars(const std::string& key, const std::string& value,
 void Coordinator::UpdateQuotaUse(StudyRunner& runner, double now) {
   if (options_.quotas.empty()) return;
   std::vector<QuotaUse> uses;
-  const Tags& tags = runner.config().tags;
+  const common::Tags& tags = runner.config().tags;
   std::lock_guard<std::mutex> table(table_mu_);
   for (const auto& q : options_.quotas) {
     const auto it = tags.find(q.key);
@@ -29,7 +29,7 @@ void Coordinator::UpdateQuotaUse(StudyRunner& runner, double now) {
   runner.SetQuotaUse(std::move(uses));  // (the runner is the caller's, under its study lock)
 }
 
-Status Coordinator::CheckQuotas(const Tags& tags, double now) {
+Status Coordinator::CheckQuotas(const common::Tags& tags, double now) {
   std::lock_guard<std::mutex> table(table_mu_);
   for (const auto& q : options_.quotas) {
     const auto it = tags.find(q.key);

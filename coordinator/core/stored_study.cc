@@ -7,9 +7,10 @@
 namespace sift::coordinator {
 
 std::string ParseStoredConfig(const StudyRecord& study, const std::vector<StudyEventRecord>& events,
-                              StudyConfig* config) {
-  auto errors = ParseStudyConfig(study.config_text, "study " + std::to_string(study.id), config,
-                                 ConfigLimits::None(), CreatedFromDir(events));
+                              common::StudyConfig* config) {
+  auto errors =
+      common::ParseStudyConfig(study.config_text, "study " + std::to_string(study.id), config,
+                               common::ConfigLimits::None(), CreatedFromDir(events));
   return errors.empty() ? "" : errors.front();
 }
 

@@ -17,7 +17,7 @@ namespace sift::coordinator {
 // Parses a stored study's config as when it was created: relative data paths resolve from the
 // folder of the config file its "created" event names. Returns "" or the first problem.
 std::string ParseStoredConfig(const StudyRecord& study, const std::vector<StudyEventRecord>& events,
-                              StudyConfig* config);
+                              common::StudyConfig* config);
 
 // The runner's history from the Store: its trials and reports, the study's state if it ended,
 // and its control events (pauses, budget changes). Costs are the caller's (the ledger's).

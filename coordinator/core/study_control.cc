@@ -61,7 +61,7 @@ BudgetChange BudgetChangeFromJson(const std::string& text) {
   return change;
 }
 
-void ApplyBudgetChange(const BudgetChange& change, BudgetConfig* budget) {
+void ApplyBudgetChange(const BudgetChange& change, common::BudgetConfig* budget) {
   if (change.max_dollars) budget->max_dollars = *change.max_dollars;
   if (change.max_hours) budget->max_hours = *change.max_hours;
   if (change.max_trials) budget->max_trials = *change.max_trials;
@@ -74,7 +74,7 @@ void ReplayStudyEvents(const std::vector<StudyEventRecord>& events, StudyRunner*
     } else if (e.action == "resumed") {
       runner->NoteResumed(e.at);
     } else if (e.action == "budget") {
-      BudgetConfig budget = runner->config().budget;
+      common::BudgetConfig budget = runner->config().budget;
       ApplyBudgetChange(BudgetChangeFromJson(e.detail), &budget);
       runner->ApplyBudget(budget);
     }
@@ -149,7 +149,7 @@ Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
   } catch (const std::exception& e) {
     return StorageError(e, "the budget change");
   }
-  BudgetConfig budget = runner->config().budget;
+  common::BudgetConfig budget = runner->config().budget;
   ApplyBudgetChange(change, &budget);
   runner->ApplyBudget(budget);
   spdlog::info("[study {}] budget changed by {}: {}", id, Who(user), detail);

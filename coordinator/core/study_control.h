@@ -15,7 +15,7 @@ std::string CheckBudgetChange(const BudgetChange& change, int64_t trials_created
 // The change as the JSON kept in an event's detail, and back.
 std::string BudgetChangeToJson(const BudgetChange& change);
 BudgetChange BudgetChangeFromJson(const std::string& json);
-void ApplyBudgetChange(const BudgetChange& change, BudgetConfig* budget);
+void ApplyBudgetChange(const BudgetChange& change, common::BudgetConfig* budget);
 
 // Re-applies what a study's events changed (budgets, paused time) after a restart.
 void ReplayStudyEvents(const std::vector<StudyEventRecord>& events, StudyRunner* runner);

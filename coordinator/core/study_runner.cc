@@ -23,7 +23,7 @@ std::string Dollars(double d) {
 
 }  // namespace
 
-StudyRunner::StudyRunner(int64_t id, StudyConfig config, double created_at)
+StudyRunner::StudyRunner(int64_t id, common::StudyConfig config, double created_at)
     : id_(id), config_(std::move(config)), created_at_(created_at) {
   MakeAlgorithms();
   view_.space = &config_.space;

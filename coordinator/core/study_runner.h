@@ -32,7 +32,7 @@ struct NextTrial {
 class StudyRunner {
  public:
   // `config` must be valid (ParseStudyConfig returned no errors).
-  StudyRunner(int64_t id, StudyConfig config, double created_at);
+  StudyRunner(int64_t id, common::StudyConfig config, double created_at);
 
   // Rebuilds history from the Store after a restart: trials and their reports. Their cost so
   // far comes from the ledger (ApplyCost).
@@ -47,7 +47,7 @@ class StudyRunner {
   void RebuildFrom(const std::vector<TrialRecord>& trials, const ReportSource& reports);
 
   int64_t id() const { return id_; }
-  const StudyConfig& config() const { return config_; }
+  const common::StudyConfig& config() const { return config_; }
   const search::StudyView& view() const { return view_; }
   StudyState state() const { return state_; }
   const std::string& end_reason() const { return end_reason_; }
@@ -69,7 +69,7 @@ class StudyRunner {
   void ApplyReport(int64_t number, int64_t epoch, double value);
   void ApplyCost(int64_t number, double dollars, double seconds);  // the ledger's charge
   void ApplyStudyState(StudyState state, const std::string& reason);
-  void ApplyBudget(const BudgetConfig& budget) { config_.budget = budget; }
+  void ApplyBudget(const common::BudgetConfig& budget) { config_.budget = budget; }
   // The quotas on its tags and what their studies have spent: they limit it as max_dollars
   // does. Set by the Coordinator before each decision (other studies spend meanwhile).
   void SetQuotaUse(std::vector<QuotaUse> quotas) { quotas_ = std::move(quotas); }
@@ -89,7 +89,7 @@ class StudyRunner {
   bool CanAffordNewTrial(double spent, std::string* why) const;
 
   int64_t id_;
-  StudyConfig config_;
+  common::StudyConfig config_;
   double created_at_;
   StudyState state_ = StudyState::kRunning;
   std::string end_reason_;

@@ -15,7 +15,7 @@ StudySummary SummarizeStudy(const StudyRecord& record, const StudyRunner& runner
   out.record = record;
   out.record.state = runner.state();
   out.record.end_reason = runner.end_reason();
-  const StudyConfig& config = runner.config();
+  const common::StudyConfig& config = runner.config();
   out.metric = config.objective.metric;
   out.maximize = config.objective.maximize;
   out.max_trials = config.budget.max_trials;

@@ -35,9 +35,9 @@ struct StudySummary {
   std::map<std::string, double> dollars_by_market;
   int64_t preemptions = 0, expirations = 0;  // lease endings of each kind
   double idle_dollars = 0, idle_seconds = 0;  // workers waiting after its trials, on no trial
-  BudgetConfig budget;                        // in force now (the config's, or as changed)
+  common::BudgetConfig budget;                        // in force now (the config's, or as changed)
   std::vector<StudyEventRecord> events;       // the audit trail, oldest first
-  Tags tags;                                  // the config's cost allocation tags
+  common::Tags tags;                                  // the config's cost allocation tags
   std::optional<double> target;               // the config's objective.target
   std::optional<Forecast> forecast;           // an open study's, once a trial has ended
   std::string checkpoint_dir;  // the coordinator's folder of this study's checkpoints, if any

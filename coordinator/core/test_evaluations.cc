@@ -162,7 +162,7 @@ bool Coordinator::AssignEvaluation(const std::string& worker_id, const Worker& w
         std::lock_guard<std::mutex> table(table_mu_);
         leases_.GrantEvaluation(lease);
       }
-      const StudyConfig& config = study->runner->config();
+      const common::StudyConfig& config = study->runner->config();
       const auto& trial = study->runner->view().trials.at(number);
       out->study_id = study_id;
       out->number = number;

@@ -18,7 +18,7 @@ namespace {
 
 // Why a report ends its trial as DIVERGED ("val_loss NaN at epoch 2"), or "" when it does not:
 // a non-finite objective always does, a non-finite training loss under stop_on_divergence.
-std::string DivergenceReason(const StudyConfig& config, int64_t epoch,
+std::string DivergenceReason(const common::StudyConfig& config, int64_t epoch,
                              const std::map<std::string, double>& metrics) {
   auto non_finite = [&](const std::string& name) -> std::string {
     auto it = metrics.find(name);

@@ -28,7 +28,7 @@ std::set<std::string> RecordedCostKeys(const std::vector<StudyEventRecord>& even
   return keys;
 }
 
-std::vector<CostEvent> DueBudgetAlerts(const AlertConfig& alerts, double spent,
+std::vector<CostEvent> DueBudgetAlerts(const common::AlertConfig& alerts, double spent,
                                        double max_dollars, const std::set<std::string>& recorded) {
   std::vector<CostEvent> out;
   if (max_dollars <= 0) return out;
@@ -47,8 +47,8 @@ std::vector<CostEvent> DueBudgetAlerts(const AlertConfig& alerts, double spent,
   return out;
 }
 
-std::optional<CostEvent> DueForecastAlert(const AlertConfig& alerts, const Forecast& f,
-                                          const BudgetConfig& budget,
+std::optional<CostEvent> DueForecastAlert(const common::AlertConfig& alerts, const Forecast& f,
+                                          const common::BudgetConfig& budget,
                                           const std::set<std::string>& recorded) {
   const std::string key = "forecast:over-budget";
   if (!alerts.forecast || recorded.count(key) || !f.possible || f.limited_by.empty() ||
@@ -97,7 +97,7 @@ std::optional<CostEvent> DueForecastRecord(double progress, const Forecast& f,
   return e;
 }
 
-double StudyProgress(const BudgetConfig& budget, double spent, int64_t ended) {
+double StudyProgress(const common::BudgetConfig& budget, double spent, int64_t ended) {
   if (budget.max_dollars > 0) return spent / budget.max_dollars;
   if (budget.max_trials > 0) {
     return static_cast<double>(ended) / static_cast<double>(budget.max_trials);

@@ -28,10 +28,10 @@ struct CostEvent {
 struct CostFacts {
   int64_t study_id = 0;
   std::string study_name;
-  Tags tags;
+  common::Tags tags;
   double at = 0;
   double spent = 0;
-  BudgetConfig budget;
+  common::BudgetConfig budget;
 };
 
 // The progress points (percent of the dollar budget, or of max_trials ended without one) at
@@ -44,13 +44,13 @@ std::set<std::string> RecordedCostKeys(const std::vector<StudyEventRecord>& even
 
 // Thresholds of `alerts` that `spent` has reached of `max_dollars` and that are not recorded,
 // lowest first (several at once after a restart or a lowered budget: each fires once).
-std::vector<CostEvent> DueBudgetAlerts(const AlertConfig& alerts, double spent,
+std::vector<CostEvent> DueBudgetAlerts(const common::AlertConfig& alerts, double spent,
                                        double max_dollars, const std::set<std::string>& recorded);
 
 // The forecast alert, when `f` says the budget (dollars or hours) ends the study before its
 // trials are done and it has not fired yet.
-std::optional<CostEvent> DueForecastAlert(const AlertConfig& alerts, const Forecast& f,
-                                          const BudgetConfig& budget,
+std::optional<CostEvent> DueForecastAlert(const common::AlertConfig& alerts, const Forecast& f,
+                                          const common::BudgetConfig& budget,
                                           const std::set<std::string>& recorded);
 
 // The point (25 or 50) whose forecast is due at `progress` (in [0, 1]): the highest passed, when
@@ -63,7 +63,7 @@ std::optional<CostEvent> DueForecastRecord(double progress, const Forecast& f,
 
 // How far along the study is, for the recorded forecasts: its dollars of max_dollars, else its
 // ended trials of max_trials.
-double StudyProgress(const BudgetConfig& budget, double spent, int64_t ended);
+double StudyProgress(const common::BudgetConfig& budget, double spent, int64_t ended);
 
 // The event's detail and the command's stdin: {"key", "kind", "message", "study": {...}, ...}.
 std::string CostEventJson(const CostEvent& event, const CostFacts& facts);

@@ -24,7 +24,7 @@ struct ForecastTrial {
 
 struct ForecastInput {
   double start = 0;  // the study's creation (unix seconds)
-  BudgetConfig budget;
+  common::BudgetConfig budget;
   bool maximize = true;
   std::optional<double> target;
   std::vector<ForecastTrial> trials;

@@ -18,8 +18,10 @@ std::string ParseQuota(const std::string& text, Quota* out) {
   q.key = text.substr(0, eq);
   q.value = text.substr(eq + 1, colon - eq - 1);
   const std::string dollars = text.substr(colon + 1);
-  if (std::string p = CheckTagKey(q.key); !p.empty()) return what + "tag key '" + q.key + "': " + p;
-  if (std::string p = CheckTagValue(q.value); !p.empty()) {
+  if (std::string p = common::CheckTagKey(q.key); !p.empty()) {
+    return what + "tag key '" + q.key + "': " + p;
+  }
+  if (std::string p = common::CheckTagValue(q.value); !p.empty()) {
     return what + "tag value '" + q.value + "' " + p;
   }
   char* end = nullptr;

@@ -30,7 +30,7 @@ std::string ForecastOff(double forecast, double actual, const char* under, const
 
 }  // namespace
 
-std::string FormatTags(const Tags& tags) {
+std::string FormatTags(const common::Tags& tags) {
   std::string out;
   for (const auto& [k, v] : tags) out += (out.empty() ? "" : ", ") + k + "=" + v;
   return out.empty() ? "" : "tags: " + out;
@@ -73,7 +73,7 @@ std::string ParseByTag(const std::string& by, std::string* key) {
   }
   if (by.rfind("tag:", 0) == 0) {
     *key = by.substr(4);
-    if (std::string p = CheckTagKey(*key); !p.empty()) return "--by " + by + ": " + p;
+    if (std::string p = common::CheckTagKey(*key); !p.empty()) return "--by " + by + ": " + p;
     return "";
   }
   return "--by: must be tag (every tag) or tag:KEY (one tag key), got '" + by + "'";

@@ -14,7 +14,7 @@
 namespace sift::coordinator {
 
 // "tags: team=vision, project=ranking" ("" when it has none).
-std::string FormatTags(const Tags& tags);
+std::string FormatTags(const common::Tags& tags);
 
 // Lines for the summary: the tags; an open study's forecast; an ended one's recorded forecasts,
 // each against the outcome ("" when there is nothing to say).

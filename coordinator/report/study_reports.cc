@@ -23,7 +23,7 @@ double Now() {
 // when its config no longer parses (logged, as a coordinator skips it).
 std::optional<StudyReport> LoadStudy(Store& store, const StudyRecord& s, bool trials, double now) {
   const auto events = store.ListStudyEvents(s.id);
-  StudyConfig config;
+  common::StudyConfig config;
   if (std::string problem = ParseStoredConfig(s, events, &config); !problem.empty()) {
     spdlog::error("study {} ({}) cannot be read: {}", s.id, s.name, problem);
     return std::nullopt;

@@ -5,6 +5,10 @@
 
 namespace sift::coordinator {
 
+// The shared conversions (common/wire) beside this file's overloads for summaries.
+using common::FromProto;
+using common::ToProto;
+
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   common::ClientOptions plaintext;
   plaintext.address = address;

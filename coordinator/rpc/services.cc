@@ -10,6 +10,10 @@
 #include "coordinator/rpc/cost_proto.h"
 
 namespace sift::coordinator {
+
+// The shared conversions (common/wire) beside this file's overloads for summaries.
+using common::FromProto;
+using common::ToProto;
 namespace {
 
 grpc::Status ToGrpc(const Status& s) {

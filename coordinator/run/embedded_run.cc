@@ -108,11 +108,11 @@ int RunEmbedded(const RunOptions& o) {
     std::cerr << "sift run: give a study config (or --resume DIR)\n";
     return 2;
   }
-  StudyConfig config;
+  common::StudyConfig config;
   std::string text;
   std::vector<std::string> errors;
   if (!o.config_path.empty()) {
-    errors = LoadStudyConfig(o.config_path, &config, &text);
+    errors = common::LoadStudyConfig(o.config_path, &config, &text);
     if (!errors.empty()) {
       std::cerr << o.config_path << ": invalid config:\n";
       for (const auto& e : errors) std::cerr << "  " << e << "\n";
@@ -147,7 +147,7 @@ int RunEmbedded(const RunOptions& o) {
       spdlog::warn("{}: {}; relative data paths are taken from the current directory", db_path,
                    e.what());
     }
-    errors = ParseStudyConfig(plan.config_text, origin, &config, {}, base_dir);
+    errors = common::ParseStudyConfig(plan.config_text, origin, &config, {}, base_dir);
     if (!errors.empty()) {
       std::cerr << origin << ": study " << plan.resume_id << " cannot be resumed:\n";
       for (const auto& e : errors) std::cerr << "  " << e << "\n";
@@ -156,7 +156,7 @@ int RunEmbedded(const RunOptions& o) {
   }
   for (const auto& note : config.notes) spdlog::info("{}: note: {}", origin, note);
   // The local workers read the data here: bad data is a config error, once, not N failures.
-  if (auto data_errors = ValidateStudyData(config); !data_errors.empty()) {
+  if (auto data_errors = common::ValidateStudyData(config); !data_errors.empty()) {
     std::cerr << origin << ": invalid data:\n";
     for (const auto& e : data_errors) std::cerr << "  " << e << "\n";
     return 2;
@@ -187,7 +187,7 @@ int RunEmbedded(const RunOptions& o) {
   if (config.worker.price_per_hour <= 0) {
     std::string problem;
     if (prices.empty()) {
-      copts.catalog = PriceCatalog::BuiltIn();
+      copts.catalog = common::PriceCatalog::BuiltIn();
     } else {
       problem = copts.catalog.Load(prices);
     }
@@ -457,7 +457,7 @@ int EvaluateInRunDir(const std::string& run_dir, int64_t study_id, int64_t trial
   }
   CoordinatorOptions copts;
   copts.heartbeat_interval_s = 1;
-  copts.catalog = PriceCatalog::BuiltIn();
+  copts.catalog = common::PriceCatalog::BuiltIn();
   copts.checkpoint_dir = fs::absolute(run_dir + "/checkpoints").string();
   copts.shared_checkpoints = true;
   std::unique_ptr<Coordinator> coordinator;

@@ -36,7 +36,7 @@ RunPlan PlanRun(const std::vector<StudyRecord>& studies, const std::string& conf
   }
   if (!config_text.empty()) {
     const std::string diff =
-        FirstConfigDifference(target->config_text, config_text, "the study", config_path);
+        common::FirstConfigDifference(target->config_text, config_text, "the study", config_path);
     if (!diff.empty()) {
       plan.problem = dir + " holds unfinished " + which + " (" + ToString(target->state) +
                      ") of another config: " + diff +

@@ -21,8 +21,8 @@ std::string Study(const std::string& extra) {
          extra;
 }
 
-std::vector<std::string> Parse(const std::string& extra, StudyConfig* out) {
-  return ParseStudyConfig(Study(extra), "s.yaml", out);
+std::vector<std::string> Parse(const std::string& extra, common::StudyConfig* out) {
+  return common::ParseStudyConfig(Study(extra), "s.yaml", out);
 }
 
 bool HasError(const std::vector<std::string>& errors, const std::string& text) {
@@ -39,7 +39,7 @@ std::string Joined(const std::vector<std::string>& errors) {
 }
 
 TEST(ConfigCost, DefaultsAreNoTagsAlertsAt50_80And100PercentAndNoTarget) {
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("", &c).empty());
   EXPECT_TRUE(c.tags.empty());
   EXPECT_EQ(c.alerts.thresholds, (std::vector<double>{50, 80, 100}));
@@ -50,7 +50,7 @@ TEST(ConfigCost, DefaultsAreNoTagsAlertsAt50_80And100PercentAndNoTarget) {
 }
 
 TEST(ConfigCost, TagsAlertsAndTargetAreRead) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(
       "objective: {metric: val_accuracy, target: 0.9}\n"
       "tags: {team: vision, project: ranking, cost-center: 4711, owner: ana@example.org}\n"
@@ -58,8 +58,10 @@ TEST(ConfigCost, TagsAlertsAndTargetAreRead) {
       "timeout: 3}\n",
       &c);
   ASSERT_TRUE(errors.empty()) << Joined(errors);
-  EXPECT_EQ(c.tags, (Tags{{"team", "vision"}, {"project", "ranking"}, {"cost-center", "4711"},
-                          {"owner", "ana@example.org"}}));
+  EXPECT_EQ(c.tags, (common::Tags{{"team", "vision"},
+                                  {"project", "ranking"},
+                                  {"cost-center", "4711"},
+                                  {"owner", "ana@example.org"}}));
   EXPECT_EQ(c.alerts.thresholds, (std::vector<double>{25.5, 90}));  // sorted
   EXPECT_FALSE(c.alerts.forecast);
   EXPECT_EQ(c.alerts.command, (std::vector<std::string>{"/bin/sh", "-c", "notify --to ops"}));
@@ -74,7 +76,7 @@ TEST(ConfigCost, TagsAlertsAndTargetAreRead) {
 }
 
 TEST(ConfigCost, BadTagsAreNamedByKey) {
-  StudyConfig c;
+  common::StudyConfig c;
   auto errors = Parse("tags: {team: vision team}\n", &c);
   EXPECT_TRUE(HasError(errors, "tags.team: value 'vision team' has ' ' (a space) at 7")) << Joined(errors);
   errors = Parse("tags: {'9lives': x}\n", &c);
@@ -104,7 +106,7 @@ TEST(ConfigCost, BadTagsAreNamedByKey) {
 }
 
 TEST(ConfigCost, BadAlertsAreNamedByField) {
-  StudyConfig c;
+  common::StudyConfig c;
   auto errors = Parse("alerts: {thresholds: [50, 0, 2000, fifty, 50]}\n", &c);
   EXPECT_TRUE(HasError(errors, "alerts.thresholds[1]: must be a percent of budget.max_dollars in "
                                "(0, 1000], got '0'"))

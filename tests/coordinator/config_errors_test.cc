@@ -307,8 +307,8 @@ TEST(StudyConfigErrors, ReportsEveryProblemTogetherInLineOrder) {
 }
 
 TEST(StudyConfigErrors, ReportsAMissingFile) {
-  StudyConfig c;
-  const auto errors = LoadStudyConfig("/nonexistent/study.yaml", &c);
+  common::StudyConfig c;
+  const auto errors = common::LoadStudyConfig("/nonexistent/study.yaml", &c);
   EXPECT_EQ(errors, (std::vector<std::string>{
                         "/nonexistent/study.yaml: cannot read (No such file or directory)"}));
 }

@@ -32,16 +32,16 @@ TEST(StudyConfigFiles, AConfigWithoutANameIsNamedAfterItsFile) {
     return (dir / file).string();
   };
   const std::string body = "search_space:\n  lr: {type: float, low: 1.0e-4, high: 0.1}";
-  StudyConfig c;
+  common::StudyConfig c;
   std::string text;
-  EXPECT_TRUE(LoadStudyConfig(write("my houses!.yaml", body), &c, &text).empty());
+  EXPECT_TRUE(common::LoadStudyConfig(write("my houses!.yaml", body), &c, &text).empty());
   EXPECT_EQ(c.name, "my-houses-");
   EXPECT_EQ(text, body + "\nname: my-houses-\n");
-  StudyConfig stored;  // what a restarted coordinator parses
-  EXPECT_TRUE(ParseStudyConfig(text, "study", &stored).empty());
+  common::StudyConfig stored;  // what a restarted coordinator parses
+  EXPECT_TRUE(common::ParseStudyConfig(text, "study", &stored).empty());
   EXPECT_EQ(stored.name, "my-houses-");
 
-  const auto errors = LoadStudyConfig(
+  const auto errors = common::LoadStudyConfig(
       write("flow.json", R"({"search_space": {"lr": {"type": "float", "low": 0.1, "high": 1}}})"),
       &c, &text);
   ASSERT_EQ(errors.size(), 1u);
@@ -71,17 +71,17 @@ TEST(ExampleConfigs, EveryExampleValidates) {
   std::sort(configs.begin(), configs.end());
   EXPECT_GE(configs.size(), 2u);
   for (const auto& path : configs) {
-    StudyConfig c;
+    common::StudyConfig c;
     std::string text;
-    const auto errors = LoadStudyConfig(path.string(), &c, &text);
+    const auto errors = common::LoadStudyConfig(path.string(), &c, &text);
     EXPECT_TRUE(errors.empty()) << path << ":\n" << JoinLines(errors);
     EXPECT_FALSE(text.empty()) << path;
   }
 }
 
 TEST(ExampleConfigs, TheMainExampleIsTheDocumentedSearch) {
-  StudyConfig c;
-  const auto errors = LoadStudyConfig(SourceDir() + "/examples/fashion_mnist_mlp.yaml", &c);
+  common::StudyConfig c;
+  const auto errors = common::LoadStudyConfig(SourceDir() + "/examples/fashion_mnist_mlp.yaml", &c);
   ASSERT_TRUE(errors.empty()) << JoinLines(errors);
   EXPECT_EQ(c.name, "fashion-mnist-mlp");
   EXPECT_EQ(c.space.size(), 8u);
@@ -97,7 +97,7 @@ TEST(ExampleConfigs, TheMainExampleIsTheDocumentedSearch) {
 
 TEST(ExampleConfigs, ThePriceCatalogLoadsAndPricesThisMachine) {
   ASSERT_FALSE(SourceDir().empty()) << "set SIFT_SOURCE_DIR to the source tree (ctest does)";
-  PriceCatalog catalog;
+  common::PriceCatalog catalog;
   ASSERT_EQ(catalog.Load(SourceDir() + "/examples/prices.json"), "");
   EXPECT_FALSE(catalog.as_of().empty());
   double on_demand = 0, spot = 0;

@@ -13,9 +13,9 @@
 namespace sift::coordinator {
 namespace {
 
-std::vector<std::string> Parse(const std::string& text, const ConfigLimits& limits = {}) {
-  StudyConfig ignored;
-  return ParseStudyConfig(text, "bomb.yaml", &ignored, limits);
+std::vector<std::string> Parse(const std::string& text, const common::ConfigLimits& limits = {}) {
+  common::StudyConfig ignored;
+  return common::ParseStudyConfig(text, "bomb.yaml", &ignored, limits);
 }
 
 std::string Repeat(const std::string& item, size_t n) {
@@ -49,7 +49,7 @@ TEST(ConfigLimits, TooManyChoicesIsOneErrorNamingTheLimit) {
 }
 
 TEST(ConfigLimits, TooManyConditionValues) {
-  ConfigLimits limits;
+  common::ConfigLimits limits;
   limits.max_choices = 3;
   const auto errors = Parse(
       "name: t\nsearch_space:\n  optimizer: {type: categorical, choices: [adam, sgd]}\n"
@@ -110,7 +110,7 @@ TEST(ConfigLimits, AnAliasBombStopsAtTheNodeLimit) {
 }
 
 TEST(ConfigLimits, ALongConditionChain) {
-  ConfigLimits limits;
+  common::ConfigLimits limits;
   limits.max_condition_depth = 2;
   const auto errors = Parse(
       "name: t\nsearch_space:\n"
@@ -132,12 +132,12 @@ TEST(ConfigLimits, TooManyBytesIsRefusedBeforeParsing) {
   const std::string path =
       (std::filesystem::temp_directory_path() / "sift-config-limits-test.yaml").string();
   std::ofstream(path) << text;
-  StudyConfig ignored;
-  EXPECT_EQ(LoadStudyConfig(path, &ignored),
+  common::StudyConfig ignored;
+  EXPECT_EQ(common::LoadStudyConfig(path, &ignored),
             (std::vector<std::string>{path + ": over the limit of 131072 bytes (max_bytes)"}));
   std::filesystem::remove(path);
   // A file that never ends is read only up to the limit.
-  EXPECT_EQ(LoadStudyConfig("/dev/zero", &ignored),
+  EXPECT_EQ(common::LoadStudyConfig("/dev/zero", &ignored),
             (std::vector<std::string>{"/dev/zero: over the limit of 131072 bytes (max_bytes)"}));
 }
 

@@ -22,9 +22,9 @@ constexpr const char* kSpace =
     "  momentum: {type: float, low: 0.5, high: 0.99, condition: {optimizer: [sgd]}}\n";
 
 // The config's errors other than the gate, which every pbt study gets for now.
-std::vector<std::string> Errors(const std::string& rest, StudyConfig* out = nullptr) {
-  StudyConfig ignored;
-  auto errors = ParseStudyConfig(std::string("name: t\n") + kSpace + rest, "study.yaml",
+std::vector<std::string> Errors(const std::string& rest, common::StudyConfig* out = nullptr) {
+  common::StudyConfig ignored;
+  auto errors = common::ParseStudyConfig(std::string("name: t\n") + kSpace + rest, "study.yaml",
                                  out ? out : &ignored);
   std::vector<std::string> others;
   bool gated = false;
@@ -46,7 +46,7 @@ std::string Joined(const std::vector<std::string>& v) {
 }
 
 TEST(PbtConfig, ListsFlattenAndTheDefaultsFollowTheSpace) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Errors(
       "scheduler: {type: pbt, population: 6, interval_epochs: 2, quantile: 0.25,\n"
       "            resample_probability: 0.3, perturb: [0.8, 1.2]}\n"
@@ -103,8 +103,8 @@ TEST(PbtConfig, RangesAndTheBudgetAreChecked) {
 }
 
 TEST(PbtConfig, ASpaceWithNothingMutableIsRefused) {
-  StudyConfig c;
-  auto errors = ParseStudyConfig(
+  common::StudyConfig c;
+  auto errors = common::ParseStudyConfig(
       "name: t\nsearch_space:\n  hidden: {type: int, low: 32, high: 256}\n"
       "scheduler: {type: pbt}\nbudget: {max_epochs: 4}\n",
       "study.yaml", &c);
@@ -117,26 +117,26 @@ TEST(PbtConfig, ASpaceWithNothingMutableIsRefused) {
 }
 
 TEST(PbtConfig, ACommandTrialNamesItsOwnMutableParameters) {
-  StudyConfig c;
+  common::StudyConfig c;
   const std::string head =
       "name: t\ntrial: {command: [sh, train.sh]}\n"
       "search_space:\n  width: {type: int, low: 8, high: 64}\n  rate: {type: float, low: 0.1, "
       "high: 1.0}\nbudget: {max_epochs: 4}\n";
-  auto errors = ParseStudyConfig(head + "scheduler: {type: pbt}\n", "study.yaml", &c);
+  auto errors = common::ParseStudyConfig(head + "scheduler: {type: pbt}\n", "study.yaml", &c);
   std::string all = Joined(errors);
   EXPECT_NE(all.find("scheduler.mutable: required for a command trial: list the parameters your "
                      "program re-reads from SIFT_PARAMS when it resumes"),
             std::string::npos)
       << all;
-  errors = ParseStudyConfig(head + "scheduler: {type: pbt, mutable: [rate, width]}\n",
+  errors = common::ParseStudyConfig(head + "scheduler: {type: pbt, mutable: [rate, width]}\n",
                             "study.yaml", &c);
   ASSERT_EQ(errors.size(), 1u) << Joined(errors);  // the gate only
   EXPECT_NE(errors[0].find(kGate), std::string::npos);
 }
 
 TEST(PbtConfig, OtherSchedulersStillRefuseLists) {
-  StudyConfig c;
-  const auto errors = ParseStudyConfig(
+  common::StudyConfig c;
+  const auto errors = common::ParseStudyConfig(
       std::string("name: t\n") + kSpace + "scheduler: {type: asha, eta: [2, 3]}\n", "study.yaml",
       &c);
   ASSERT_FALSE(errors.empty());

@@ -22,25 +22,25 @@ using search::ParamValue;
 using search::Scale;
 
 TEST(StudyConfig, ParsesEverySectionOfAYamlConfig) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(kFullYaml, &c);
   ASSERT_TRUE(errors.empty()) << JoinLines(errors);
   ExpectFullStudy(c);
 }
 
 TEST(StudyConfig, ParsesTheSameStudyFromJson) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(kFullJson, &c);
   ASSERT_TRUE(errors.empty()) << JoinLines(errors);
   ExpectFullStudy(c);
 }
 
 TEST(StudyConfig, FillsDefaultsForOmittedSections) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors =
       Parse(WithSpace("  lr: {type: float, low: 0.001, high: 0.1, scale: log}\n"), &c);
   ASSERT_TRUE(errors.empty()) << JoinLines(errors);
-  const StudyConfig defaults;
+  const common::StudyConfig defaults;
   EXPECT_EQ(c.objective.metric, "val_accuracy");
   EXPECT_TRUE(c.objective.maximize);
   EXPECT_TRUE(c.fixed.empty());
@@ -60,7 +60,7 @@ TEST(StudyConfig, FillsDefaultsForOmittedSections) {
 }
 
 TEST(StudyConfig, ALossIsMinimisedUnlessSaidOtherwise) {
-  StudyConfig c;
+  common::StudyConfig c;
   auto errors = Parse(WithSpace(kLr, "objective: {metric: val_loss}\n"), &c);
   ASSERT_TRUE(errors.empty()) << JoinLines(errors);
   EXPECT_EQ(c.objective.metric, "val_loss");
@@ -70,7 +70,7 @@ TEST(StudyConfig, ALossIsMinimisedUnlessSaidOtherwise) {
 }
 
 TEST(StudyConfig, AcceptsAShorthandAlgorithmName) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(WithSpace(kLr, "searcher: random\nscheduler: fifo\n"), &c);
   ASSERT_TRUE(errors.empty()) << JoinLines(errors);
   EXPECT_EQ(c.searcher.type, "random");
@@ -78,7 +78,7 @@ TEST(StudyConfig, AcceptsAShorthandAlgorithmName) {
 }
 
 TEST(StudyConfig, FlattensNestedOptionsWithDotsAndTypesThem) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(WithSpace(kLr,
                                       "scheduler:\n"
                                       "  type: plateau\n"
@@ -105,7 +105,7 @@ TEST(StudyConfig, FlattensNestedOptionsWithDotsAndTypesThem) {
 }
 
 TEST(StudyConfig, KeepsConditionsParentsFirstWhenDeclaredLater) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(WithSpace("  momentum: {type: float, low: 0.5, high: 0.9, "
                                       "condition: {optimizer: sgd}}\n"
                                       "  lr: {type: float, low: 0.001, high: 0.1}\n"
@@ -122,7 +122,7 @@ TEST(StudyConfig, KeepsConditionsParentsFirstWhenDeclaredLater) {
 }
 
 TEST(StudyConfig, TypesScalarsIntThenDoubleThenStringAndKeepsQuotedOnesStrings) {
-  StudyConfig c;
+  common::StudyConfig c;
   // Neither the choices nor the options suit the trainer or fifo; the errors do not matter here,
   // the typed values (filled in regardless) do.
   Parse(WithSpace(
@@ -143,7 +143,7 @@ TEST(StudyConfig, TypesScalarsIntThenDoubleThenStringAndKeepsQuotedOnesStrings) 
 }
 
 TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse(WithSpace(kLr, "enqueue:\n  - {lr: 0.01}\n  - {}\n"), &c).empty());
   ASSERT_EQ(c.enqueue.size(), 2u);
   EXPECT_EQ(c.enqueue[0], (search::Params{{"lr", 0.01}}));
@@ -160,7 +160,7 @@ TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
 
 // Regression: TPE's 10 random start trials with max_trials: 10 made the whole study random.
 TEST(StudyConfig, TpesRandomStartFitsASmallBudgetAndSaysSo) {
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: tpe}\nbudget: {max_trials: 10}\n"), &c)
                   .empty());
   EXPECT_EQ(c.searcher.options.at("n_startup"), search::OptionValue(int64_t{3}));
@@ -190,7 +190,7 @@ TEST(StudyConfig, TpesRandomStartFitsASmallBudgetAndSaysSo) {
 }
 
 TEST(StudyConfig, AcceptsAZooSearch) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors =
       Parse(WithSpace(kLr + std::string("  blocks: {type: int, low: 1, high: 3}\n"
                                         "  stages: {type: int, low: 2, high: 3}\n"
@@ -205,7 +205,7 @@ TEST(StudyConfig, AcceptsAZooSearch) {
 
 TEST(StudyConfig, MicroBatchIsAutoOrSetDirectlyOrThroughAccumulationSteps) {
   auto hparams = [](const std::string& trainer) {
-    StudyConfig c;
+    common::StudyConfig c;
     const auto errors = Parse(WithSpace(kLr, "trainer: " + trainer + "\n"), &c);
     EXPECT_TRUE(errors.empty()) << JoinLines(errors);
     common::HParams hp;
@@ -224,7 +224,7 @@ TEST(StudyConfig, StopOnDivergenceIsOnUnlessTurnedOff) {
   EXPECT_TRUE(hp.stop_on_divergence);
   for (const auto& [text, on] : {std::pair<const char*, bool>{"false", false}, {"true", true},
                                  {"0", false}, {"1", true}}) {
-    StudyConfig c;
+    common::StudyConfig c;
     const auto errors =
         Parse(WithSpace(kLr, std::string("trainer: {stop_on_divergence: ") + text + "}\n"), &c);
     ASSERT_TRUE(errors.empty()) << JoinLines(errors);

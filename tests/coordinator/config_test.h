@@ -67,9 +67,9 @@ inline constexpr const char* kFullJson = R"({
   "checkpoint": {"every_epochs": 2, "keep": "best"}
 })";
 
-inline std::vector<std::string> Parse(const std::string& text, StudyConfig* out = nullptr) {
-  StudyConfig ignored;
-  return ParseStudyConfig(text, "study.yaml", out ? out : &ignored);
+inline std::vector<std::string> Parse(const std::string& text, common::StudyConfig* out = nullptr) {
+  common::StudyConfig ignored;
+  return common::ParseStudyConfig(text, "study.yaml", out ? out : &ignored);
 }
 
 inline ::testing::AssertionResult StartsWith(const std::string& s, const std::string& prefix) {
@@ -111,7 +111,7 @@ inline std::string WithSpace(const std::string& space, const std::string& rest =
   return "name: t\nsearch_space:\n" + space + rest;
 }
 
-inline void ExpectFullStudy(const StudyConfig& c) {
+inline void ExpectFullStudy(const common::StudyConfig& c) {
   EXPECT_EQ(c.name, "fashion-mnist-mlp");
   EXPECT_EQ(c.objective.metric, "val_accuracy");
   EXPECT_TRUE(c.objective.maximize);

@@ -16,8 +16,8 @@ using sift::data::testing::TempDir;
 using sift::data::testing::WriteFile;
 
 std::vector<std::string> Parse(const std::string& trainer, const std::string& space,
-                               StudyConfig* out) {
-  return ParseStudyConfig("name: t\nsearch_space:\n" + space + "trainer: " + trainer + "\n",
+                               common::StudyConfig* out) {
+  return common::ParseStudyConfig("name: t\nsearch_space:\n" + space + "trainer: " + trainer + "\n",
                           "study.yaml", out);
 }
 
@@ -28,7 +28,7 @@ std::string Joined(const std::vector<std::string>& v) {
 }
 
 TEST(TorchScriptConfig, ModuleAttributesAreSearchableNames) {
-  StudyConfig c;
+  common::StudyConfig c;
   const std::string space =
       "  lr: {type: float, low: 0.001, high: 0.1}\n"
       "  dropout_p: {type: float, low: 0.0, high: 0.5}\n"
@@ -57,7 +57,7 @@ TEST(TorchScriptConfig, ModuleAttributesAreSearchableNames) {
 }
 
 TEST(TorchScriptConfig, PathNamesMustBeSearchedOverFiniteValues) {
-  StudyConfig c;
+  common::StudyConfig c;
   auto errors = Parse("{model: torchscript, path: 'net_{depth}.pt'}",
                       "  lr: {type: float, low: 0.001, high: 0.1}\n", &c);
   ASSERT_EQ(errors.size(), 1u) << Joined(errors);
@@ -78,13 +78,13 @@ TEST(TorchScriptConfig, ValidateListsTheMissingModelFiles) {
   TempDir dir;
   WriteFile(dir / "net_1.pt", "x");
   WriteFile(dir / "net_3.pt", "x");
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors =
       Parse("{model: torchscript, path: '" + (dir / "net_{blocks}.pt") + "', init_from: '" +
                 (dir / "pretrained.pt") + "'}",
             "  blocks: {type: int, low: 1, high: 4}\n", &c);
   ASSERT_TRUE(errors.empty()) << Joined(errors);
-  EXPECT_EQ(MissingModelFiles(c.fixed, c.space),
+  EXPECT_EQ(common::MissingModelFiles(c.fixed, c.space),
             (std::vector<std::string>{
                 "trainer.path: 2 of 4 model files do not exist: " + (dir / "net_2.pt") + ", " +
                     (dir / "net_4.pt"),
@@ -92,7 +92,7 @@ TEST(TorchScriptConfig, ValidateListsTheMissingModelFiles) {
   WriteFile(dir / "net_2.pt", "x");
   WriteFile(dir / "net_4.pt", "x");
   WriteFile(dir / "pretrained.pt", "x");
-  EXPECT_TRUE(MissingModelFiles(c.fixed, c.space).empty());
+  EXPECT_TRUE(common::MissingModelFiles(c.fixed, c.space).empty());
 }
 
 }  // namespace

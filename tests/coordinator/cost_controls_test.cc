@@ -155,7 +155,7 @@ TEST(Forecast, JsonRoundTripsIncludingAnUnreachableTarget) {
 // ---- which alerts are due ---------------------------------------------------------------------
 
 TEST(CostAlerts, EachThresholdIsDueOnceWhenReached) {
-  AlertConfig alerts;  // 50, 80, 100
+  common::AlertConfig alerts;  // 50, 80, 100
   std::set<std::string> recorded;
   EXPECT_TRUE(DueBudgetAlerts(alerts, 4.99, 10, recorded).empty());
   auto due = DueBudgetAlerts(alerts, 8.5, 10, recorded);  // 50 and 80 at once
@@ -172,8 +172,8 @@ TEST(CostAlerts, EachThresholdIsDueOnceWhenReached) {
 }
 
 TEST(CostAlerts, TheForecastAlertNeedsTwoEndedTrialsAndABudgetThatEndsTheStudy) {
-  AlertConfig alerts;
-  BudgetConfig budget;
+  common::AlertConfig alerts;
+  common::BudgetConfig budget;
   budget.max_dollars = 10;
   Forecast f;
   f.possible = true;
@@ -197,7 +197,7 @@ TEST(CostAlerts, TheForecastAlertNeedsTwoEndedTrialsAndABudgetThatEndsTheStudy) 
 TEST(CostAlerts, EventsRecordTheirKeysAndForecastsForTheNextCoordinator) {
   CostFacts facts{7, "s", {{"team", "vision"}}, 50, 5.2, {}};
   facts.budget.max_dollars = 10;
-  AlertConfig alerts;
+  common::AlertConfig alerts;
   const auto due = DueBudgetAlerts(alerts, 5.2, 10, {});
   ASSERT_EQ(due.size(), 1u);
   Forecast f;

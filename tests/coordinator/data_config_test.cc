@@ -16,15 +16,15 @@ namespace {
 using sift::data::testing::TempDir;
 using sift::data::testing::WriteFile;
 
-std::vector<std::string> Parse(const std::string& data, StudyConfig* out,
+std::vector<std::string> Parse(const std::string& data, common::StudyConfig* out,
                                const std::string& objective = "") {
   const std::string text = "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n" +
                            objective + "data: " + data + "\n";
-  return ParseStudyConfig(text, "study.yaml", out);
+  return common::ParseStudyConfig(text, "study.yaml", out);
 }
 
 TEST(DataConfig, TheIdxFolderFormIsUnchanged) {
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("{dir: /data/fmnist, train_limit: 4096, val_size: 1000}", &c).empty());
   EXPECT_TRUE(c.data.is_idx());
   EXPECT_EQ(c.data.dir, "/data/fmnist");
@@ -33,7 +33,7 @@ TEST(DataConfig, TheIdxFolderFormIsUnchanged) {
 }
 
 TEST(DataConfig, ReadsACsvWithSplitAndEncoding) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(
       "{file: data/x.csv.gz, label: target, features: [a, b], missing: mean, standardize: true, "
       "split: {val: 0.2, test: 0.1, seed: 9}, task: classification}",
@@ -52,7 +52,7 @@ TEST(DataConfig, ReadsACsvWithSplitAndEncoding) {
 
 // `standardize:` names what it covers; true and false are both and none; unset is the default.
 TEST(DataConfig, StandardizeNamesWhatItCovers) {
-  StudyConfig c;
+  common::StudyConfig c;
   for (const auto& [given, want] : std::vector<std::pair<std::string, std::string>>{
            {"features", "features"}, {"target", "target"}, {"both", "both"},
            {"none", "none"}, {"true", "both"}, {"false", "none"}}) {
@@ -70,7 +70,7 @@ TEST(DataConfig, StandardizeNamesWhatItCovers) {
 
 // `train:` with `split:` and no val file is the one-file form; split beside val files is an error.
 TEST(DataConfig, TrainWithSplitIsTheOneFileForm) {
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("{train: f.csv, label: y, split: {val: 0.25, test: 0.1}}", &c).empty());
   EXPECT_EQ(c.data.file.path, "f.csv");
   EXPECT_TRUE(c.data.train.empty());
@@ -84,7 +84,7 @@ TEST(DataConfig, TrainWithSplitIsTheOneFileForm) {
 }
 
 TEST(DataConfig, ReadsNpyPairsAndNpzArrayNames) {
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("{train: {x: tx.npy, y: ty.npy}, val: {x: vx.npy, y: vy.npy}}", &c).empty());
   EXPECT_EQ(c.data.ResolvedFormat(), "npy");
   EXPECT_EQ(c.data.val.labels, "vy.npy");
@@ -94,7 +94,7 @@ TEST(DataConfig, ReadsNpyPairsAndNpzArrayNames) {
 }
 
 TEST(DataConfig, RegressionMinimisesRmseByDefault) {
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("{file: d.csv, label: y, task: regression}", &c).empty());
   EXPECT_EQ(c.objective.metric, "val_rmse");
   EXPECT_FALSE(c.objective.maximize);
@@ -108,7 +108,7 @@ TEST(DataConfig, RegressionMinimisesRmseByDefault) {
 }
 
 TEST(DataConfig, ProblemsWithTheSpecAreNamed) {
-  StudyConfig c;
+  common::StudyConfig c;
   EXPECT_EQ(Parse("{file: d.csv}", &c),
             (std::vector<std::string>{
                 "data.label: missing; name the target column of the CSV (line 4)"}));
@@ -126,7 +126,7 @@ TEST(DataConfig, ProblemsWithTheSpecAreNamed) {
 }
 
 TEST(DataValidation, ANonexistentIdxFolderFails) {
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("{dir: /nonexistent}", &c).empty());  // the config itself is fine
   const auto errors = data::ValidateData(c.data);
   ASSERT_EQ(errors.size(), 4u);
@@ -137,7 +137,7 @@ TEST(DataValidation, ReadsTheFilesAndNamesRowAndColumn) {
   TempDir dir;
   WriteFile(dir / "train.csv", "a,y\n1,0\n2,1\n");
   WriteFile(dir / "val.csv", "a,y\n1,0\n2,2\n");
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("{train: " + dir / "train.csv" + ", val: " + dir / "val.csv" + ", label: y}", &c).empty());
   EXPECT_EQ(data::ValidateData(c.data),
             (std::vector<std::string>{"data: " + dir / "val.csv" +
@@ -145,7 +145,7 @@ TEST(DataValidation, ReadsTheFilesAndNamesRowAndColumn) {
                                       "training rows (classes: 0, 1)"}));
   WriteFile(dir / "val.csv", "a,y\n1,0\n2,1\n");
   std::string summary;
-  EXPECT_TRUE(ValidateStudyData(c, &summary).empty());
+  EXPECT_TRUE(common::ValidateStudyData(c, &summary).empty());
   EXPECT_EQ(summary, "csv, classification: 2 classes, 1 features; 2 train, 2 val, 0 test rows");
 }
 
@@ -155,10 +155,10 @@ TEST(DataValidation, ACsvStudyDoesNotNeedTheIdxFolder) {
   TempDir dir;
   WriteFile(dir / "train.csv", "a,y\n1,0\n2,1\n");
   WriteFile(dir / "val.csv", "a,y\n1,0\n2,1\n");
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("{train: " + dir / "train.csv" + ", val: " + dir / "val.csv" + ", label: y}", &c).empty());
   c.data.dir = dir / "no-fashion-mnist-here";
-  EXPECT_TRUE(ValidateStudyData(c).empty());
+  EXPECT_TRUE(common::ValidateStudyData(c).empty());
 }
 
 TEST(DataValidation, TheObjectiveMustFitTheInferredTask) {
@@ -166,18 +166,18 @@ TEST(DataValidation, TheObjectiveMustFitTheInferredTask) {
   std::string text = "a,y\n";
   for (int i = 0; i < 40; ++i) text += std::to_string(i) + "," + std::to_string(i * 0.5) + "\n";
   WriteFile(dir / "d.csv", text);
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c).empty());
-  EXPECT_EQ(ValidateStudyData(c),
+  EXPECT_EQ(common::ValidateStudyData(c),
             (std::vector<std::string>{
                 "objective.metric: val_accuracy, but the label is a regression target (many "
                 "distinct numbers); set objective: {metric: val_rmse}, or data.task: "
                 "classification"}));
   ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c, "objective: {metric: val_rmse}\n").empty());
-  EXPECT_TRUE(ValidateStudyData(c).empty());
+  EXPECT_TRUE(common::ValidateStudyData(c).empty());
   ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c,
                     "objective: {metric: val_macro_f1}\n").empty());
-  EXPECT_EQ(ValidateStudyData(c).size(), 1u) << "macro F1 is for classes";
+  EXPECT_EQ(common::ValidateStudyData(c).size(), 1u) << "macro F1 is for classes";
 }
 
 // Balanced accuracy, macro F1 and ROC AUC are objectives (maximized); ROC AUC needs two classes.
@@ -190,13 +190,13 @@ TEST(DataValidation, ImbalanceAwareObjectivesAreAccepted) {
   }
   WriteFile(dir / "two.csv", two);
   WriteFile(dir / "three.csv", three);
-  StudyConfig c;
+  common::StudyConfig c;
   for (const char* metric : {"val_balanced_accuracy", "val_macro_f1", "val_roc_auc"}) {
     const auto errors = Parse("{file: " + dir / "two.csv" + ", label: y}", &c,
                               "objective: {metric: " + std::string(metric) + "}\n");
     ASSERT_TRUE(errors.empty()) << metric << ": " << errors[0];
     EXPECT_TRUE(c.objective.maximize) << metric;
-    EXPECT_TRUE(ValidateStudyData(c).empty()) << metric;
+    EXPECT_TRUE(common::ValidateStudyData(c).empty()) << metric;
   }
   EXPECT_FALSE(Parse("{file: d.csv, label: y}", &c,
                      "objective: {metric: val_roc_auc, direction: minimize}\n").empty());
@@ -207,7 +207,7 @@ TEST(DataValidation, ImbalanceAwareObjectivesAreAccepted) {
                 "regression (use val_rmse, val_mae or val_r2) (line 4)"}));
   ASSERT_TRUE(Parse("{file: " + dir / "three.csv" + ", label: y}", &c,
                     "objective: {metric: val_roc_auc}\n").empty());
-  EXPECT_EQ(ValidateStudyData(c),
+  EXPECT_EQ(common::ValidateStudyData(c),
             (std::vector<std::string>{"objective.metric: val_roc_auc is for two classes, the "
                                       "label has 3; use val_macro_f1 or val_balanced_accuracy"}));
 }
@@ -219,11 +219,11 @@ TEST(DataValidation, ARegressionMetricOnTextClassesNamesTheMetric) {
   std::string text = "a,y\n";
   for (int i = 0; i < 20; ++i) text += std::to_string(i) + "," + (i % 2 ? "cat" : "dog") + "\n";
   WriteFile(dir / "d.csv", text);
-  StudyConfig c;
+  common::StudyConfig c;
   ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c,
                     "objective: {metric: val_rmse, direction: minimize}\n")
                   .empty());
-  EXPECT_EQ(ValidateStudyData(c),
+  EXPECT_EQ(common::ValidateStudyData(c),
             (std::vector<std::string>{
                 "objective.metric: val_rmse is a regression metric, but the label's classes are "
                 "text ('cat'); set objective: {metric: val_accuracy} (or another classification "
@@ -232,7 +232,7 @@ TEST(DataValidation, ARegressionMetricOnTextClassesNamesTheMetric) {
 
 // Regression: "data.normalize: unknown key" did not point to the key Sift has.
 TEST(DataConfig, AnotherToolsWordForAKeyPointsToSifts) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse("{file: d.csv, label: y, normalize: true}", &c);
   EXPECT_EQ(errors, (std::vector<std::string>{
                         "data.normalize: unknown key; did you mean 'standardize'? (line 4)"}));
@@ -240,16 +240,16 @@ TEST(DataConfig, AnotherToolsWordForAKeyPointsToSifts) {
 
 TEST(DataConfig, TheSklearnExamplesValidate) {
   for (const char* name : {"breast_cancer", "diabetes"}) {
-    StudyConfig c;
+    common::StudyConfig c;
     const std::string path = std::string(SIFT_SOURCE_DIR) + "/examples/sklearn/" + name + ".yaml";
-    const auto errors = LoadStudyConfig(path, &c);
+    const auto errors = common::LoadStudyConfig(path, &c);
     EXPECT_TRUE(errors.empty()) << path << ": " << (errors.empty() ? "" : errors[0]);
     EXPECT_EQ(c.data.ResolvedFormat(), "csv") << path;
   }
 }
 
 TEST(DataConfig, ReadsExplicitIdxFiles) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(
       "{format: idx, train: {images: tr-i.gz, labels: tr-l.gz}, test: {images: te-i.gz, labels: "
       "te-l.gz}}",
@@ -274,13 +274,13 @@ TEST(DataConfig, RelativePathsAreTakenFromTheConfigsFolder) {
             "data: {train: data/train.csv, val: ./data/val.csv, label: y}\n");
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path("/");
-  StudyConfig c;
-  const auto errors = LoadStudyConfig(dir / "study.yaml", &c);
+  common::StudyConfig c;
+  const auto errors = common::LoadStudyConfig(dir / "study.yaml", &c);
   std::filesystem::current_path(cwd);
   ASSERT_TRUE(errors.empty()) << errors[0];
   EXPECT_EQ(c.data.train.path, dir / "data/train.csv");
   EXPECT_EQ(c.data.val.path, dir / "data/val.csv");
-  EXPECT_TRUE(ValidateStudyData(c).empty());
+  EXPECT_TRUE(common::ValidateStudyData(c).empty());
   // Text parsed without a file (a restored study with no recorded origin) keeps them as written.
   ASSERT_TRUE(Parse("{train: data/train.csv, val: data/val.csv, label: y}", &c).empty());
   EXPECT_EQ(c.data.train.path, "data/train.csv");
@@ -290,20 +290,21 @@ TEST(DataValidation, HuberLossIsForRegression) {
   TempDir dir;
   WriteFile(dir / "train.csv", "a,y\n1,0\n2,1\n");
   WriteFile(dir / "val.csv", "a,y\n1,0\n2,1\n");
-  StudyConfig c;
+  common::StudyConfig c;
   const std::string text = "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
                            "trainer: {loss: huber, huber_delta: 0.5}\n"
                            "data: {train: " + dir / "train.csv" + ", val: " + dir / "val.csv" +
                            ", label: y}\n";
-  ASSERT_TRUE(ParseStudyConfig(text, "s.yaml", &c).empty());
-  EXPECT_EQ(ValidateStudyData(c),
+  ASSERT_TRUE(common::ParseStudyConfig(text, "s.yaml", &c).empty());
+  EXPECT_EQ(common::ValidateStudyData(c),
             (std::vector<std::string>{"trainer.loss: huber is for regression; a classification "
                                       "study trains on cross-entropy (drop trainer.loss, or set "
                                       "data.task: regression)"}));
   std::string bad = text;
   bad.replace(bad.find("huber,"), 6, "l1,");
-  EXPECT_NE(ParseStudyConfig(bad, "s.yaml", &c).at(0).find("loss: 'l1' is not one of mse, huber"),
-            std::string::npos);
+  EXPECT_NE(
+      common::ParseStudyConfig(bad, "s.yaml", &c).at(0).find("loss: 'l1' is not one of mse, huber"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ std::string WithEntry(const std::string& entry) {
 }
 
 TEST(PriceCatalog, ParsesAndLooksUpByMarket) {
-  PriceCatalog catalog;
+  common::PriceCatalog catalog;
   ASSERT_EQ(catalog.Parse(kCatalog), "");
   EXPECT_EQ(catalog.as_of(), "2026-11-01");
   EXPECT_EQ(catalog.Types(), (std::vector<std::string>{"c6i.large", "local-cpu"}));
@@ -37,7 +37,7 @@ TEST(PriceCatalog, ParsesAndLooksUpByMarket) {
 }
 
 TEST(PriceCatalog, LookupNamesWhatIsMissing) {
-  PriceCatalog catalog;
+  common::PriceCatalog catalog;
   ASSERT_EQ(catalog.Parse(kCatalog), "");
   double price = 7;
   EXPECT_EQ(catalog.Lookup("p5.48xlarge", "spot", &price),
@@ -49,7 +49,7 @@ TEST(PriceCatalog, LookupNamesWhatIsMissing) {
 }
 
 TEST(PriceCatalog, RejectsBadEntriesNamingThem) {
-  PriceCatalog catalog;
+  common::PriceCatalog catalog;
   EXPECT_EQ(catalog.Parse(WithEntry(R"({"on_demand": 1.0, "spot": -0.3})")),
             "instances.g5.xlarge.spot: must be a number >= 0, got -0.3");
   EXPECT_EQ(catalog.Parse(WithEntry(R"({"on_demand": "1.0", "spot": 0.3})")),
@@ -66,7 +66,7 @@ TEST(PriceCatalog, RejectsBadEntriesNamingThem) {
 }
 
 TEST(PriceCatalog, RejectsBadDocumentsAndReportsEveryProblem) {
-  PriceCatalog catalog;
+  common::PriceCatalog catalog;
   EXPECT_EQ(catalog.Parse(R"({"instances": {}})"),
             "as_of: must be the date the prices were read, e.g. \"2026-11-01\"; "
             "instances: must be a non-empty object of instance type -> prices");
@@ -84,7 +84,7 @@ TEST(PriceCatalog, RejectsBadDocumentsAndReportsEveryProblem) {
 }
 
 TEST(PriceCatalog, AFailedParseKeepsThePreviousCatalog) {
-  PriceCatalog catalog;
+  common::PriceCatalog catalog;
   ASSERT_EQ(catalog.Parse(kCatalog), "");
   EXPECT_NE(catalog.Parse(WithEntry(R"({"on_demand": -1, "spot": 0})")), "");
   EXPECT_EQ(catalog.Types().size(), 2u);
@@ -92,7 +92,7 @@ TEST(PriceCatalog, AFailedParseKeepsThePreviousCatalog) {
 }
 
 TEST(PriceCatalog, TheBuiltInCatalogIsTheDatedExampleFile) {
-  const PriceCatalog built_in = PriceCatalog::BuiltIn();
+  const common::PriceCatalog built_in = common::PriceCatalog::BuiltIn();
   EXPECT_EQ(built_in.as_of(), "2026-11-01");
   double price = 0;
   EXPECT_EQ(built_in.Lookup("local-cpu", "spot", &price), "");
@@ -106,12 +106,12 @@ TEST(PriceCatalog, TheBuiltInCatalogIsTheDatedExampleFile) {
 
 TEST(PriceCatalog, AnEmptyCatalogSaysSoInsteadOfListingNothing) {
   double price = 0;
-  EXPECT_EQ(PriceCatalog().Lookup("local-cpu", "spot", &price),
+  EXPECT_EQ(common::PriceCatalog().Lookup("local-cpu", "spot", &price),
             "instance type 'local-cpu' cannot be priced: the price catalog is empty");
 }
 
 TEST(PriceCatalog, LoadNamesTheFile) {
-  PriceCatalog catalog;
+  common::PriceCatalog catalog;
   EXPECT_EQ(catalog.Load("/nonexistent/prices.json"),
             "/nonexistent/prices.json: cannot read (No such file or directory)");
 }

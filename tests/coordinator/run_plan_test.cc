@@ -32,22 +32,23 @@ name: quick
 search_space:
   lr: {scale: log, type: float, low: 0.001, high: 1e-1}
 )";
-  EXPECT_EQ(FirstConfigDifference(kConfig, same, "a", "b"), "");
+  EXPECT_EQ(common::FirstConfigDifference(kConfig, same, "a", "b"), "");
 }
 
 TEST(ConfigDiff, NamesTheFirstDifferingKeyPathWithBothValues) {
   std::string changed = kConfig;
   changed.replace(changed.find("max_trials: 4"), 13, "max_trials: 6");
-  EXPECT_EQ(FirstConfigDifference(kConfig, changed, "the study", "quick.yaml"),
+  EXPECT_EQ(common::FirstConfigDifference(kConfig, changed, "the study", "quick.yaml"),
             "budget.max_trials: 4 in the study, 6 in quick.yaml");
-  EXPECT_EQ(FirstConfigDifference(kConfig, std::string(kConfig) + "seed: 3\n", "a", "b"),
+  EXPECT_EQ(common::FirstConfigDifference(kConfig, std::string(kConfig) + "seed: 3\n", "a", "b"),
             "seed: absent in a, 3 in b");
   std::string nested = kConfig;
   nested.replace(nested.find("scale: log"), 10, "scale: linear");
-  EXPECT_EQ(FirstConfigDifference(kConfig, nested, "a", "b"),
+  EXPECT_EQ(common::FirstConfigDifference(kConfig, nested, "a", "b"),
             "search_space.lr.scale: log in a, linear in b");
-  EXPECT_NE(FirstConfigDifference(kConfig, "name: [unclosed", "a", "b").find("b cannot be read"),
-            std::string::npos);
+  EXPECT_NE(
+      common::FirstConfigDifference(kConfig, "name: [unclosed", "a", "b").find("b cannot be read"),
+      std::string::npos);
 }
 
 TEST(RunPlan, AnEmptyDirectoryStartsAStudyButHasNothingToResume) {

@@ -20,7 +20,7 @@ using search::TrialState;
 
 constexpr double kT0 = 1'000'000;  // the study's creation time (unix seconds)
 
-StudyConfig Config(const std::string& extra) {
+common::StudyConfig Config(const std::string& extra) {
   const std::string text =
       "name: runner\n"
       "objective: {metric: val_accuracy, direction: maximize}\n"
@@ -29,8 +29,8 @@ StudyConfig Config(const std::string& extra) {
       "  hidden: {type: int, low: 16, high: 256}\n"
       "seed: 11\n" +
       extra;
-  StudyConfig config;
-  const auto errors = ParseStudyConfig(text, "runner.yaml", &config);
+  common::StudyConfig config;
+  const auto errors = common::ParseStudyConfig(text, "runner.yaml", &config);
   EXPECT_TRUE(errors.empty()) << errors.front();
   return config;
 }
@@ -221,7 +221,7 @@ TEST(StudyRunnerTest, SpentDollarBudgetStopsTrialsAndEndsTheStudy) {
   EXPECT_TRUE(r.Finished(kT0, 1.0, &reason));
   EXPECT_EQ(reason, "budget: $1.0000 spent of $1.0000");
   // With the budget raised, the study goes on.
-  BudgetConfig more = r.config().budget;
+  common::BudgetConfig more = r.config().budget;
   more.max_dollars = 3;
   r.ApplyBudget(more);
   EXPECT_FALSE(r.Finished(kT0, 1.0, &reason));
@@ -381,7 +381,7 @@ TEST(StudyRunnerTest, RestoreKeepsFiniteObjectiveValuesOnlyAndRebuildKeepsCosts)
 // keeping what the Store would hold, and writing down every pick and decision.
 class Drive {
  public:
-  Drive(const StudyConfig& config, int workers) : config_(config), workers_(workers) {
+  Drive(const common::StudyConfig& config, int workers) : config_(config), workers_(workers) {
     runner_ = std::make_unique<StudyRunner>(7, config_, kT0);
   }
 
@@ -464,7 +464,7 @@ class Drive {
     trials_[number].state = state;
   }
 
-  StudyConfig config_;
+  common::StudyConfig config_;
   int workers_;
   std::unique_ptr<StudyRunner> runner_;
   std::vector<TrialRecord> trials_;
@@ -484,7 +484,7 @@ void PrintTo(const Algorithms& a, std::ostream* os) { *os << a.searcher << " / "
 
 class StudyRunnerReplayTest : public ::testing::TestWithParam<Algorithms> {
  protected:
-  StudyConfig Study() const {
+  common::StudyConfig Study() const {
     return Config(std::string("searcher: ") + GetParam().searcher + "\nscheduler: " +
                   GetParam().scheduler + "\nbudget: {max_trials: 24, max_epochs: 9}\n");
   }

@@ -37,18 +37,18 @@ budget: {{max_trials: {}, max_epochs: {}, max_dollars: 0, max_hours: 0}}
 }
 
 // The config's objective, space and name; throws naming the problem when it does not parse.
-coordinator::StudyConfig Parsed(const std::string& text) {
-  coordinator::StudyConfig config;
-  const auto errors = coordinator::ParseStudyConfig(text, "synthetic", &config,
-                                                    coordinator::ConfigLimits::None());
+common::StudyConfig Parsed(const std::string& text) {
+  common::StudyConfig config;
+  const auto errors = common::ParseStudyConfig(text, "synthetic", &config,
+                                                    common::ConfigLimits::None());
   if (!errors.empty()) throw std::runtime_error("synthetic study config: " + errors.front());
   return config;
 }
 
 // The budget alerts the coordinator records as a study crosses 50, 80 and 100% of max_dollars.
-void RecordAlerts(coordinator::Store& store, int64_t id, const coordinator::StudyConfig& config,
+void RecordAlerts(coordinator::Store& store, int64_t id, const common::StudyConfig& config,
                   double at) {
-  coordinator::AlertConfig alerts;
+  common::AlertConfig alerts;
   alerts.thresholds = {50, 80, 100};
   const double budget = config.budget.max_dollars > 0 ? config.budget.max_dollars : 1.0;
   for (const auto& e : coordinator::DueBudgetAlerts(alerts, budget, budget, {})) {
@@ -64,7 +64,7 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> noise(0, 0.01);
   const bool custom = !o.config_text.empty();
-  const coordinator::StudyConfig config = Parsed(custom ? o.config_text : Config(o));
+  const common::StudyConfig config = Parsed(custom ? o.config_text : Config(o));
   const bool maximize = config.objective.maximize;
   const std::string metric = config.objective.metric;
   search::Rng space_rng(o.seed);

@@ -14,13 +14,13 @@ namespace {
 
 constexpr const char* kSpace = "search_space:\n  width: {type: int, low: 8, high: 64}\n";
 
-std::vector<std::string> Parse(const std::string& text, StudyConfig* out,
+std::vector<std::string> Parse(const std::string& text, common::StudyConfig* out,
                                const std::string& origin = "study.yaml") {
-  return ParseStudyConfig("name: t\n" + text, origin, out);
+  return common::ParseStudyConfig("name: t\n" + text, origin, out);
 }
 
 TEST(TrialConfig, ACommandStudyTakesAnyParameterAndMetricName) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(std::string("trial: {command: [python3, train.py, --data, data/], "
                                         "report_timeout: 30, grace_seconds: 2}\n") +
                                 kSpace +
@@ -38,7 +38,7 @@ TEST(TrialConfig, ACommandStudyTakesAnyParameterAndMetricName) {
 }
 
 TEST(TrialConfig, WithoutACommandTheTrainerStillJudgesTheNames) {
-  StudyConfig c;
+  common::StudyConfig c;
   const auto errors = Parse(kSpace, &c);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("search_space.width: not a trainer hyperparameter"), std::string::npos)
@@ -50,32 +50,33 @@ TEST(TrialConfig, TheCommandRunsInTheConfigFilesFolder) {
   std::filesystem::create_directories(dir / "sub");
   const std::string path = (dir / "sub" / "study.yaml").string();
   std::ofstream(path) << "name: t\ntrial: {command: [./train.sh]}\n" << kSpace;
-  StudyConfig c;
-  auto errors = LoadStudyConfig(path, &c);
+  common::StudyConfig c;
+  auto errors = common::LoadStudyConfig(path, &c);
   ASSERT_TRUE(errors.empty()) << errors[0];
   EXPECT_EQ(c.trial.dir, (dir / "sub").string());
   // trial.dir, relative to that folder.
   std::ofstream(path) << "name: t\ntrial: {command: [./train.sh], dir: ../work}\n" << kSpace;
-  errors = LoadStudyConfig(path, &c);
+  errors = common::LoadStudyConfig(path, &c);
   ASSERT_TRUE(errors.empty()) << errors[0];
   EXPECT_EQ(c.trial.dir, (dir / "work").string());
   std::filesystem::remove_all(dir);
 }
 
 TEST(TrialConfig, AProgramThatCannotStartIsAnErrorBeforeAnyTrial) {
-  StudyConfig c;
+  common::StudyConfig c;
   c.trial.dir = std::filesystem::temp_directory_path().string();
   c.trial.command = {"sh", "-c", "true"};
-  EXPECT_EQ(ValidateStudyData(c), std::vector<std::string>{});
+  EXPECT_EQ(common::ValidateStudyData(c), std::vector<std::string>{});
   c.trial.command = {"no-such-program-sift-test"};
-  EXPECT_EQ(ValidateStudyData(c), std::vector<std::string>{
+  EXPECT_EQ(common::ValidateStudyData(c), std::vector<std::string>{
                                       "trial.command[0]: 'no-such-program-sift-test' is not "
                                       "found on PATH"});
   c.trial.command = {"./missing.sh"};
-  EXPECT_EQ(ValidateStudyData(c), std::vector<std::string>{"trial.command[0]: " + c.trial.dir +
-                                                           "/missing.sh does not exist"});
+  EXPECT_EQ(
+      common::ValidateStudyData(c),
+      std::vector<std::string>{"trial.command[0]: " + c.trial.dir + "/missing.sh does not exist"});
   c.trial.dir = "/nonexistent-sift";
-  EXPECT_EQ(ValidateStudyData(c), std::vector<std::string>{
+  EXPECT_EQ(common::ValidateStudyData(c), std::vector<std::string>{
                                       "trial.dir: /nonexistent-sift is not a folder (the command "
                                       "runs there)"});
 }
@@ -96,7 +97,7 @@ TEST(TrialConfig, BadSettingsAreErrorsNamingTheField) {
       {"trial: {command: [a]}\ntrainer: {width: 3}\n", "search_space.width: also fixed under trainer"},
   };
   for (const auto& [text, expected] : cases) {
-    StudyConfig c;
+    common::StudyConfig c;
     const auto errors = Parse(text + kSpace, &c);
     ASSERT_FALSE(errors.empty()) << text;
     bool found = false;

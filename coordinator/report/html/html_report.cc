@@ -116,9 +116,10 @@ HtmlReport HtmlReportFor(std::vector<StudyReport> reports, Store& store,
     const int64_t id = s.report.study.record.id;
     s.segments = store.ListSegments(id);
     s.idle = store.ListIdleSegments(id);
-    StudyConfig config;  // the Coordinator parsed it already, so this cannot fail but is checked
-    if (ParseStudyConfig(s.report.study.record.config_text, "study", &config,
-                         ConfigLimits::None())
+    // The study was parsed when it was stored, so this cannot fail, but it is checked.
+    common::StudyConfig config;
+    if (common::ParseStudyConfig(s.report.study.record.config_text, "study", &config,
+                                 common::ConfigLimits::None())
             .empty()) {
       s.space = config.space;
     }
