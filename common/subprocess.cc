@@ -30,25 +30,27 @@ std::string Describe(const ChildFailure& f, const SpawnOptions& o) {
 }
 
 // The descriptor the child's stream `s` comes from, opened here (CLOEXEC) when it is a file;
-// -1 when there is none (inherit, close, stderr-to-stdout). *opened: ours to close.
-int SourceFd(const Stdio& s, int flags, std::vector<int>* opened, std::string* error) {
+// -1 when there is none (inherit, close, stderr-to-stdout). *opened: ours to close. "" or why not.
+std::string SourceFd(const Stdio& s, const std::string& program, const char* name, int flags,
+                     std::vector<int>* opened, int* fd) {
+  *fd = -1;
   std::string path;
   switch (s.kind) {
-    case Stdio::Kind::kFd: return s.fd;
+    case Stdio::Kind::kFd:
+      if (s.fd < 0) return "cannot run " + program + ": no descriptor for its " + name;
+      *fd = s.fd;
+      return "";
     case Stdio::Kind::kNull: path = "/dev/null"; break;
     case Stdio::Kind::kFile:
       path = s.path;
       if (flags != O_RDONLY) flags |= O_CREAT | (s.append ? O_APPEND : O_TRUNC);
       break;
-    default: return -1;
+    default: return "";
   }
-  const int fd = open(path.c_str(), flags | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = "cannot open " + path + ": " + std::strerror(errno);
-    return -2;
-  }
-  opened->push_back(fd);
-  return fd;
+  *fd = open(path.c_str(), flags | O_CLOEXEC, 0644);
+  if (*fd < 0) return "cannot open " + path + ": " + std::strerror(errno);
+  opened->push_back(*fd);
+  return "";
 }
 
 // Child side, between fork and exec: async-signal-safe calls only.
@@ -113,12 +115,17 @@ pid_t Spawn(const SpawnOptions& o, std::string* error) {
     for (int fd : opened) close(fd);
     errno = saved;
   };
-  int src[3] = {SourceFd(o.in, O_RDONLY, &opened, error), SourceFd(o.out, O_WRONLY, &opened, error),
-                SourceFd(o.err, O_WRONLY, &opened, error)};
-  if (!error->empty()) {
-    close_opened();
-    errno = EINVAL;
-    return -1;
+  int src[3];
+  const Stdio* streams[3] = {&o.in, &o.out, &o.err};
+  const char* names[3] = {"stdin", "stdout", "stderr"};
+  for (int i = 0; i < 3; ++i) {
+    errno = EINVAL;  // what a refusal without a failed call reports
+    *error = SourceFd(*streams[i], o.argv[0], names[i], i == 0 ? O_RDONLY : O_WRONLY, &opened,
+                      &src[i]);
+    if (!error->empty()) {
+      close_opened();
+      return -1;
+    }
   }
   // Everything the child touches is built before the fork.
   std::vector<std::string> argv_copy = o.argv, env_copy = o.env.value_or(std::vector<std::string>{});

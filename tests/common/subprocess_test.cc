@@ -138,6 +138,11 @@ TEST_F(SubprocessTest, AMissingFolderOrLogIsNamed) {
   o.out = Stdio::File("/nonexistent-sift/out.log", true);
   EXPECT_EQ(Spawn(o, &error), -1);
   EXPECT_EQ(error, "cannot open /nonexistent-sift/out.log: No such file or directory");
+  EXPECT_EQ(errno, ENOENT);
+  o.out = Stdio::Fd(-1);
+  EXPECT_EQ(Spawn(o, &error), -1);
+  EXPECT_EQ(error, "cannot run /bin/sh: no descriptor for its stdout");
+  EXPECT_EQ(errno, EINVAL);
 }
 
 TEST_F(SubprocessTest, RunsInTheGivenFolder) {
