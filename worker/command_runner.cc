@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,14 +26,13 @@
 #include "common/metric_names.h"
 #include "common/params_json.h"
 #include "common/posix_fs.h"
+#include "common/subprocess.h"
 #include "common/wire/proto_convert.h"
 #include "worker/coordinator_link.h"
 #include "worker/dir_archive.h"
 #include "worker/report_line.h"
 #include "worker/spot_simulator.h"
 #include "worker/stop_signals.h"
-
-extern char** environ;
 
 namespace sift::worker {
 namespace {
@@ -109,7 +107,8 @@ class CommandTrial {
   ~CommandTrial() {
     if (pid_ > 0) {  // never leave the program (or what it started) running
       killpg(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
+      int status;
+      common::Wait(pid_, &status);
     }
     if (out_fd_ >= 0) close(out_fd_);
     common::RemoveAll(work_dir_);
@@ -168,9 +167,12 @@ class CommandTrial {
     const search::Params params = common::FromProto(a_.params());
     std::vector<std::string> args(a_.command().begin(), a_.command().end());
     for (const auto& [name, value] : params) args.push_back("--" + name + "=" + ArgValue(value));
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::strncmp(*e, "SIFT_", 5) != 0) env.emplace_back(*e);
+    common::SpawnOptions o;
+    o.argv = std::move(args);
+    o.env.emplace();
+    std::vector<std::string>& env = *o.env;
+    for (std::string& e : common::CurrentEnvironment()) {
+      if (e.compare(0, 5, "SIFT_") != 0) env.push_back(std::move(e));
     }
     env.push_back("SIFT_PARAMS=" + common::ParamsToJsonText(params));
     env.push_back("SIFT_TRIAL=" + std::to_string(a_.trial_number()));
@@ -180,59 +182,39 @@ class CommandTrial {
     env.push_back("SIFT_SEED=" + std::to_string(a_.seed()));
     env.push_back("SIFT_CHECKPOINT_DIR=" + checkpoint_dir_);
     if (getenv("PYTHONUNBUFFERED") == nullptr) env.push_back("PYTHONUNBUFFERED=1");
+    o.search_path = true;
+    o.dir = a_.command_dir().empty() ? "." : a_.command_dir();
+    o.clear_signal_mask = true;  // sift-worker blocks SIGTERM and SIGINT in its threads
+    o.own_group = true;          // signals reach what it starts, too
+    o.die_with_parent = true;    // a worker that vanishes takes its trial with it
 
     int out[2];
     if (pipe2(out, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
-    const int err_fd = open(stderr_log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (err_fd < 0) {
-      close(out[0]);
-      close(out[1]);
-      return "cannot open " + stderr_log_ + ": " + std::strerror(errno);
-    }
+    o.in = common::Stdio::Null();
+    o.out = common::Stdio::Fd(out[1]);
+    o.err = common::Stdio::File(stderr_log_, /*append=*/true);
     std::error_code ec;
-    stderr_start_ = static_cast<std::streamoff>(fs::file_size(stderr_log_, ec));
+    const auto stderr_size = fs::file_size(stderr_log_, ec);
+    stderr_start_ = ec ? 0 : static_cast<std::streamoff>(stderr_size);
     log_.open(stdout_log_, std::ios::app);
     log_ << "# sift: trial " << a_.trial_number() << " lease " << a_.lease_id()
          << " starts at epoch " << a_.start_epoch() << "\n";
     log_.flush();
 
-    // Everything the child touches is built before fork: after it only async-signal-safe calls.
-    std::vector<char*> argv, envp;
-    for (auto& s : args) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    for (auto& s : env) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    const std::string dir = a_.command_dir().empty() ? "." : a_.command_dir();
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0) return std::string("fork: ") + std::strerror(errno);
-    if (pid == 0) {
-      UnblockAllSignals();  // sift-worker blocks SIGTERM and SIGINT in its threads (stop_signals.h)
-      setpgid(0, 0);  // its own group: signals reach what it starts, too
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // a worker that vanishes takes its trial with it
-      if (getppid() != parent) _exit(127);
-      dup2(out[1], STDOUT_FILENO);
-      dup2(err_fd, STDERR_FILENO);
-      const int null_fd = open("/dev/null", O_RDONLY);
-      if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-      if (chdir(dir.c_str()) != 0) {
-        dprintf(STDERR_FILENO, "sift: cannot enter %s: %s\n", dir.c_str(), strerror(errno));
-        _exit(127);
-      }
-      execvpe(argv[0], argv.data(), envp.data());
-      dprintf(STDERR_FILENO, "sift: cannot run %s: %s\n", argv[0], strerror(errno));
-      _exit(127);
-    }
-    setpgid(pid, pid);  // also here, so no signal can race the child's own call
-    pid_ = pid;
+    std::string error;
+    const pid_t pid = common::Spawn(o, &error);
     close(out[1]);
-    close(err_fd);
+    if (pid < 0) {
+      close(out[0]);
+      return error;
+    }
+    pid_ = pid;
     out_fd_ = out[0];
     started_ = last_report_ = Clock::now();
     std::string shown;
     for (const auto& arg : a_.command()) shown += (shown.empty() ? "" : " ") + arg;
     spdlog::info("trial {}: started `{}` (pid {}) in {}; output in {}", a_.trial_number(), shown,
-                 pid, dir, stdout_log_);
+                 pid, o.dir, stdout_log_);
     return "";
   }
 
@@ -452,7 +434,7 @@ class CommandTrial {
   // True once the program has exited (its status in status_); the rest of its output is read.
   bool Reap() {
     if (pid_ <= 0) return true;
-    if (waitpid(pid_, &status_, WNOHANG) != pid_) return false;
+    if (common::TryWait(pid_, &status_) != pid_) return false;
     killpg(pid_, SIGKILL);  // anything it started and left behind
     pid_ = -1;
     for (int i = 0; i < 100 && out_fd_ >= 0; ++i) Pump(10);
@@ -484,7 +466,7 @@ class CommandTrial {
   void Kill() {
     if (pid_ <= 0) return;
     killpg(pid_, SIGKILL);
-    waitpid(pid_, &status_, 0);
+    common::Wait(pid_, &status_);
     pid_ = -1;
   }
 

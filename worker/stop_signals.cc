@@ -37,10 +37,4 @@ void StopSignals::Listen() {
   }
 }
 
-void UnblockAllSignals() {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
 }  // namespace sift::worker

@@ -43,9 +43,4 @@ class StopSignals {
   std::thread thread_;
 };
 
-// In a child between fork and exec: every signal unblocked, as a program expects to start
-// (exec keeps the mask, so a command trial would otherwise ignore the worker's SIGTERM).
-// Async-signal-safe.
-void UnblockAllSignals();
-
 }  // namespace sift::worker

@@ -2,16 +2,14 @@
 
 #include <fmt/format.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <vector>
 
 #include "common/checkpoint_names.h"
+#include "common/subprocess.h"
 #include "coordinator/report/export_pick.h"
 #include "coordinator/store/store.h"
 #include "coordinator/report/study_reports.h"
@@ -40,19 +38,16 @@ std::string SiblingWorker() {
 
 // Runs argv, its output going to ours; returns its exit code (127 when it cannot start).
 int RunProgram(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execv(args[0], args.data());
-    std::cerr << "sift export: cannot run " << argv[0] << ": " << std::strerror(errno) << "\n";
-    _exit(127);
+  common::SpawnOptions o;
+  o.argv = argv;
+  std::string error;
+  const pid_t pid = common::Spawn(o, &error);
+  if (pid < 0) {
+    std::cerr << "sift export: " << error << "\n";
+    return 127;
   }
-  if (pid < 0) return 127;
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  common::Wait(pid, &status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,7 +11,7 @@
 #include <chrono>
 #include <cstring>
 
-extern char** environ;
+#include "common/subprocess.h"
 
 namespace sift::coordinator {
 namespace {
@@ -37,32 +36,24 @@ std::string RunWithInput(const std::vector<std::string>& argv, const std::string
     close(in[1]);
     return std::string("cannot start: pipe: ") + strerror(errno);
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
+  common::SpawnOptions o;
+  o.argv = argv;
+  o.search_path = true;
+  o.in = common::Stdio::Fd(in[0]);
+  o.out = common::Stdio::Fd(out[1]);
+  o.err = common::Stdio::ToStdout();
   // A group of its own, so a timeout kills what a shell command started too (curl under sh).
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  o.own_group = true;
+  o.clear_signal_mask = true;
+  std::string error;
+  const pid_t pid = common::Spawn(o, &error);
+  const int spawn_errno = errno;
   close(in[0]);
   close(out[1]);
-  if (rc != 0) {
+  if (pid < 0) {
     close(in[1]);
     close(out[0]);
-    return "cannot start '" + argv[0] + "': " + strerror(rc);
+    return "cannot start '" + argv[0] + "': " + strerror(spawn_errno);
   }
   // The facts are written as the command reads them, never blocking: a command that does not
   // read, or exits first, cannot stall this thread past its timeout. Its early exit makes the
@@ -98,12 +89,12 @@ std::string RunWithInput(const std::vector<std::string>& argv, const std::string
         output->append(buf, std::min(static_cast<size_t>(n), kMaxOutput - output->size()));
       }
     }
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid || (w < 0 && errno != EINTR)) {
+    const pid_t w = common::TryWait(pid, &status);
+    if (w == pid || w < 0) {
       exited = true;
     } else if (Seconds() > deadline) {
       kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
+      common::Wait(pid, &status);
       exited = timed_out = true;
     }
   }

@@ -1,18 +1,14 @@
 #include "coordinator/run/local_workers.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
 
-extern char** environ;
+#include "common/subprocess.h"
 
 namespace sift::coordinator {
 
@@ -55,39 +51,24 @@ void LocalWorkers::Spawn(const std::vector<std::string>& argv,
                          const std::map<std::string, std::string>& env,
                          const std::string& log_path, int slot) {
   std::map<std::string, std::string> merged;
-  for (char** e = environ; *e; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq) merged[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
+  for (const std::string& e : common::CurrentEnvironment()) {
+    const size_t eq = e.find('=');
+    if (eq != std::string::npos) merged[e.substr(0, eq)] = e.substr(eq + 1);
   }
   for (const auto& [k, v] : env) merged[k] = v;
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addclose(&actions, STDIN_FILENO);
+  common::SpawnOptions o;
+  o.argv = argv;
+  o.env.emplace();
+  for (const auto& [k, v] : merged) o.env->push_back(k + "=" + v);
+  o.in = common::Stdio::Close();
+  o.out = common::Stdio::File(log_path, /*append=*/true);
+  o.err = common::Stdio::ToStdout();
   // Its own process group: a Ctrl-C or a hang-up at the terminal reaches `sift run` alone, which
   // pauses the study before it stops the workers, so their hand-backs are not preemptions.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    throw std::runtime_error(argv[0] + ": cannot start worker: " + std::strerror(rc));
-  }
+  o.own_group = true;
+  std::string error;
+  const pid_t pid = common::Spawn(o, &error);
+  if (pid < 0) throw std::runtime_error("cannot start worker: " + error);
   processes_.push_back({pid, slot, log_path, true, 0});
 }
 
@@ -96,7 +77,7 @@ int LocalWorkers::Poll() {
   for (auto& p : processes_) {
     if (!p.running) continue;
     int status = 0;
-    if (waitpid(p.pid, &status, WNOHANG) == p.pid) {
+    if (common::TryWait(p.pid, &status) == p.pid) {
       p.running = false;
       p.exit_status = status;
       exited_.push_back(p.slot);

@@ -1,8 +1,9 @@
 // Command trials end to end: a real coordinator, real sift-worker processes, and a real program
 // (a small Python script this test writes) that reports on stdout, checkpoints into
 // SIFT_CHECKPOINT_DIR and obeys SIGTERM. Covers finishing, a scheduler's stop, a study pause
-// resumed on another worker, a preemption resumed on another worker, a crash and a hang; and the
-// XGBoost example's train.py resuming its booster after a preemption.
+// resumed on another worker, a preemption resumed on another worker, a crash, a program that
+// cannot start and a hang; and the XGBoost example's train.py resuming its booster after a
+// preemption.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -257,6 +258,25 @@ TEST_F(CommandTrials, ACrashFailsTheTrialWithItsStderr) {
                        "Traceback (most recent call last):\nValueError: boom at epoch 2"),
             std::string::npos)
       << crash;
+  w->Signal(SIGTERM);
+  EXPECT_EQ(w->Wait(30), 0) << w->Log();
+}
+
+// A program that passes the submit's checks but cannot be executed on the worker (here a script
+// whose interpreter is missing) fails its trial with the reason, not with an exit status 127.
+TEST_F(CommandTrials, AProgramThatCannotStartFailsNamingIt) {
+  const std::string script = WriteFile(TempDir("cmd-cannot-start") + "/run.sh",
+                                       "#!/no/such/interpreter\n");
+  fs::permissions(script, fs::perms::owner_all);
+  Start("cmd-cannot-start", std::string(kSpace) + kObjective + "budget: {max_trials: 1}\n",
+        /*report_timeout=*/120, "[./run.sh]");
+  auto w = Worker("w");
+  v1::Study study = WaitForStudyEnd(address_, 60);
+  ASSERT_EQ(study.state(), v1::STUDY_FAILED) << w->Log();
+  const std::string reason = Query("SELECT end_reason FROM trials");
+  EXPECT_NE(reason.find("cannot run ./run.sh: No such file or directory"), std::string::npos)
+      << reason;
+  EXPECT_EQ(reason.find("127"), std::string::npos) << reason;
   w->Signal(SIGTERM);
   EXPECT_EQ(w->Wait(30), 0) << w->Log();
 }

@@ -1,9 +1,7 @@
 #include "tests/integration/process.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,32 +16,21 @@
 #include <stdexcept>
 #include <thread>
 
-extern char** environ;
+#include "common/subprocess.h"
 
 namespace sift::testing {
 
 Process::Process(const std::vector<std::string>& argv, const std::string& log_path,
                  bool own_group)
     : log_path_(log_path) {
-  std::vector<std::string> copy = argv;
-  std::vector<char*> args;
-  for (auto& a : copy) args.push_back(a.data());
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  if (own_group) {
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-  }
-  const int rc = posix_spawn(&pid_, args[0], &actions, &attr, args.data(), environ);
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+  common::SpawnOptions o;
+  o.argv = argv;
+  o.out = common::Stdio::File(log_path, /*append=*/false);
+  o.err = common::Stdio::ToStdout();
+  o.own_group = own_group;
+  std::string error;
+  pid_ = common::Spawn(o, &error);
+  if (pid_ < 0) throw std::runtime_error(error);
 }
 
 Process::~Process() {
@@ -56,7 +43,7 @@ Process::~Process() {
 bool Process::Running() {
   if (exited_) return false;
   int status = 0;
-  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+  if (common::TryWait(pid_, &status) == pid_) {
     exited_ = true;
     code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }

@@ -15,8 +15,10 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <thread>
 
+#include "common/subprocess.h"
 #include "worker/trainer/kernels/sgemm.h"
 
 namespace sift::worker {
@@ -136,27 +138,27 @@ TEST(StopSignalsTest, ASigtermIgnoredByTheParentStillArrives) {
 }
 
 // A program started by a command trial gets its signals unblocked again (exec keeps the mask):
-// the worker's SIGTERM must reach it.
+// the worker's SIGTERM must reach it. Started as command_runner.cc starts one.
 TEST(StopSignalsTest, AChildUnblocksWhatTheWorkerBlocked) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         std::atomic<int> taken{0};
         StopSignals signals([&](int) { ++taken; });
-        const pid_t pid = fork();
-        if (pid == 0) {
-          UnblockAllSignals();
-          pause();  // SIGTERM's default action ends it
-          _exit(1);
-        }
+        common::SpawnOptions o;
+        o.argv = std::vector<std::string>({"/bin/sleep", "30"});  // parenthesized for the macro
+        o.clear_signal_mask = true;
+        std::string error;
+        const pid_t pid = common::Spawn(o, &error);
+        if (pid < 0) _exit(3);
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         kill(pid, SIGTERM);
         int status = 0;
-        for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
+        for (int i = 0; i < 200 && common::TryWait(pid, &status) == 0; ++i) {
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
         if (kill(pid, SIGKILL) == 0) {  // still there after 2 s: it ignored SIGTERM
-          waitpid(pid, &status, 0);
+          common::Wait(pid, &status);
           _exit(2);
         }
         _exit(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM ? 0 : 2);
