@@ -33,7 +33,7 @@ struct Resume {
 };
 
 std::shared_ptr<const Datasets> BuiltinRunner::Data(const v1::DataSpec& d) {
-  DataSpec spec;
+  CachedDataSpec spec;
   if (!d.spec_json().empty()) {
     static_cast<sift::data::DataSpec&>(spec) = sift::data::DataSpecFromJson(d.spec_json());
   } else {  // a coordinator that predates spec_json: the idx form
@@ -50,7 +50,7 @@ std::shared_ptr<const Datasets> BuiltinRunner::Data(const v1::DataSpec& d) {
     const auto t0 = Clock::now();
     cached_data_ = LoadDatasets(spec);
     cached_key_ = key;
-    const DataSummary s = Summarize(*cached_data_);
+    const LoadedDataSummary s = Summarize(*cached_data_);
     spdlog::info("data {} loaded in {:.2f} s: {} train, {} val, {} test",
                  spec.is_idx() ? spec.dir : spec.ResolvedFormat() + " files",
                  std::chrono::duration<double>(Clock::now() - t0).count(),

@@ -43,7 +43,7 @@ int RunStandalone(const StandaloneOptions& o) {
                                                   : 1;
   topts.num_threads = threads;
   try {
-    DataSpec spec;
+    CachedDataSpec spec;
     static_cast<sift::data::DataSpec&>(spec) = config.data;
     spec.cache_dir = o.cache_dir;
     auto data = LoadDatasets(spec);

@@ -41,7 +41,7 @@ void RunTestEvaluation(const v1::TrialAssignment& a, const EvaluationLink& link)
       return link.fail(p, /*cannot_run=*/true);
     }
     auto data = link.data(a.data());
-    const DataSummary summary = Summarize(*data);
+    const LoadedDataSummary summary = Summarize(*data);
     if (summary.test == 0) return link.fail("the data has no test split to score", false);
     std::string path;
     if (std::string p = link.fetch(a.resume_checkpoint(), &path); !p.empty()) {

@@ -28,7 +28,7 @@ struct Flags {
   int64_t train = 12800;
   int prefetch = 2;
   std::string device = "cpu";
-  std::string data;  // "" : DataSpec's default folder
+  std::string data;  // "" : CachedDataSpec's default folder
   // The first epoch warms up (allocator, oneDNN primitive caches) and is not counted; the best of
   // the others is reported, which filters out time slices lost to other processes.
   int epochs = 4;

@@ -20,8 +20,8 @@ using testing::TempDir;
 using testing::WriteFile;
 
 // A spec over `dir`'s generated files, cached in dir/cache.
-DataSpec CachedSpec(const TempDir& dir, int64_t val_size) {
-  DataSpec spec;
+CachedDataSpec CachedSpec(const TempDir& dir, int64_t val_size) {
+  CachedDataSpec spec;
   spec.dir = dir.path();
   spec.val_size = val_size;
   spec.cache_dir = dir / "cache";
@@ -31,7 +31,7 @@ DataSpec CachedSpec(const TempDir& dir, int64_t val_size) {
 TEST(DataTest, SplitsAndNormalisesGeneratedFiles) {
   TempDir dir;
   testing::WriteSyntheticDataset(dir.path(), /*n_train=*/100, /*n_test=*/30);
-  DataSpec spec;
+  CachedDataSpec spec;
   spec.dir = dir.path();
   spec.val_size = 20;
   spec.train_limit = 50;
@@ -51,7 +51,7 @@ TEST(DataTest, LabelsMustMatchImages) {
   TempDir dir;
   testing::WriteSyntheticDataset(dir.path(), 100, 30);
   WriteFile(dir / "t10k-labels-idx1-ubyte.gz", Gzip(IdxBytes({29}, std::vector<uint8_t>(29))));
-  DataSpec spec;
+  CachedDataSpec spec;
   spec.dir = dir.path();
   spec.val_size = 20;
   ExpectError([&] { LoadDatasets(spec); }, {"t10k-labels", "29 labels for 30 images"});
@@ -63,7 +63,7 @@ TEST(DataTest, TruncatedSourceFileIsAnError) {
   const std::string path = dir / "train-images-idx3-ubyte.gz";
   std::string gz = testing::ReadFile(path);
   WriteFile(path, gz.substr(0, gz.size() - 100));
-  DataSpec spec;
+  CachedDataSpec spec;
   spec.dir = dir.path();
   spec.val_size = 20;
   ExpectError([&] { LoadDatasets(spec); }, {path});
@@ -72,7 +72,7 @@ TEST(DataTest, TruncatedSourceFileIsAnError) {
 TEST(DataTest, CacheIsReusedAndRebuiltWhenCorrupt) {
   TempDir dir;
   testing::WriteSyntheticDataset(dir.path(), 100, 30);
-  const DataSpec spec = CachedSpec(dir, 20);
+  const CachedDataSpec spec = CachedSpec(dir, 20);
   auto first = LoadDatasets(spec);
   const std::string cache = DatasetCachePath(spec);
   ASSERT_TRUE(std::filesystem::exists(cache));
@@ -90,7 +90,7 @@ TEST(DataTest, CacheIsReusedAndRebuiltWhenCorrupt) {
   EXPECT_NE(testing::ReadFile(cache), bytes);
 
   // Another spec is another entry.
-  DataSpec other = spec;
+  CachedDataSpec other = spec;
   other.train_limit = 10;
   EXPECT_NE(DatasetCachePath(other), cache);
 }
@@ -98,7 +98,7 @@ TEST(DataTest, CacheIsReusedAndRebuiltWhenCorrupt) {
 TEST(DataTest, WorkersStartingTogetherDecodeOnceAndShareTheCache) {
   TempDir dir;
   testing::WriteSyntheticDataset(dir.path(), 6000, 1000);
-  const DataSpec spec = CachedSpec(dir, 500);
+  const CachedDataSpec spec = CachedSpec(dir, 500);
   // Three loaders released at once, as `sift run` starts its workers (flock excludes separate
   // opens of the lock file, so threads stand in for processes).
   std::vector<std::shared_ptr<const Datasets>> got(3);
@@ -139,11 +139,11 @@ TEST(DataTest, CacheIsKeyedByTheSourceBytesNotTheirPathOrTime) {
       testing::WriteFile(dir / "b" + name, testing::ReadFile(dir / "a" + name));
     }
   }
-  DataSpec a;
+  CachedDataSpec a;
   a.dir = dir / "a";
   a.val_size = 20;
   a.cache_dir = dir / "cache";
-  DataSpec b = a;
+  CachedDataSpec b = a;
   b.dir = dir / "b";
   EXPECT_EQ(DatasetCachePath(a), DatasetCachePath(b));
   // One pixel changed, same size and name: another entry.
@@ -163,7 +163,7 @@ TEST(DataTest, EpochPermutationIsAPermutationFixedBySeedAndEpoch) {
 }
 
 TEST(DataTest, BatchLoaderGathersInOrderFromAnyStart) {
-  Split s{torch::arange(10 * 4, torch::kFloat32).reshape({10, 1, 2, 2}),
+  TensorSplit s{torch::arange(10 * 4, torch::kFloat32).reshape({10, 1, 2, 2}),
           torch::arange(10, torch::kInt64)};
   std::vector<int64_t> order = {9, 3, 1, 0, 2, 8, 7, 4, 5, 6};
   BatchLoader loader(s, order, /*batch_size=*/4, /*first=*/1, /*pin_memory=*/false);
@@ -181,7 +181,8 @@ TEST(DataTest, BatchLoaderGathersInOrderFromAnyStart) {
 // consumer pauses both paths interleave, and the order must still be the epoch's.
 TEST(DataTest, BatchLoaderKeepsOrderWhenTheConsumerHelps) {
   const int64_t n = 600;
-  Split s{torch::arange(n, torch::kFloat32).reshape({n, 1, 1, 1}), torch::arange(n, torch::kInt64)};
+  TensorSplit s{torch::arange(n, torch::kFloat32).reshape({n, 1, 1, 1}),
+                torch::arange(n, torch::kInt64)};
   const std::vector<int64_t> order = EpochPermutation(n, /*seed=*/3, /*epoch=*/0);
   for (int depth : {1, 2, 4}) {
     BatchLoader loader(s, order, /*batch_size=*/2, /*first=*/0, /*pin_memory=*/false, depth);
@@ -211,7 +212,7 @@ TEST(DataTest, RealFashionMnistSlice) {
 TEST(DataTest, ExplicitIdxFilesAreReadAsTheirSplits) {
   TempDir dir;
   testing::WriteSyntheticDataset(dir.path(), 100, 30);
-  DataSpec spec;
+  CachedDataSpec spec;
   spec.format = "idx";
   spec.dir = dir / "not-used";
   spec.train = {dir / "train-images-idx3-ubyte.gz", dir / "train-labels-idx1-ubyte.gz"};

@@ -86,7 +86,7 @@ TEST(ExportInputTest, TakesRawCsvRowsEncodedPerTheSidecar) {
   WriteFile(dir / "train.csv", train.Csv());
   WriteFile(dir / "val.csv", val.Csv());
   WriteFile(dir / "test.csv", test.Csv());
-  DataSpec spec;
+  CachedDataSpec spec;
   spec.train.path = dir / "train.csv";
   spec.val.path = dir / "val.csv";
   spec.test.path = dir / "test.csv";
@@ -177,7 +177,7 @@ TEST(ExportInputTest, TakesRawIdxPixels) {
   EXPECT_FALSE(sidecar.contains("columns"));
 
   const char* env = std::getenv("SIFT_DATA_DIR");
-  const std::string folder = env ? env : DataSpec().dir;
+  const std::string folder = env ? env : CachedDataSpec().dir;
   const data::IdxArray images = data::ReadIdxFile(folder + "/" + common::kTestImages);
   const data::IdxArray labels = data::ReadIdxFile(folder + "/" + common::kTestLabels);
   const int64_t n = data->test.size();

@@ -24,7 +24,7 @@ constexpr char kPython[] = "/usr/bin/python3";  // Debian's, where python3-torch
 std::shared_ptr<const Datasets> SmallImages() {
   torch::manual_seed(7);
   auto split = [](int64_t n) {
-    Split s;
+    TensorSplit s;
     s.images = torch::randn({n, 3, 8, 8});
     s.labels = (s.images.flatten(1).mean(1) > 0).to(torch::kLong) +
                2 * (s.images.select(1, 0).mean({1, 2}) > 0).to(torch::kLong);

@@ -32,8 +32,8 @@ std::string LinearCsv(int n) {
   return text;
 }
 
-DataSpec CsvSpec(const std::string& path, const std::string& cache_dir) {
-  DataSpec spec;
+CachedDataSpec CsvSpec(const std::string& path, const std::string& cache_dir) {
+  CachedDataSpec spec;
   spec.file.path = path;
   spec.label = "y";
   spec.cache_dir = cache_dir;
@@ -43,7 +43,7 @@ DataSpec CsvSpec(const std::string& path, const std::string& cache_dir) {
 TEST(FileDataTest, CsvBecomesRowsAndFloatTargetsAndIsCached) {
   TempDir dir;
   WriteFile(dir / "d.csv", LinearCsv(200));
-  const DataSpec spec = CsvSpec(dir / "d.csv", dir / "cache");
+  const CachedDataSpec spec = CsvSpec(dir / "d.csv", dir / "cache");
   auto first = LoadDatasets(spec);
   EXPECT_EQ(first->task, "regression");
   EXPECT_EQ(first->outputs, 1);
@@ -63,7 +63,7 @@ TEST(FileDataTest, CsvBecomesRowsAndFloatTargetsAndIsCached) {
 TEST(FileDataTest, AChangedFileOrPreprocessingIsNeverServedStale) {
   TempDir dir;
   WriteFile(dir / "d.csv", LinearCsv(100));
-  DataSpec spec = CsvSpec(dir / "d.csv", dir / "cache");
+  CachedDataSpec spec = CsvSpec(dir / "d.csv", dir / "cache");
   const std::string before = DatasetCachePath(spec);
   auto original = LoadDatasets(spec);
   // The same file elsewhere shares the entry: the cache keys on bytes, not paths.
@@ -75,7 +75,7 @@ TEST(FileDataTest, AChangedFileOrPreprocessingIsNeverServedStale) {
   }
   EXPECT_EQ(DatasetCachePath(CsvSpec(dir / "copy.csv", dir / "cache")), before);
   // Other preprocessing: another entry.
-  DataSpec scaled = spec;
+  CachedDataSpec scaled = spec;
   scaled.standardize = "none";
   EXPECT_NE(DatasetCachePath(scaled), before);
   // An edited file (same name, same size): another entry, and the new values.
@@ -102,7 +102,7 @@ TEST(FileDataTest, NpzImagesKeepTheirShapeAndGainAChannel) {
   WriteFile(dir / "d.npz", Zip({{"x.npy", Npy<uint8_t>("|u1", {12, 6, 6}, x)},
                                 {"y.npy", Npy<int64_t>("<i8", {12}, y)}},
                                /*deflate=*/false));
-  DataSpec spec;
+  CachedDataSpec spec;
   spec.train.path = spec.val.path = dir / "d.npz";
   auto d = LoadDatasets(spec);
   EXPECT_EQ(d->task, "classification");
@@ -124,7 +124,7 @@ TEST(FileDataTest, NpzImagesKeepTheirShapeAndGainAChannel) {
 TEST(FileDataTest, RegressionTrainsWithMseAndReportsRmseMaeR2) {
   TempDir dir;
   WriteFile(dir / "d.csv", LinearCsv(600));
-  DataSpec spec = CsvSpec(dir / "d.csv", "");
+  CachedDataSpec spec = CsvSpec(dir / "d.csv", "");
   spec.standardize = "both";
   auto data = LoadDatasets(spec);
   TrainerOptions o;
@@ -168,7 +168,7 @@ TEST(FileDataTest, CnnOnRowsIsAClearError) {
 TEST(FileDataTest, HuberLossIsTheTrainingLossAndRmseStaysTheSquaredErrors) {
   TempDir dir;
   WriteFile(dir / "d.csv", LinearCsv(300));
-  DataSpec spec = CsvSpec(dir / "d.csv", "");
+  CachedDataSpec spec = CsvSpec(dir / "d.csv", "");
   spec.standardize = "both";
   auto data = LoadDatasets(spec);
   TrainerOptions o;

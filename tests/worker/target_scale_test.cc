@@ -32,7 +32,7 @@ std::string PriceCsv() {
 
 std::shared_ptr<const Datasets> Prices(const TempDir& dir, const std::string& standardize = "") {
   WriteFile(dir / "p.csv", PriceCsv());
-  DataSpec spec;
+  CachedDataSpec spec;
   spec.file.path = dir / "p.csv";
   spec.label = "y";
   spec.split = {0.2, 0.2, 1};
@@ -181,7 +181,7 @@ std::shared_ptr<const Datasets> Classes(const TempDir& dir, int classes) {
             "," + "k" + std::to_string(c) + "\n";
   }
   WriteFile(dir / "c.csv", text);
-  DataSpec spec;
+  CachedDataSpec spec;
   spec.file.path = dir / "c.csv";
   spec.label = "y";
   return LoadDatasets(spec);

@@ -92,7 +92,7 @@ inline void WriteSyntheticDataset(const std::string& dir, uint32_t n_train, uint
 // the first skip decoding.
 inline std::shared_ptr<const Datasets> SmallFashionMnist(int64_t train = 2048, int64_t val = 256,
                                                          int64_t test = 512) {
-  DataSpec spec;
+  CachedDataSpec spec;
   spec.train_limit = train;
   spec.val_size = val;
   spec.test_limit = test;

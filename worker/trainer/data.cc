@@ -77,7 +77,7 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
 }
 
 // Decodes an images file and its labels file into a normalised Split, checking they agree.
-Split DecodeSplit(const std::string& images_path, const std::string& labels_path) {
+TensorSplit DecodeSplit(const std::string& images_path, const std::string& labels_path) {
   sift::data::IdxArray images = sift::data::ReadIdxFile(images_path);
   sift::data::IdxArray labels = sift::data::ReadIdxFile(labels_path);
   if (images.dims.size() != 3) {
@@ -99,7 +99,7 @@ Split DecodeSplit(const std::string& images_path, const std::string& labels_path
     }
   }
   const int64_t n = images.count(), rows = images.dims[1], cols = images.dims[2];
-  Split s;
+  TensorSplit s;
   s.images = torch::from_blob(images.data.data(), {n, 1, rows, cols}, torch::kUInt8)
                  .to(torch::kFloat32)
                  .div_(255.0)
@@ -109,7 +109,7 @@ Split DecodeSplit(const std::string& images_path, const std::string& labels_path
   return s;
 }
 
-Split Slice(const Split& s, int64_t start, int64_t length) {
+TensorSplit Slice(const TensorSplit& s, int64_t start, int64_t length) {
   return {s.images.narrow(0, start, length).clone(), s.labels.narrow(0, start, length).clone()};
 }
 
@@ -138,7 +138,7 @@ void PutInput(const sift::data::InputPrep& p, std::string* out) {
   PutDoubles(p.std, out);
 }
 
-void PutSplit(const Split& s, std::string* out) {
+void PutSplit(const TensorSplit& s, std::string* out) {
   PutInt(s.images.dim(), out);
   for (int64_t d : s.images.sizes()) PutInt(d, out);
   out->append(static_cast<const char*>(s.images.data_ptr()), s.images.nbytes());
@@ -186,10 +186,10 @@ class PayloadReader {
     p.std = Doubles();
     return p;
   }
-  Split GetSplit() {
+  TensorSplit GetSplit() {
     std::vector<int64_t> dims(static_cast<size_t>(Int(kMaxCachedRank)));
     for (int64_t& d : dims) d = Int(int64_t{1} << 31);
-    Split s;
+    TensorSplit s;
     s.images = torch::empty(dims, torch::kFloat32);
     Take(s.images.data_ptr(), s.images.nbytes());
     s.labels = torch::empty({dims.at(0)}, Int(1) == 1 ? torch::kFloat32 : torch::kInt64);
@@ -215,7 +215,7 @@ std::string CachePayload(const Datasets& d) {
   payload.append(reinterpret_cast<const char*>(&d.target_mean), sizeof(double));
   payload.append(reinterpret_cast<const char*>(&d.target_std), sizeof(double));
   PutInput(d.input, &payload);
-  for (const Split* s : {&d.train, &d.val, &d.test}) PutSplit(*s, &payload);
+  for (const TensorSplit* s : {&d.train, &d.val, &d.test}) PutSplit(*s, &payload);
   return payload;
 }
 
@@ -245,12 +245,12 @@ std::shared_ptr<Datasets> FromCachePayload(const std::string& path, const std::s
 // IDX images and labels: the folder form (Fashion-MNIST's four names in `dir`), or explicit
 // train/val/test pairs. Without a val pair the validation set is the end of the training file;
 // without a test pair there is no test split.
-std::shared_ptr<Datasets> DecodeIdx(const DataSpec& spec) {
+std::shared_ptr<Datasets> DecodeIdx(const CachedDataSpec& spec) {
   const bool folder = spec.uses_dir();
-  Split train_file = folder ? DecodeSplit(JoinPath(spec.dir, kTrainImages),
+  TensorSplit train_file = folder ? DecodeSplit(JoinPath(spec.dir, kTrainImages),
                                           JoinPath(spec.dir, kTrainLabels))
                             : DecodeSplit(spec.train.path, spec.train.labels);
-  Split test_file;
+  TensorSplit test_file;
   if (folder) {
     test_file = DecodeSplit(JoinPath(spec.dir, kTestImages), JoinPath(spec.dir, kTestLabels));
   } else if (!spec.test.empty()) {
@@ -281,7 +281,7 @@ std::shared_ptr<Datasets> DecodeIdx(const DataSpec& spec) {
     d->test = Slice(train_file, 0, 0);
   }
   d->sample = train_file.images.sizes().slice(1).vec();
-  for (const Split* other : {&d->val, &d->test}) {
+  for (const TensorSplit* other : {&d->val, &d->test}) {
     if (other->size() > 0 && other->images.sizes().slice(1).vec() != d->sample) {
       throw std::runtime_error("idx: the val/test images' size differs from the training images'");
     }
@@ -290,10 +290,11 @@ std::shared_ptr<Datasets> DecodeIdx(const DataSpec& spec) {
 }
 
 // A common/data split as tensors: [N, ...sample] features and the task's label type.
-Split ToTensors(const sift::data::Split& s, const std::vector<int64_t>& sample, bool regression) {
+TensorSplit ToTensors(const sift::data::Split& s, const std::vector<int64_t>& sample,
+                      bool regression) {
   std::vector<int64_t> shape{s.size};
   shape.insert(shape.end(), sample.begin(), sample.end());
-  Split out;
+  TensorSplit out;
   out.images = torch::empty(shape, torch::kFloat32);
   std::memcpy(out.images.data_ptr(), s.x.data(), s.x.size() * sizeof(float));
   if (regression) {
@@ -306,7 +307,7 @@ Split ToTensors(const sift::data::Split& s, const std::vector<int64_t>& sample, 
   return out;
 }
 
-std::shared_ptr<Datasets> DecodeFiles(const DataSpec& spec) {
+std::shared_ptr<Datasets> DecodeFiles(const CachedDataSpec& spec) {
   const sift::data::Dataset loaded = sift::data::LoadDataset(spec);
   auto d = std::make_shared<Datasets>();
   d->task = loaded.task;
@@ -323,13 +324,13 @@ std::shared_ptr<Datasets> DecodeFiles(const DataSpec& spec) {
   return d;
 }
 
-std::shared_ptr<Datasets> Decode(const DataSpec& spec) {
+std::shared_ptr<Datasets> Decode(const CachedDataSpec& spec) {
   return spec.is_idx() ? DecodeIdx(spec) : DecodeFiles(spec);
 }
 
 // The spec as the cache sees it: the preprocessing without the paths (the files' bytes stand
 // for them), and the idx settings only for idx data.
-std::string CacheKeySpec(const DataSpec& spec) {
+std::string CacheKeySpec(const CachedDataSpec& spec) {
   sift::data::DataSpec k = spec;
   k.format = spec.ResolvedFormat();
   k.dir.clear();
@@ -343,7 +344,7 @@ std::string CacheKeySpec(const DataSpec& spec) {
 
 }  // namespace
 
-std::string DataContentKey(const DataSpec& spec) {
+std::string DataContentKey(const CachedDataSpec& spec) {
   Fnv64 h;
   h.Add(std::string(kCacheMagic));
   h.Add(int64_t{kCacheVersion});
@@ -356,7 +357,7 @@ std::string DataContentKey(const DataSpec& spec) {
   return hex;
 }
 
-std::string DatasetCachePath(const DataSpec& spec) {
+std::string DatasetCachePath(const CachedDataSpec& spec) {
   if (spec.cache_dir.empty()) return "";
   return JoinPath(spec.cache_dir,
                   (spec.is_idx() ? "fashion-mnist-" : "data-") + DataContentKey(spec) + ".sift");
@@ -402,7 +403,7 @@ class CacheBuildLock {
 
 }  // namespace
 
-std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec) {
+std::shared_ptr<const Datasets> LoadDatasets(const CachedDataSpec& spec) {
   const std::string cache = DatasetCachePath(spec);
   if (auto d = ReadCache(cache)) return d;
   // Local workers start together: one decodes and writes the entry while the others wait and
@@ -423,7 +424,7 @@ std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec) {
   return d;
 }
 
-DataSummary Summarize(const Datasets& data) {
+LoadedDataSummary Summarize(const Datasets& data) {
   return {{data.sample, data.outputs, data.target_mean, data.target_std},
           data.class_names,
           data.train.size(),
@@ -436,7 +437,7 @@ std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int64_t epoch) {
       n, seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(epoch) + 1);
 }
 
-BatchLoader::BatchLoader(const Split& split, std::vector<int64_t> order, int64_t batch_size,
+BatchLoader::BatchLoader(const TensorSplit& split, std::vector<int64_t> order, int64_t batch_size,
                          int64_t first, bool pin_memory, int depth)
     : split_{split.images.contiguous(), split.labels.contiguous()},
       order_(std::move(order)),

@@ -19,14 +19,14 @@
 
 namespace sift::worker {
 
-struct Split {
+struct TensorSplit {
   torch::Tensor images;  // float32 [N, ...sample]: images [N, C, H, W] or feature rows [N, F]
   torch::Tensor labels;  // int64 [N] class indices, or float32 [N] regression targets
   int64_t size() const { return labels.size(0); }
 };
 
 struct Datasets {
-  Split train, val, test;
+  TensorSplit train, val, test;
   std::string task = "classification";       // or regression
   std::vector<int64_t> sample{1, 28, 28};     // one sample's shape ([H, W] arrays gain C = 1)
   int64_t outputs = 10;                       // classes, or 1 for regression
@@ -58,8 +58,8 @@ struct Batch {
 // The gather is a plain memcpy loop: no ATen parallelism competes with the training threads.
 class BatchLoader {
  public:
-  BatchLoader(const Split& split, std::vector<int64_t> order, int64_t batch_size, int64_t first,
-              bool pin_memory, int depth = 2);
+  BatchLoader(const TensorSplit& split, std::vector<int64_t> order, int64_t batch_size,
+              int64_t first, bool pin_memory, int depth = 2);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -74,7 +74,7 @@ class BatchLoader {
   void Run();
   Batch Assemble(int64_t index) const;
 
-  Split split_;
+  TensorSplit split_;
   std::vector<int64_t> order_;
   int64_t batch_size_;
   int64_t num_batches_;

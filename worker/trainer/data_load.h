@@ -13,30 +13,30 @@
 namespace sift::worker {
 
 // The study's data spec (the idx `dir` form by default) plus where this worker caches it.
-struct DataSpec : sift::data::DataSpec {
+struct CachedDataSpec : sift::data::DataSpec {
   std::string cache_dir;  // preprocessed tensors under a content hash; "" disables the cache
 };
 
 struct Datasets;  // data.h
 
 // Loads, validates and splits; throws std::runtime_error naming the file and the problem.
-std::shared_ptr<const Datasets> LoadDatasets(const DataSpec& spec);
+std::shared_ptr<const Datasets> LoadDatasets(const CachedDataSpec& spec);
 
 // The cache file LoadDatasets uses for `spec` ("" when spec.cache_dir is empty). Its name is a
 // hash of the source files' bytes (wherever they live), the preprocessing the spec asks for
 // (everything but the paths) and the cache format version: a copy of the data elsewhere, or
 // another study on the same file, shares the entry; an edited file gets a new one.
-std::string DatasetCachePath(const DataSpec& spec);
+std::string DatasetCachePath(const CachedDataSpec& spec);
 // That name's hash alone (16 hex digits), whether or not there is a cache directory: equal keys
 // mean the same bytes prepared the same way.
-std::string DataContentKey(const DataSpec& spec);
+std::string DataContentKey(const CachedDataSpec& spec);
 
 // What the runners read of loaded data: the shape a model gets, class names, split sizes.
-struct DataSummary {
+struct LoadedDataSummary {
   ModelShape shape;  // sample, outputs and the regression target's scale
   std::vector<std::string> class_names;
   int64_t train = 0, val = 0, test = 0;  // samples per split
 };
-DataSummary Summarize(const Datasets& data);
+LoadedDataSummary Summarize(const Datasets& data);
 
 }  // namespace sift::worker

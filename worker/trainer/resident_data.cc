@@ -4,11 +4,11 @@
 
 namespace sift::worker {
 
-int64_t SplitBytes(const Split& split) {
+int64_t SplitBytes(const TensorSplit& split) {
   return static_cast<int64_t>(split.images.nbytes() + split.labels.nbytes());
 }
 
-ResidentSplit::ResidentSplit(const Split& split, const torch::Device& device) {
+ResidentSplit::ResidentSplit(const TensorSplit& split, const torch::Device& device) {
   split_.images = split.images.to(device).contiguous();
   split_.labels = split.labels.to(device).contiguous();
 }

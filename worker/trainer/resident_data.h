@@ -16,12 +16,12 @@ namespace sift::worker {
 // under TrainerOptions::resident_data auto).
 inline constexpr int64_t kResidentMaxBytes = int64_t{4} << 30;
 
-int64_t SplitBytes(const Split& split);
+int64_t SplitBytes(const TensorSplit& split);
 
 class ResidentSplit {
  public:
   // Copies `split` to `device` once. Throws c10::Error when the device is out of memory.
-  ResidentSplit(const Split& split, const torch::Device& device);
+  ResidentSplit(const TensorSplit& split, const torch::Device& device);
 
   // Starts an epoch: `order` (EpochPermutation's, so the order is the host loader's and a
   // resumed run the same) is copied to the device once; batches start at batch `first`.
@@ -31,7 +31,7 @@ class ResidentSplit {
   int64_t num_batches() const { return num_batches_; }
 
  private:
-  Split split_;
+  TensorSplit split_;
   torch::Tensor order_;  // int64 on the device
   int64_t batch_size_ = 1, next_ = 0, num_batches_ = 0;
 };

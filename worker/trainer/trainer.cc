@@ -275,7 +275,7 @@ struct Trainer::Impl {
   double LossUnits() const { return data->regression() ? data->target_std * data->target_std : 1; }
 
   // Mean loss and the task's scores over `split`, in eval mode; regression in the target's units.
-  EvalMetrics Evaluate(const Split& split) {
+  EvalMetrics Evaluate(const TensorSplit& split) {
     EvalMetrics e;
     if (split.size() == 0) return e;
     torch::NoGradGuard no_grad;
