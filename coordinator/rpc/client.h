@@ -9,6 +9,8 @@
 
 #include "common/client_channel.h"
 #include "coordinator/report/report.h"
+#include "coordinator/rpc/study_proto.h"
+#include "coordinator/rpc/trial_proto.h"
 #include "sift/v1/studies_service.grpc.pb.h"
 
 namespace sift::coordinator {
@@ -18,7 +20,5 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
 using common::CurrentUser;
 using common::MakeContext;
 
-StudySummary FromProto(const v1::Study& s);
-TrialSummary FromProto(const v1::Trial& t);
 
 }  // namespace sift::coordinator

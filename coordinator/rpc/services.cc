@@ -31,19 +31,6 @@ grpc::Status ToGrpc(const Status& s) {
   return {grpc::StatusCode::UNKNOWN, s.message};
 }
 
-v1::TrialState ToProto(search::TrialState s) {
-  switch (s) {
-    case search::TrialState::kPending: return v1::TRIAL_PENDING;
-    case search::TrialState::kRunning: return v1::TRIAL_RUNNING;
-    case search::TrialState::kPaused: return v1::TRIAL_PAUSED;
-    case search::TrialState::kCompleted: return v1::TRIAL_COMPLETED;
-    case search::TrialState::kStopped: return v1::TRIAL_STOPPED;
-    case search::TrialState::kFailed: return v1::TRIAL_FAILED;
-    case search::TrialState::kDiverged: return v1::TRIAL_DIVERGED;
-  }
-  return v1::TRIAL_STATE_UNSPECIFIED;
-}
-
 // An exception in a handler (an unreadable record, a failed conversion) answers INTERNAL with
 // what went wrong, not gRPC's bare "Unexpected error in RPC handling"; the coordinator serves on.
 grpc::Status HandlerError(const char* rpc) {
@@ -58,79 +45,10 @@ std::map<std::string, double> ToMap(const google::protobuf::Map<std::string, dou
 
 }  // namespace
 
-void ToProto(const StudySummary& s, v1::Study* out) {
-  out->set_id(s.record.id);
-  out->set_name(s.record.name);
-  out->set_state(s.record.state == StudyState::kRunning     ? v1::STUDY_RUNNING
-                 : s.record.state == StudyState::kCompleted ? v1::STUDY_COMPLETED
-                 : s.record.state == StudyState::kFailed    ? v1::STUDY_FAILED
-                 : s.record.state == StudyState::kPaused    ? v1::STUDY_PAUSED
-                                                            : v1::STUDY_CANCELLED);
-  out->set_objective_metric(s.metric);
-  out->set_maximize(s.maximize);
-  out->set_trials_total(s.total);
-  out->set_trials_finished(s.finished);
-  out->set_trials_running(s.running);
-  out->set_has_best(s.best_trial.has_value());
-  out->set_best_trial_number(s.best_trial.value_or(0));
-  out->set_best_objective(s.best_value);
-  out->set_cost_dollars(s.dollars);
-  out->set_end_reason(s.record.end_reason);
-  out->set_max_trials(s.max_trials);
-  out->set_idle_dollars(s.idle_dollars);
-  out->set_idle_seconds(s.idle_seconds);
-  out->set_max_dollars(s.budget.max_dollars);
-  out->set_max_hours(s.budget.max_hours);
-  out->set_wasted_dollars(s.wasted_dollars);
-  out->set_paused_wasted_dollars(s.paused_wasted_dollars);
-  for (const auto& [k, v] : s.dollars_by_market) (*out->mutable_dollars_by_market())[k] = v;
-  out->set_preemptions(s.preemptions);
-  out->set_expirations(s.expirations);
-  out->set_checkpoint_dir(s.checkpoint_dir);
-  for (const auto& e : s.events) {
-    auto* event = out->add_events();
-    event->set_at(e.at);
-    event->set_user(e.user);
-    event->set_action(e.action);
-    event->set_detail(e.detail);
-  }
-  CostToProto(s, out);
-}
-
 std::string CallerUser(const grpc::ServerContext* ctx) {
   auto it = ctx->client_metadata().find("x-sift-user");
   if (it == ctx->client_metadata().end() || it->second.empty()) return "unknown";
   return std::string(it->second.data(), std::min<size_t>(it->second.size(), 128));
-}
-
-void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out) {
-  out->set_study_id(t.record.study_id);
-  out->set_number(t.record.number);
-  out->set_state(ToProto(t.record.state));
-  ToProto(t.record.params, out->mutable_params());
-  out->set_end_reason(t.record.end_reason);
-  out->set_cost_dollars(t.dollars);
-  out->set_wall_seconds(t.seconds);
-  out->set_has_objective(t.objective.has_value());
-  out->set_objective(t.objective.value_or(0));
-  out->set_epochs(t.epochs);
-  out->set_checkpoint(t.checkpoint);
-  out->set_wasted_dollars(t.wasted_dollars);
-  out->set_leases(t.segments);
-  out->set_interruptions(t.interruptions);
-  for (const auto& [k, v] : t.record.final_metrics) (*out->mutable_final_metrics())[k] = v;
-  if (t.evaluation) {
-    out->set_test_evaluation(ToString(t.evaluation->state));
-    out->set_test_requested_by(t.evaluation->requested_by);
-    for (const auto& [k, v] : t.evaluation->metrics) (*out->mutable_test_metrics())[k] = v;
-    out->set_test_error(t.evaluation->error);
-  }
-  if (!include_reports) return;
-  for (const auto& r : t.reports) {
-    auto* rep = out->add_reports();
-    rep->set_epoch(r.epoch);
-    for (const auto& [k, v] : r.metrics) (*rep->mutable_metrics())[k] = v;
-  }
 }
 
 namespace {

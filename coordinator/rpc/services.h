@@ -5,8 +5,10 @@
 #include <memory>
 #include <string>
 
-#include "coordinator/rpc/authorization.h"
 #include "coordinator/core/coordinator.h"
+#include "coordinator/rpc/authorization.h"
+#include "coordinator/rpc/study_proto.h"
+#include "coordinator/rpc/trial_proto.h"
 #include "sift/v1/studies_service.grpc.pb.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 
@@ -85,8 +87,5 @@ class WorkersService final : public WorkersBase {
   const Authorizer* auth_;
 };
 
-// Converts a domain summary to the wire form (shared with the embedded run's report).
-void ToProto(const StudySummary& s, v1::Study* out);
-void ToProto(const TrialSummary& t, bool include_reports, v1::Trial* out);
 
 }  // namespace sift::coordinator
