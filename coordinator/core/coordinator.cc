@@ -13,14 +13,10 @@ namespace sift::coordinator {
 
 using search::TrialState;
 
-namespace {
-
 double SystemNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-}  // namespace
 
 std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
   for (const auto& e : events) {

@@ -105,6 +105,9 @@ enum class AcquireResult { kAssigned, kNoWork, kShutdown };
 // when the client gave an absolute path), "" if unknown: where its relative data paths resolve.
 std::string CreatedFromDir(const std::vector<StudyEventRecord>& events);
 
+// Unix seconds now: the Coordinator's default clock, and the reports' "now".
+double SystemNow();
+
 // Locks, so that two studies never wait on each other:
 //  - a study's lock (ServedStudy::mu, coordinator/core/study_registry.h): its StudyRunner, its
 //    resume points, its test evaluations, its cost alerts, and the report fields of its trial

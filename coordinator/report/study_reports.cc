@@ -2,10 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <memory>
 #include <stdexcept>
 
+#include "coordinator/core/coordinator.h"  // SystemNow
 #include "coordinator/core/stored_study.h"
 #include "coordinator/core/summaries.h"
 #include "coordinator/cost/ledger.h"
@@ -13,11 +13,6 @@
 
 namespace sift::coordinator {
 namespace {
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // One study from the Store: its summary, and with `trials` its trials' summaries too. Nothing
 // when its config no longer parses (logged, as a coordinator skips it).
@@ -77,7 +72,7 @@ std::optional<StudyReport> LoadStudy(Store& store, const StudyRecord& s, bool tr
 std::vector<StudyReport> LoadStudyReports(const std::string& db, int64_t study_id,
                                           std::optional<double> target) {
   auto store = OpenStoreReadOnly(db);
-  const double now = Now();
+  const double now = SystemNow();
   std::vector<StudyReport> reports;
   for (const auto& s : store->ListStudies()) {
     if (study_id > 0 && s.id != study_id) continue;
@@ -95,7 +90,7 @@ std::vector<StudyReport> LoadStudyReports(const std::string& db, int64_t study_i
 
 std::vector<StudySummary> LoadStudySummaries(const std::string& db) {
   auto store = OpenStoreReadOnly(db);
-  const double now = Now();
+  const double now = SystemNow();
   std::vector<StudySummary> out;
   for (const auto& s : store->ListStudies()) {
     if (auto r = LoadStudy(*store, s, false, now)) out.push_back(std::move(r->study));

@@ -220,23 +220,21 @@ class SqliteStore : public Store {
     std::optional<ReportRecord> found;
     QueryReports(
         "WHERE lease_id=? AND seq=?", [&](SQLite::Statement& q) { SQLite::bind(q, lease_id, seq); },
-        [&](const ReportRecord& r) {
-          if (!found) found = r;
+        [&](ReportRecord& r) {
+          if (!found) found = std::move(r);
         });
     return found;
   }
 
   std::vector<ReportRecord> ListReports(int64_t study_id) override {
     std::vector<ReportRecord> out;
-    ForEachReport(study_id, [&](const ReportRecord& r) { out.push_back(r); });
+    QueryStudyReports(study_id, [&](ReportRecord& r) { out.push_back(std::move(r)); });
     return out;
   }
 
   void ForEachReport(int64_t study_id,
                      const std::function<void(const ReportRecord&)>& fn) override {
-    std::lock_guard<std::recursive_mutex> lock(mu_);
-    QueryReports("WHERE study_id=? ORDER BY number, epoch, created_at",
-                 [&](SQLite::Statement& q) { SQLite::bind(q, study_id); }, fn);
+    QueryStudyReports(study_id, [&](ReportRecord& r) { fn(r); });
   }
 
   void UpsertWorker(const WorkerRecord& w) override {
@@ -435,8 +433,15 @@ class SqliteStore : public Store {
     return out;
   }
 
+  // A study's reports in the list's order; `fn` may take each record (ListReports moves them).
+  void QueryStudyReports(int64_t study_id, const std::function<void(ReportRecord&)>& fn) {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    QueryReports("WHERE study_id=? ORDER BY number, epoch, created_at",
+                 [&](SQLite::Statement& q) { SQLite::bind(q, study_id); }, fn);
+  }
+
   void QueryReports(const std::string& where, const std::function<void(SQLite::Statement&)>& bind,
-                    const std::function<void(const ReportRecord&)>& fn) {
+                    const std::function<void(ReportRecord&)>& fn) {
     SQLite::Statement q(db_,
                         "SELECT study_id, number, epoch, metrics, lease_id, seq, decision, reason,"
                         " created_at, checkpoint FROM reports " + where);
