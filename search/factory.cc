@@ -151,7 +151,8 @@ std::vector<std::string> SchedulerTypes() {
 }
 
 std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& options,
-                                       const SearchSpace& space, std::vector<std::string>* errors) {
+                                       const SearchSpace& space, std::vector<std::string>* errors,
+                                       size_t /*objectives*/) {
   OptionReader r(options);
   std::unique_ptr<Searcher> out;
   if (type == "random") {

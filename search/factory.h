@@ -17,12 +17,15 @@ namespace sift::search {
 struct SchedulerContext {
   int64_t max_resource = 1;  // epochs per trial at most
   bool maximize = true;
+  size_t objectives = 1;  // several: only the multi-objective schedulers are accepted
 };
 
 // Returns nullptr and appends "key: problem" messages to `errors` when the type or an option is
 // invalid. The space must already be valid.
+// `objectives` above 1 accepts only the searchers that support several objectives.
 std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& options,
-                                       const SearchSpace& space, std::vector<std::string>* errors);
+                                       const SearchSpace& space, std::vector<std::string>* errors,
+                                       size_t objectives = 1);
 std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options& options,
                                          const SchedulerContext& context,
                                          std::vector<std::string>* errors);

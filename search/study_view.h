@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "search/curve_values.h"
+#include "search/objectives.h"
 #include "search/param_value.h"
 #include "search/space.h"
 
@@ -25,17 +26,17 @@ inline bool IsTerminal(TrialState s) {
 }
 const char* ToString(TrialState s);
 
-struct Objective {
-  std::string metric = "val_accuracy";
-  bool maximize = true;
-};
-
 struct TrialView {
   int64_t number = 0;  // 0-based, in order of creation within the study
   Params params;
   TrialState state = TrialState::kPending;
   // Objective value reported at each resource level (epochs completed, starting at 1).
   CurveValues values;
+  // With several objectives or constraints (StudyView::objectives, ::constraints): the curve of
+  // objectives[i + 1] at more_values[i], and of constraints[j]'s metric at constraint_values[j],
+  // each keyed by the same resources as `values`. Empty in a single-objective, unconstrained study.
+  std::vector<CurveValues> more_values;
+  std::vector<CurveValues> constraint_values;
   double cost_dollars = 0.0;  // measured so far; cost-aware searchers may use it
   double train_seconds = 0.0;
   // Epochs at which an intact checkpoint is kept: population-based training copies only these.
@@ -51,7 +52,10 @@ struct TrialView {
 
 struct StudyView {
   const SearchSpace* space = nullptr;
-  Objective objective;
+  Objective objective;  // objectives[0] when there are several
+  // All objectives in order, objective first; empty or of size 1 for a single-objective study.
+  std::vector<Objective> objectives;
+  std::vector<Constraint> constraints;
   uint64_t seed = 0;
   int64_t max_resource = 1;  // epochs a trial may train at most
   // Indexed by number. A deque: it grows without copying every trial or doubling its slack.
