@@ -12,11 +12,12 @@ PACKAGES=(
   openssl libssl-dev  # libssl-dev: TLS on the --http port (coordinator/http/stream.cc)
   chromium  # headless, for the HTML report's tests (tests/coordinator/html_report_browser_test.cc)
   dataset-fashion-mnist
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   libpqxx-dev postgresql-15
   python3-xgboost  # 1.5 MB with its library: tests/integration/command_trial_test.cc trains with it
 )
-# clang and its libFuzzer runtime build the fuzz targets (scripts/fuzz.sh, run by ./sift.sh test).
+# clang and its libFuzzer runtime build the fuzz targets (scripts/fuzz.sh, run by ./sift.sh test);
+# clang-format checks the layout of every C++ file (tests/scripts/format_test.sh).
 # libpqxx-dev builds the PostgreSQL store (`--db postgresql://`; without it sift builds and
 # says so); postgresql-15 is the server its tests start in a temp dir (tests/pg_server.h).
 # Benchmark references (PyTorch eager, Optuna), only with --bench.
