@@ -151,7 +151,8 @@ TEST(StudyConfigObjectives, AnUnknownMetricIsNamedWithASuggestion) {
                 "'inference_ms'?); the trainer reports val_accuracy, val_loss, train_loss, "
                 "val_rmse, val_mae, val_r2, val_balanced_accuracy, val_macro_f1, val_roc_auc, "
                 "and Sift measures dollars, train_seconds, params, inference_ms (line 5)"});
-  EXPECT_EQ(JudgedOne(Study("objectives:\n  - {metric: val_accuracy}\n  - {direction: minimize}\n")),
+  EXPECT_EQ(JudgedOne(Study("objectives:\n  - {metric: val_accuracy}\n"
+                            "  - {direction: minimize}\n")),
             std::vector<std::string>{
                 "objectives[1].metric: missing; name a metric the trial reports or one Sift "
                 "measures (dollars, train_seconds, params, inference_ms) (line 6)"});
