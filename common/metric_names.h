@@ -25,6 +25,21 @@ inline constexpr const char* kEpochSeconds = "epoch_seconds";
 inline constexpr const char* kSamplesPerSecond = "samples_per_second";
 inline constexpr const char* kDataWaitFraction = "data_wait_fraction";
 
+// Measured by Sift for a trial rather than reported by it, so any study may name them as an
+// objective or a constraint: the trial's dollars so far (the ledger's, preemption waste
+// included), its training seconds, the model's parameter count and its forward time per
+// validation sample. Each is better lower.
+inline constexpr const char* kDollars = "dollars";
+inline constexpr const char* kTrainSeconds = "train_seconds";
+inline constexpr const char* kParams = "params";
+inline constexpr const char* kInferenceMs = "inference_ms";
+inline constexpr const char* kMeasuredMetrics[] = {kDollars, kTrainSeconds, kParams, kInferenceMs};
+
+inline bool IsMeasuredMetric(const std::string& metric) {
+  return std::find(std::begin(kMeasuredMetrics), std::end(kMeasuredMetrics), metric) !=
+         std::end(kMeasuredMetrics);
+}
+
 // What a built-in trial can be asked to optimise, in the order error messages list them.
 inline constexpr const char* kObjectiveMetrics[] = {
     kValAccuracy, kValLoss, kTrainLoss,          kValRmse,    kValMae,

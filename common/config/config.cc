@@ -20,6 +20,7 @@
 #include "common/config/config_enqueue.h"
 #include "common/config/config_model_files.h"
 #include "common/config/config_objective.h"
+#include "common/config/config_objectives.h"
 #include "common/config/config_pbt.h"
 #include "common/config/config_space.h"
 #include "common/config/config_startup.h"
@@ -147,7 +148,9 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   ParseTrial(top, origin, &d, &cfg.trial);
   // A command trial's parameters and metrics are its program's: any names, no trainer checks.
   const bool command = top.Has("trial");
-  ParseObjective(top, &d, &cfg.objective, command, &cfg.target);
+  // Several objectives are read once data.task is known; one is read here.
+  const bool several = top.Has("objectives");
+  if (!several) ParseObjective(top, &d, &cfg.objective, command, &cfg.target);
   const Params valid_fixed = command ? ParseCommandParams(top, &d, &cfg.fixed)
                                      : ParseTrainer(top, &d, &cfg.fixed);
   // A model file, like a data file, is named relative to the config's folder.
@@ -183,8 +186,12 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   } else if (!command) {
     ParseData(top, &d, &cfg.data);
     data::ResolveRelativePaths(&cfg.data, base_dir);
-    CheckObjectiveForTask(top, &d, cfg.data.task, &cfg.objective);
+    if (!several) CheckObjectiveForTask(top, &d, cfg.data.task, &cfg.objective);
   }
+  if (several) ParseObjectives(top, &d, command, cfg.data.task, &cfg.objectives);
+  if (cfg.objectives.empty()) cfg.objectives = {cfg.objective};
+  cfg.objective = cfg.objectives[0];  // one model: a single objective is a list of one
+  ParseConstraints(top, &d, command, cfg.data.task, &cfg.constraints);
   ParseWorker(top, &d, &cfg.worker);
   ParseCheckpoint(top, &d, &cfg.checkpoint);
   if (space_ok) {
@@ -201,11 +208,13 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   std::vector<std::string> errors;
   FitRandomStartToBudget(&cfg);
   if (space_ok) {
-    search::MakeSearcher(cfg.searcher.type, cfg.searcher.options, cfg.space, &errors);
+    search::MakeSearcher(cfg.searcher.type, cfg.searcher.options, cfg.space, &errors,
+                         cfg.objectives.size());
     for (const auto& e : errors) d.ErrorUnder("searcher", e);
   }
   errors.clear();
-  const search::SchedulerContext context{cfg.budget.max_epochs, cfg.objective.maximize};
+  const search::SchedulerContext context{cfg.budget.max_epochs, cfg.objective.maximize,
+                                         cfg.objectives.size()};
   search::MakeScheduler(cfg.scheduler.type, cfg.scheduler.options, context, &errors);
   for (const auto& e : errors) d.ErrorUnder("scheduler", e);
   if (cfg.scheduler.type == "pbt") {
@@ -214,6 +223,16 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
     // Gated until the coordinator carries out exploits and the worker applies the new values.
     d.Error("scheduler.type", "pbt is not runnable yet: the coordinator does not copy "
                               "checkpoints between members; `sift validate` checks its options");
+  }
+  // Gated until the coordinator records every objective's and constraint's values per report
+  // and hands them to the searcher and scheduler (StudyView::objectives, ::constraints).
+  if (several) {
+    d.Error("objectives", "several objectives are not runnable yet: the coordinator ranks "
+                          "trials by one; `sift validate` checks them");
+  }
+  if (!cfg.constraints.empty()) {
+    d.Error("constraints", "not runnable yet: the coordinator does not measure or enforce them; "
+                           "`sift validate` checks them");
   }
 
   *out = std::move(cfg);

@@ -9,6 +9,7 @@
 
 #include "common/config/config_limits.h"
 #include "common/data/data_spec.h"
+#include "search/objectives.h"
 #include "search/options.h"
 #include "search/param_value.h"
 #include "search/space.h"
@@ -72,6 +73,11 @@ struct AlertConfig {
 struct StudyConfig {
   std::string name;
   search::Objective objective;  // objective: {metric, direction: maximize|minimize}
+  // objectives: 2 to 4 of them, searched for their Pareto set; always filled, so that
+  // objectives[0] == objective (a single objective is the list of one).
+  std::vector<search::Objective> objectives;
+  // constraints: {metric, max: X} or {metric, min: X}; a trial that breaks one is infeasible.
+  std::vector<search::Constraint> constraints;
   search::SearchSpace space;    // search_space: name -> {type, low, high, scale, choices, condition}
   search::Params fixed;         // trainer: settings every trial uses (model, precision, ...)
   AlgorithmConfig searcher{"random", {}};

@@ -1,6 +1,8 @@
 #include "common/config/config_data.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "common/config/config.h"
 #include "common/config/config_model_files.h"
@@ -107,6 +109,37 @@ void ParseData(MapReader& top, Diagnostics* d, data::DataSpec* data) {
   }
 }
 
+namespace {
+
+// What is wrong with `metric` for the task the data implies, "" when nothing. `single`: it is
+// objective.metric, which the fix names as such.
+std::string MetricForData(const std::string& metric, bool single, const data::DataSummary& data) {
+  const auto use = [single](const std::string& other) {
+    return single ? "set objective: {metric: " + other + "}" : "use " + other;
+  };
+  if (data.task == "regression" && common::IsClassificationMetric(metric)) {
+    return metric + ", but the label is a regression target (many distinct numbers); " +
+           use("val_rmse") + ", or data.task: classification";
+  }
+  if (data.task == "classification" && common::IsRegressionMetric(metric) &&
+      !data.text_class.empty()) {
+    return metric + " is a regression metric, but the label's classes are text ('" +
+           data.text_class + "'); " + use("val_accuracy") + " (or another classification metric)";
+  }
+  if (data.task == "classification" && common::IsRegressionMetric(metric)) {
+    return metric + " is for regression, but the label looks like a class (few distinct "
+                    "integers); " + use("val_accuracy") + ", or data.task: regression if the "
+                    "integers are amounts";
+  }
+  if (metric == common::kValRocAuc && data.classes != 2) {
+    return "val_roc_auc is for two classes, the label has " + std::to_string(data.classes) +
+           "; use val_macro_f1 or val_balanced_accuracy";
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary) {
   if (config.trial.is_command()) {  // the program reads its own data; it must be there to run
     if (summary != nullptr) *summary = "read by the program (trial.command)";
@@ -123,24 +156,24 @@ std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::strin
   for (auto& e : MissingModelFiles(config.fixed, config.space)) errors.push_back(std::move(e));
   if (!errors.empty()) return errors;
   if (summary != nullptr) *summary = data.text;
-  const std::string& metric = config.objective.metric;
-  if (data.task == "regression" && common::IsClassificationMetric(metric)) {
-    errors.push_back("objective.metric: " + metric + ", but the label is a regression target "
-                     "(many distinct numbers); set objective: {metric: val_rmse}, or data.task: "
-                     "classification");
-  } else if (data.task == "classification" && common::IsRegressionMetric(metric) &&
-             !data.text_class.empty()) {
-    errors.push_back("objective.metric: " + metric + " is a regression metric, but the label's "
-                     "classes are text ('" + data.text_class + "'); set objective: {metric: "
-                     "val_accuracy} (or another classification metric)");
-  } else if (data.task == "classification" && common::IsRegressionMetric(metric)) {
-    errors.push_back("objective.metric: " + metric + " is for regression, but the label looks "
-                     "like a class (few distinct integers); set objective: {metric: "
-                     "val_accuracy}, or data.task: regression if the integers are amounts");
-  } else if (metric == common::kValRocAuc && data.classes != 2) {
-    errors.push_back("objective.metric: val_roc_auc is for two classes, the label has " +
-                     std::to_string(data.classes) + "; use val_macro_f1 or "
-                     "val_balanced_accuracy");
+  // Every metric the study scores or bounds, against the task the data implies.
+  std::vector<std::pair<std::string, std::string>> metrics;  // path, metric
+  if (config.objectives.size() > 1) {
+    for (size_t i = 0; i < config.objectives.size(); ++i) {
+      metrics.emplace_back("objectives[" + std::to_string(i) + "].metric",
+                           config.objectives[i].metric);
+    }
+  } else {
+    metrics.emplace_back("objective.metric", config.objective.metric);
+  }
+  for (size_t i = 0; i < config.constraints.size(); ++i) {
+    metrics.emplace_back("constraints[" + std::to_string(i) + "].metric",
+                         config.constraints[i].metric);
+  }
+  for (const auto& [path, metric] : metrics) {
+    if (std::string p = MetricForData(metric, path == "objective.metric", data); !p.empty()) {
+      errors.push_back(path + ": " + p);
+    }
   }
   common::HParams hp;
   if (data.task == "classification" && common::ParseHParams(config.fixed, &hp).empty() &&
