@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::common {
-namespace {
+namespace checkpoint_names_test {
 
 TEST(CheckpointNameGrammarTest, AcceptsExactlyWhatTheWritersWrite) {
   for (auto [trial, epoch, step] : {std::tuple<int64_t, int64_t, int64_t>{0, 1, 0},
@@ -40,5 +40,5 @@ TEST(CheckpointNameGrammarTest, RefusesEverythingElse) {
   EXPECT_FALSE(IsCheckpointNameOf(std::string("trial-0-e1.ckpt\0x", 17), 0));
 }
 
-}  // namespace
+}  // namespace checkpoint_names_test
 }  // namespace sift::common

@@ -7,7 +7,7 @@
 #include <cmath>
 
 namespace sift::common {
-namespace {
+namespace class_scores_test {
 
 // 10 samples, 8 of class 0 and 2 of class 1; a model that says 0 for all but one sample of each.
 // Accuracy is 8/10 = 0.8, which hides that class 1 is found half the time.
@@ -54,5 +54,5 @@ TEST(ClassScoresTest, RocAucCountsPairsRankedRightWithTiesHalf) {
   EXPECT_TRUE(std::isnan(BinaryRocAuc({1, 2}, {1, 1})));  // no negatives
 }
 
-}  // namespace
+}  // namespace class_scores_test
 }  // namespace sift::common

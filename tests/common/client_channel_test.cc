@@ -11,7 +11,7 @@
 #include <vector>
 
 namespace sift::common {
-namespace {
+namespace client_channel_test {
 
 // Restores $USER when the test ends.
 class UserEnv {
@@ -61,5 +61,5 @@ TEST(CurrentUser, FollowsUserThenThePasswdNameFromManyThreadsAtOnce) {
   for (const auto& s : seen) EXPECT_EQ(s, expected);
 }
 
-}  // namespace
+}  // namespace client_channel_test
 }  // namespace sift::common

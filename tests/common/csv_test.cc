@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 namespace sift::data {
-namespace {
+namespace csv_test {
 
 TEST(CsvTest, ReadsHeaderRowsQuotesAndLineNumbers) {
   const CsvTable t = ParseCsv("a.csv",
@@ -50,5 +50,5 @@ TEST(CsvTest, RejectsBadHeadersAndQuotes) {
   ExpectError("a,b\n1,\"x\"y\n", "d.csv: line 2: text after a closing quote");
 }
 
-}  // namespace
+}  // namespace csv_test
 }  // namespace sift::data

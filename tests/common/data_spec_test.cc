@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::data {
-namespace {
+namespace data_spec_test {
 
 TEST(DataSpecTest, FormatComesFromTheExtension) {
   EXPECT_EQ(FormatFromExtension("a/b.csv"), "csv");
@@ -136,5 +136,5 @@ TEST(DataSpecTest, MissingSourceFilesAreNamed) {
             "data: cannot read '/nonexistent/a-idx3-ubyte', '/nonexistent/b-idx1-ubyte'");
 }
 
-}  // namespace
+}  // namespace data_spec_test
 }  // namespace sift::data

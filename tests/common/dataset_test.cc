@@ -8,7 +8,7 @@
 #include "tests/common/data_files.h"
 
 namespace sift::data {
-namespace {
+namespace dataset_test {
 
 using testing::Gzip;
 using testing::Npy;
@@ -310,5 +310,5 @@ TEST(DatasetTest, ReadsNpzWithNamedArraysAndImputesNaN) {
   EXPECT_EQ(ErrorOf(spec), dir / "d.npz" + ": has no array 'y' (arrays: images, target)");
 }
 
-}  // namespace
+}  // namespace dataset_test
 }  // namespace sift::data

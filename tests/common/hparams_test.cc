@@ -11,7 +11,7 @@
 #include "common/hparams/model_path.h"
 
 namespace sift::common {
-namespace {
+namespace hparams_test {
 
 using search::Params;
 
@@ -251,11 +251,11 @@ TEST(ModelPathTest, FillPathPutsInTheTrialsValues) {
   EXPECT_EQ(out, "unchanged");
 }
 
-}  // namespace
+}  // namespace hparams_test
 }  // namespace sift::common
 
 namespace sift::common {
-namespace {
+namespace hparams_test {
 
 // A tenth of the training rows, down to a power of two, between 2 and kMaxDefaultBatch.
 TEST(HParamsTest, DefaultBatchSizeIsATenthOfTheTrainingRows) {
@@ -283,5 +283,5 @@ TEST(HParamsTest, BatchSizeIsAutoOnlyWhenNoBatchSettingIsGiven) {
   }
 }
 
-}  // namespace
+}  // namespace hparams_test
 }  // namespace sift::common

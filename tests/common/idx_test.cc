@@ -8,7 +8,7 @@
 #include "tests/common/data_files.h"
 
 namespace sift::data {
-namespace {
+namespace idx_test {
 
 using testing::ExpectError;
 using testing::Gzip;
@@ -51,5 +51,5 @@ TEST(IdxReaderTest, TruncatedGzipNamesTheFile) {
   ExpectError([&] { ReadIdxFile(dir / "bad.gz"); }, {dir / "bad.gz"});
 }
 
-}  // namespace
+}  // namespace idx_test
 }  // namespace sift::data

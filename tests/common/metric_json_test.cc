@@ -7,7 +7,7 @@
 #include <limits>
 
 namespace sift::common {
-namespace {
+namespace metric_json_test {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -59,5 +59,5 @@ TEST(MetricJsonTest, AnythingElseIsRefusedNamingTheMetric) {
                std::invalid_argument);
 }
 
-}  // namespace
+}  // namespace metric_json_test
 }  // namespace sift::common

@@ -8,7 +8,7 @@
 #include "tests/common/data_files.h"
 
 namespace sift::data {
-namespace {
+namespace npy_test {
 
 using testing::Npy;
 using testing::Zip;
@@ -115,5 +115,5 @@ TEST(NpyTest, ADeflatedSizeNoDeflateCanReachIsRefusedBeforeAllocating) {
   }
 }
 
-}  // namespace
+}  // namespace npy_test
 }  // namespace sift::data

@@ -6,7 +6,7 @@
 #include <string>
 
 namespace sift::common {
-namespace {
+namespace params_json_test {
 
 std::string ErrorOf(const std::string& text) {
   try {
@@ -40,5 +40,5 @@ TEST(ParamsJson, BadTextIsNamed) {
   EXPECT_EQ(ErrorOf("{}"), "");
 }
 
-}  // namespace
+}  // namespace params_json_test
 }  // namespace sift::common

@@ -9,7 +9,7 @@
 #include <string>
 
 namespace sift::common {
-namespace {
+namespace posix_fs_test {
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -115,5 +115,5 @@ TEST_F(PosixFsTest, RenameReplacesAndNamesBothPathsOnFailure) {
       << error;
 }
 
-}  // namespace
+}  // namespace posix_fs_test
 }  // namespace sift::common

@@ -16,7 +16,7 @@
 #include "common/posix_fs.h"
 
 namespace sift::common {
-namespace {
+namespace subprocess_test {
 
 std::string ReadAll(int fd) {
   std::string out;
@@ -285,5 +285,5 @@ TEST_F(SubprocessTest, OutlivesItsParentUnlessAsked) {
   kill(sleeper, SIGKILL);
 }
 
-}  // namespace
+}  // namespace subprocess_test
 }  // namespace sift::common

@@ -18,7 +18,7 @@
 #include "tests/test_pki.h"
 
 namespace sift::coordinator {
-namespace {
+namespace authorization_test {
 
 using common::Role;
 
@@ -294,5 +294,5 @@ TEST_F(AuthorizationTest, AServerThatCannotReadItsKeySaysWhich) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace authorization_test
 }  // namespace sift::coordinator

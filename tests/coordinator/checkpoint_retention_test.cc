@@ -8,7 +8,7 @@
 #include "common/checkpoint_names.h"
 
 namespace sift::coordinator {
-namespace {
+namespace checkpoint_retention_test {
 
 std::vector<std::string> Sorted(std::vector<std::string> v) {
   std::sort(v.begin(), v.end());
@@ -87,5 +87,5 @@ TEST(CheckpointRetention, PartialWritesGoOnceTheirTrialSettlesWhateverTheKeep) {
   }
 }
 
-}  // namespace
+}  // namespace checkpoint_retention_test
 }  // namespace sift::coordinator

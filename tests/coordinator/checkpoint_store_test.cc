@@ -12,7 +12,7 @@
 #include "common/checkpoint_names.h"
 
 namespace sift::coordinator {
-namespace {
+namespace checkpoint_store_test {
 
 namespace fs = std::filesystem;
 
@@ -142,5 +142,5 @@ TEST(CheckpointNames, OnlyPlainNamesOfTheTrialItself) {
   EXPECT_FALSE(common::IsCheckpointNameOf("trial-3-e-1.ckpt", 3));
 }
 
-}  // namespace
+}  // namespace checkpoint_store_test
 }  // namespace sift::coordinator

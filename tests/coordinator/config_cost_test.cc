@@ -10,7 +10,7 @@
 #include "coordinator/cost/quota.h"
 
 namespace sift::coordinator {
-namespace {
+namespace config_cost_test {
 
 std::string Study(const std::string& extra) {
   return "name: tagged\n"
@@ -153,5 +153,5 @@ TEST(ConfigCost, QuotaFlagsParseOrSayWhatIsWrong) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace config_cost_test
 }  // namespace sift::coordinator

@@ -14,7 +14,7 @@
 #include "common/hparams/hparams.h"
 
 namespace sift::coordinator {
-namespace {
+namespace config_errors_test {
 
 using namespace config_test;  // NOLINT: the suites' helpers
 using search::ParamType;
@@ -313,5 +313,5 @@ TEST(StudyConfigErrors, ReportsAMissingFile) {
                         "/nonexistent/study.yaml: cannot read (No such file or directory)"}));
 }
 
-}  // namespace
+}  // namespace config_errors_test
 }  // namespace sift::coordinator

@@ -14,7 +14,7 @@
 #include "common/hparams/hparams.h"
 
 namespace sift::coordinator {
-namespace {
+namespace config_files_test {
 
 using namespace config_test;  // NOLINT: the suites' helpers
 using search::ParamType;
@@ -113,5 +113,5 @@ TEST(ExampleConfigs, ThePriceCatalogLoadsAndPricesThisMachine) {
   }
 }
 
-}  // namespace
+}  // namespace config_files_test
 }  // namespace sift::coordinator

@@ -11,7 +11,7 @@
 #include "common/config/config.h"
 
 namespace sift::coordinator {
-namespace {
+namespace config_limits_test {
 
 std::vector<std::string> Parse(const std::string& text, const common::ConfigLimits& limits = {}) {
   common::StudyConfig ignored;
@@ -150,5 +150,5 @@ TEST(ConfigLimits, ManyErrorsArePrintedUpToTheLimitThenCounted) {
   EXPECT_EQ(errors[100], "... and 50 more errors not shown");
 }
 
-}  // namespace
+}  // namespace config_limits_test
 }  // namespace sift::coordinator

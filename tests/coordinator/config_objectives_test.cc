@@ -10,7 +10,7 @@
 #include "tests/coordinator/config_test.h"
 
 namespace sift::coordinator {
-namespace {
+namespace config_objectives_test {
 
 using namespace config_test;  // NOLINT: the suites' helpers
 
@@ -337,5 +337,5 @@ TEST(StudyConfigObjectives, AChangedListIsAChangeWhenAStudyResumes) {
   EXPECT_EQ(common::FirstConfigDifference(stored, "# same\n" + stored, "a", "b"), "");
 }
 
-}  // namespace
+}  // namespace config_objectives_test
 }  // namespace sift::coordinator

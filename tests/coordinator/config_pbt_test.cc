@@ -9,7 +9,7 @@
 #include "search/factory.h"
 
 namespace sift::coordinator {
-namespace {
+namespace config_pbt_test {
 
 constexpr const char* kGate = "scheduler.type: pbt is not runnable yet";
 
@@ -154,5 +154,5 @@ TEST(PbtConfig, RaysListNamesAreAnsweredOnceWithSiftsName) {
             "resample_probability) (line 8)");
 }
 
-}  // namespace
+}  // namespace config_pbt_test
 }  // namespace sift::coordinator

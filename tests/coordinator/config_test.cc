@@ -14,7 +14,7 @@
 #include "common/hparams/hparams.h"
 
 namespace sift::coordinator {
-namespace {
+namespace config_test {
 
 using namespace config_test;  // NOLINT: the suites' helpers
 using search::ParamType;
@@ -235,5 +235,5 @@ TEST(StudyConfig, StopOnDivergenceIsOnUnlessTurnedOff) {
                         "stop_on_divergence: 'maybe' is not true or false"));
 }
 
-}  // namespace
+}  // namespace config_test
 }  // namespace sift::coordinator

@@ -10,7 +10,7 @@
 #include "tests/common/data_files.h"
 
 namespace sift::coordinator {
-namespace {
+namespace config_torchscript_test {
 
 using sift::data::testing::TempDir;
 using sift::data::testing::WriteFile;
@@ -95,5 +95,5 @@ TEST(TorchScriptConfig, ValidateListsTheMissingModelFiles) {
   EXPECT_TRUE(common::MissingModelFiles(c.fixed, c.space).empty());
 }
 
-}  // namespace
+}  // namespace config_torchscript_test
 }  // namespace sift::coordinator

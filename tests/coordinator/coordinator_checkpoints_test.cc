@@ -17,7 +17,7 @@
 #include "common/checkpoint_names.h"
 
 namespace sift::coordinator {
-namespace {
+namespace coordinator_checkpoints_test {
 
 using search::Action;
 using search::TrialState;
@@ -197,5 +197,5 @@ TEST_F(CoordinatorTest, ResumeOffersOlderCheckpointsAndRedoneWorkIsWaste) {
   EXPECT_NEAR(trials[0].wasted_dollars, 6 * 0.001, 1e-9);
 }
 
-}  // namespace
+}  // namespace coordinator_checkpoints_test
 }  // namespace sift::coordinator

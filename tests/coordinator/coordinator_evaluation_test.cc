@@ -17,7 +17,7 @@
 #include "common/checkpoint_names.h"
 
 namespace sift::coordinator {
-namespace {
+namespace coordinator_evaluation_test {
 
 using search::Action;
 using search::TrialState;
@@ -164,5 +164,5 @@ TEST_F(EvaluationTest, ATrialWithoutACheckpointIsNotScored) {
   EXPECT_TRUE(c_->AllStudiesFinished());
 }
 
-}  // namespace
+}  // namespace coordinator_evaluation_test
 }  // namespace sift::coordinator

@@ -46,7 +46,7 @@ struct CoordinatorTestPeer {
   }
 };
 
-namespace {
+namespace coordinator_locks_test {
 
 using search::TrialState;
 using namespace std::chrono_literals;
@@ -301,5 +301,5 @@ TEST_F(CoordinatorLocksTest, StudiesRunConcurrentlyToTheirEndWithEveryReportStor
   }
 }
 
-}  // namespace
+}  // namespace coordinator_locks_test
 }  // namespace sift::coordinator

@@ -17,7 +17,7 @@
 #include "common/checkpoint_names.h"
 
 namespace sift::coordinator {
-namespace {
+namespace coordinator_test {
 
 using search::Action;
 using search::TrialState;
@@ -484,5 +484,5 @@ TEST_F(CoordinatorTest, CancelStopsPendingWorkAndRunningTrialsAtTheirNextReport)
   EXPECT_EQ(c_->CancelStudy(999).code, Status::Code::kNotFound);
 }
 
-}  // namespace
+}  // namespace coordinator_test
 }  // namespace sift::coordinator

@@ -18,7 +18,7 @@
 #include "common/checkpoint_names.h"
 
 namespace sift::coordinator {
-namespace {
+namespace coordinator_workers_test {
 
 using search::Action;
 using search::TrialState;
@@ -301,5 +301,5 @@ TEST_F(CoordinatorTest, PausedTimeDoesNotCountAgainstMaxHoursAcrossARestart) {
   EXPECT_EQ(r, AcquireResult::kNoWork);  // now the hour is up
 }
 
-}  // namespace
+}  // namespace coordinator_workers_test
 }  // namespace sift::coordinator

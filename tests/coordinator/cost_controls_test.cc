@@ -19,7 +19,7 @@
 #include "tests/coordinator/coordinator_fixture.h"
 
 namespace sift::coordinator {
-namespace {
+namespace cost_controls_test {
 
 using search::Action;
 
@@ -545,5 +545,5 @@ TEST_F(CostControlsTest, RollupByTagSumsTheStudiesOfEachTag) {
   EXPECT_NE(ParseByTag("tag:9x", &key).find("starts with a letter"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace cost_controls_test
 }  // namespace sift::coordinator

@@ -9,7 +9,7 @@
 #include <fstream>
 
 namespace sift::common {
-namespace {
+namespace credentials_test {
 
 std::string Write(const std::string& name, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() /
@@ -82,5 +82,5 @@ TEST(Credentials, RandomTokensAreLongAndDistinct) {
   EXPECT_EQ(c.Add(Role::kWorker, a, "test"), "");
 }
 
-}  // namespace
+}  // namespace credentials_test
 }  // namespace sift::common

@@ -11,7 +11,7 @@
 #include "tests/common/data_files.h"
 
 namespace sift::coordinator {
-namespace {
+namespace data_config_test {
 
 using sift::data::testing::TempDir;
 using sift::data::testing::WriteFile;
@@ -307,5 +307,5 @@ TEST(DataValidation, HuberLossIsForRegression) {
       std::string::npos);
 }
 
-}  // namespace
+}  // namespace data_config_test
 }  // namespace sift::coordinator

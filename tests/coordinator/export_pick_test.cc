@@ -5,7 +5,7 @@
 #include "tests/coordinator/trial_fixture.h"
 
 namespace sift::coordinator {
-namespace {
+namespace export_pick_test {
 
 // Each trial with a model, its objective also in its last report, and a latency metric.
 StudyReport Study() {
@@ -97,5 +97,5 @@ TEST(ExportPick, TheParetoSetTable) {
       << text;
 }
 
-}  // namespace
+}  // namespace export_pick_test
 }  // namespace sift::coordinator

@@ -17,7 +17,7 @@
 #include <vector>
 
 namespace sift::coordinator {
-namespace {
+namespace group_commit_test {
 
 namespace fs = std::filesystem;
 
@@ -348,5 +348,5 @@ TEST_F(GroupCommitTest, StoppingCommitsAWriteThatWaitsForItsBatch) {
   EXPECT_EQ(CommittedReports(), 4u);
 }
 
-}  // namespace
+}  // namespace group_commit_test
 }  // namespace sift::coordinator

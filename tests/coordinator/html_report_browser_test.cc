@@ -15,7 +15,7 @@
 #include "tests/headless_chromium.h"
 
 namespace sift::testing {
-namespace {
+namespace html_report_browser_test {
 
 std::string Scratch(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
@@ -97,5 +97,5 @@ TEST(HtmlReportBrowser, TenThousandTrialsStayUsable) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace html_report_browser_test
 }  // namespace sift::testing

@@ -22,7 +22,7 @@
 #include "tests/headless_chromium.h"
 
 namespace sift::testing {
-namespace {
+namespace html_report_matrix_test {
 
 namespace fs = std::filesystem;
 
@@ -146,5 +146,5 @@ INSTANTIATE_TEST_SUITE_P(Examples, HtmlReportMatrix, ::testing::ValuesIn(Cases()
                            return name;
                          });
 
-}  // namespace
+}  // namespace html_report_matrix_test
 }  // namespace sift::testing

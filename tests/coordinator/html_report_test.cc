@@ -15,7 +15,7 @@
 #include "tests/coordinator/trial_fixture.h"
 
 namespace sift::coordinator {
-namespace {
+namespace html_report_test {
 
 using search::TrialState;
 
@@ -336,5 +336,5 @@ TEST(HtmlReportPage, WriteCreatesAMissingFolderOrNamesIt) {
   std::filesystem::remove_all(base);
 }
 
-}  // namespace
+}  // namespace html_report_test
 }  // namespace sift::coordinator

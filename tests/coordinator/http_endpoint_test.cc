@@ -15,7 +15,7 @@
 #include "tests/test_pki.h"
 
 namespace sift::coordinator {
-namespace {
+namespace http_endpoint_test {
 
 using testing::HttpExchange;
 using testing::HttpReply;
@@ -206,5 +206,5 @@ TEST(HttpEndpoint, RefusesPlaintextOffLoopbackUnlessAsked) {
   EXPECT_GT(loopback.port(), 0);
 }
 
-}  // namespace
+}  // namespace http_endpoint_test
 }  // namespace sift::coordinator

@@ -7,7 +7,7 @@
 #include "coordinator/core/study_metrics.h"
 
 namespace sift::coordinator {
-namespace {
+namespace http_metrics_test {
 
 TEST(HttpRequest, ParsesPathQueryAndHeaders) {
   HttpRequest r;
@@ -72,5 +72,5 @@ TEST(PrometheusText, StudySeriesCoverEveryStateAndOmitAMissingBest) {
   EXPECT_EQ(text.find("sift_study_best_objective{"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace http_metrics_test
 }  // namespace sift::coordinator

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::coordinator {
-namespace {
+namespace lease_table_test {
 
 TrialLease Lease(const std::string& id, const std::string& worker, int64_t study, int64_t number,
                  double seen) {
@@ -73,5 +73,5 @@ TEST(LeaseTable, HeartbeatsKeepLeasesOfEitherKindAliveAndNameTheOnesNotHeld) {
   EXPECT_EQ(t.Holders(), (std::set<std::string>{"w2"}));
 }
 
-}  // namespace
+}  // namespace lease_table_test
 }  // namespace sift::coordinator

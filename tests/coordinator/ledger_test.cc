@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::coordinator {
-namespace {
+namespace ledger_test {
 
 // $3.6/h is $0.001 a second.
 SegmentRecord Segment(const std::string& lease, int64_t study, int64_t number, double start,
@@ -195,5 +195,5 @@ TEST(Ledger, AnIdleStretchIsOpenedOnceAndClosedIntoARecord) {
   EXPECT_EQ(ledger.IdleOf("w3"), nullptr);
 }
 
-}  // namespace
+}  // namespace ledger_test
 }  // namespace sift::coordinator

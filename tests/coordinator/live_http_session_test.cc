@@ -13,7 +13,7 @@
 #include "tests/test_pki.h"
 
 namespace sift::coordinator {
-namespace {
+namespace live_http_session_test {
 
 using testing::HttpExchange;
 using testing::HttpReply;
@@ -122,5 +122,5 @@ TEST(HttpSessions, ExpireAndStayBounded) {
   EXPECT_EQ(a.size(), 64u);
 }
 
-}  // namespace
+}  // namespace live_http_session_test
 }  // namespace sift::coordinator

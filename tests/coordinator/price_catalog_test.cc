@@ -5,7 +5,7 @@
 #include <string>
 
 namespace sift::coordinator {
-namespace {
+namespace price_catalog_test {
 
 constexpr const char* kCatalog = R"({
   "as_of": "2026-11-01",
@@ -116,5 +116,5 @@ TEST(PriceCatalog, LoadNamesTheFile) {
             "/nonexistent/prices.json: cannot read (No such file or directory)");
 }
 
-}  // namespace
+}  // namespace price_catalog_test
 }  // namespace sift::coordinator

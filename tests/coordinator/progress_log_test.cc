@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::coordinator {
-namespace {
+namespace progress_log_test {
 
 TEST(ProgressLogTest, AStudysFirstReportIsShownThenOneAnIntervalWithTheCountItLeftOut) {
   double now = 100;
@@ -32,5 +32,5 @@ TEST(ProgressLogTest, EachStudyHasItsOwnInterval) {
   EXPECT_FALSE(log.TakeInfo(2, &since));
 }
 
-}  // namespace
+}  // namespace progress_log_test
 }  // namespace sift::coordinator

@@ -10,7 +10,7 @@
 #include "coordinator/rpc/trial_proto.h"
 
 namespace sift::coordinator {
-namespace {
+namespace proto_round_trip_test {
 
 TEST(ProtoRoundTrip, ParamsKeepTheirTypeAndValue) {
   const search::Params params{{"lr", 3.0e-4},
@@ -228,5 +228,5 @@ TEST(ProtoRoundTrip, ATrialWithoutObjectiveEvaluationOrCurveSaysSo) {
   EXPECT_TRUE(got.reports.empty());  // not asked for
 }
 
-}  // namespace
+}  // namespace proto_round_trip_test
 }  // namespace sift::coordinator

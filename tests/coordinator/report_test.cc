@@ -13,7 +13,7 @@
 #include "tests/coordinator/trial_fixture.h"
 
 namespace sift::coordinator {
-namespace {
+namespace report_test {
 
 StudyReport Report() {
   StudyReport r;
@@ -246,5 +246,5 @@ TEST(Report, TestScoreOnlyForTheEvaluatedTrial) {
   EXPECT_NE(FormatSummary(r).find("scored once): pending\n"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace report_test
 }  // namespace sift::coordinator

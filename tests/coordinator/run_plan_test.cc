@@ -6,7 +6,7 @@
 #include "common/config/config_diff.h"
 
 namespace sift::coordinator {
-namespace {
+namespace run_plan_test {
 
 constexpr const char* kConfig = R"(name: quick  # a comment
 search_space:
@@ -106,5 +106,5 @@ TEST(RunPlan, AnEndedStudyIsNotRunAgainWithoutNew) {
   EXPECT_EQ(PlanRun(studies, kConfig, "q.yaml", "runs/q", false, true).problem, "");
 }
 
-}  // namespace
+}  // namespace run_plan_test
 }  // namespace sift::coordinator

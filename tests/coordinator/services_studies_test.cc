@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::coordinator {
-namespace {
+namespace services_studies_test {
 
 TEST_F(ServicesRpcTest, StudiesRpcsAnswerWithTheStudyAsItIsNow) {
   Start();
@@ -251,5 +251,5 @@ TEST_F(ServicesRpcTest, RolesDecideWhoMayCallWhatOverPlaintextToo) {
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
-}  // namespace
+}  // namespace services_studies_test
 }  // namespace sift::coordinator

@@ -25,7 +25,7 @@
 #include "sift/v1/workers_service.grpc.pb.h"
 
 namespace sift::coordinator {
-namespace {
+namespace services_test {
 
 TEST(ServicesTest, AnExceptionInAHandlerAnswersInternalWithItsMessage) {
   const auto db = std::filesystem::temp_directory_path() /
@@ -70,5 +70,5 @@ TEST(ServicesTest, AnExceptionInAHandlerAnswersInternalWithItsMessage) {
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + s);
 }
 
-}  // namespace
+}  // namespace services_test
 }  // namespace sift::coordinator

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::coordinator {
-namespace {
+namespace services_workers_test {
 
 TEST_F(ServicesRpcTest, WorkerRpcsRunATrialFromLeaseToCompletion) {
   use_test_clock_ = true;  // the idle exit below is timed on it, not on this machine's load
@@ -240,5 +240,5 @@ TEST_F(ServicesRpcTest, CheckpointsGoUpAndComeBackAfterAPreemption) {
                 "is not held");
 }
 
-}  // namespace
+}  // namespace services_workers_test
 }  // namespace sift::coordinator

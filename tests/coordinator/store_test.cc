@@ -15,7 +15,7 @@
 #include "tests/pg_server.h"
 
 namespace sift::coordinator {
-namespace {
+namespace store_test {
 
 // Each kind of store: SQLite in memory and in a file, PostgreSQL (a fresh database on this
 // binary's server, tests/pg_server.h).
@@ -510,5 +510,5 @@ TEST(SqliteStore, NullMetricsOfOlderDatabasesReadAsNaN) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
 }
 
-}  // namespace
+}  // namespace store_test
 }  // namespace sift::coordinator

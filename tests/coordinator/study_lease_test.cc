@@ -15,7 +15,7 @@
 #include "tests/pg_server.h"
 
 namespace sift::coordinator {
-namespace {
+namespace study_lease_test {
 
 constexpr const char* kConfig = R"(name: leased
 search_space:
@@ -211,5 +211,5 @@ TEST(StudyLeases, SharedDatabaseOptionsLeaseOnlyPostgres) {
   EXPECT_NE(any_port.owner.find("/pid"), std::string::npos) << any_port.owner;
 }
 
-}  // namespace
+}  // namespace study_lease_test
 }  // namespace sift::coordinator

@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 namespace sift::coordinator {
-namespace {
+namespace study_runner_test {
 
 using search::Action;
 using search::TrialState;
@@ -532,5 +532,5 @@ INSTANTIATE_TEST_SUITE_P(
       return out;
     });
 
-}  // namespace
+}  // namespace study_runner_test
 }  // namespace sift::coordinator

@@ -10,7 +10,7 @@
 #include "common/config/config.h"
 
 namespace sift::coordinator {
-namespace {
+namespace trial_config_test {
 
 constexpr const char* kSpace = "search_space:\n  width: {type: int, low: 8, high: 64}\n";
 
@@ -106,5 +106,5 @@ TEST(TrialConfig, BadSettingsAreErrorsNamingTheField) {
   }
 }
 
-}  // namespace
+}  // namespace trial_config_test
 }  // namespace sift::coordinator

@@ -12,7 +12,7 @@
 #include <string>
 
 namespace sift::coordinator {
-namespace {
+namespace wal_checkpointer_test {
 
 namespace fs = std::filesystem;
 
@@ -100,5 +100,5 @@ TEST_F(WalCheckpointerTest, AFileThatCannotBeOpenedAgainIsAClearError) {
   }
 }
 
-}  // namespace
+}  // namespace wal_checkpointer_test
 }  // namespace sift::coordinator

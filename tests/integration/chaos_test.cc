@@ -23,7 +23,7 @@
 #include "tests/pg_server.h"
 
 namespace sift::testing {
-namespace {
+namespace chaos_test {
 
 constexpr const char* kConfig = R"(name: chaos
 objective: {metric: val_accuracy, direction: maximize}
@@ -301,5 +301,5 @@ TEST(Chaos, OnPostgresTooNothingButTheBillChanges) {
   ExpectOnlyTheBillChanged(calm, chaos);
 }
 
-}  // namespace
+}  // namespace chaos_test
 }  // namespace sift::testing

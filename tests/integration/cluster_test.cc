@@ -18,7 +18,7 @@
 #include "tests/test_pki.h"
 
 namespace sift::testing {
-namespace {
+namespace cluster_test {
 
 constexpr const char* kConfig = R"(name: it-small
 objective: {metric: val_accuracy, direction: maximize}
@@ -435,5 +435,5 @@ data: {train_limit: 512, val_size: 256, test_limit: 256}
   EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state='COMPLETED'").getInt(), 2);
 }
 
-}  // namespace
+}  // namespace cluster_test
 }  // namespace sift::testing

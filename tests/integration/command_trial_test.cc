@@ -23,7 +23,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace command_trial_test {
 
 namespace fs = std::filesystem;
 
@@ -383,5 +383,5 @@ TEST_F(CommandTrials, XGBoostResumesItsBoosterAfterAPreemption) {
   EXPECT_EQ(second->Wait(30), 0);
 }
 
-}  // namespace
+}  // namespace command_trial_test
 }  // namespace sift::testing

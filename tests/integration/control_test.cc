@@ -13,7 +13,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace control_test {
 
 const std::string kConfig = LongStudyConfig("controlled");
 
@@ -103,5 +103,5 @@ TEST(Control, StatusPauseBudgetResumeAndCancelReachASiftRunThroughItsDirectory) 
                                               "it-operator cancelled"}));
 }
 
-}  // namespace
+}  // namespace control_test
 }  // namespace sift::testing

@@ -18,7 +18,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace cost_controls_test {
 
 using coordinator::MakeContext;
 
@@ -267,5 +267,5 @@ TEST(CostControls, ABadQuotaFlagIsRefusedNamingIt) {
       << output;
 }
 
-}  // namespace
+}  // namespace cost_controls_test
 }  // namespace sift::testing

@@ -11,7 +11,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace data_run_test {
 
 // Three well-separated classes named by text, with a text feature, or (regression) a target
 // linear in the features.
@@ -166,5 +166,5 @@ budget: {max_trials: 3, max_epochs: 10}
   EXPECT_GT(best_r2, 0.75) << output;
 }
 
-}  // namespace
+}  // namespace data_run_test
 }  // namespace sift::testing

@@ -16,7 +16,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace diverge_test {
 
 namespace fs = std::filesystem;
 
@@ -233,5 +233,5 @@ seed: 4
 
 INSTANTIATE_TEST_SUITE_P(Kinds, DamagedCheckpoint, ::testing::Values("truncated", "bad_magic"));
 
-}  // namespace
+}  // namespace diverge_test
 }  // namespace sift::testing

@@ -12,7 +12,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace embedded_run_test {
 
 TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   const std::string out = TempDir("run") + "/quick";
@@ -189,5 +189,5 @@ checkpoint: {every_epochs: 4, keep: best}
   }
 }
 
-}  // namespace
+}  // namespace embedded_run_test
 }  // namespace sift::testing

@@ -14,7 +14,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace evaluation_test {
 
 constexpr const char* kConfig = R"(name: it-evaluate
 search_space:
@@ -163,5 +163,5 @@ TEST(Evaluation, BestTrialScoredOnceAndALostEvaluationIsRequeued) {
             "best trial");
 }
 
-}  // namespace
+}  // namespace evaluation_test
 }  // namespace sift::testing

@@ -16,7 +16,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace full_disk_test {
 
 namespace fs = std::filesystem;
 
@@ -155,5 +155,5 @@ TEST(FileSizeLimit, CoordinatorRefusesWritesPastItAndRecoversWhenItIsRaised) {
   EXPECT_EQ(coordinator->Wait(20), 0) << coordinator->Log();
 }
 
-}  // namespace
+}  // namespace full_disk_test
 }  // namespace sift::testing

@@ -10,7 +10,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace html_report_test {
 
 TEST(HtmlReport, FinishedStudyOpensInABrowserWithEveryChartDrawn) {
   ASSERT_FALSE(ChromiumPath().empty())
@@ -62,5 +62,5 @@ worker: {market: spot}
   EXPECT_NE(page.dom.find("class=\"mark promote\""), std::string::npos);
 }
 
-}  // namespace
+}  // namespace html_report_test
 }  // namespace sift::testing

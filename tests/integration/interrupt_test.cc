@@ -15,7 +15,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace interrupt_test {
 
 const std::string kConfig = LongStudyConfig("interrupted");
 
@@ -222,5 +222,5 @@ TEST(Interrupt, ASecondCtrlCStopsStuckWorkersAtOnceAndStillLeavesAResumableStudy
             0);
 }
 
-}  // namespace
+}  // namespace interrupt_test
 }  // namespace sift::testing

@@ -13,7 +13,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace limits_test {
 
 std::string Config(const std::string& name, const std::string& comment = "") {
   return "name: " + name + "\n# " + comment +
@@ -147,5 +147,5 @@ TEST(CoordinatorLimits, MemoryStaysBoundedUnderHostileCreateStudyCalls) {
   EXPECT_EQ(c.process().Wait(20), 0) << c.process().Log();
 }
 
-}  // namespace
+}  // namespace limits_test
 }  // namespace sift::testing

@@ -18,7 +18,7 @@
 #include "tests/test_pki.h"
 
 namespace sift::testing {
-namespace {
+namespace live_http_test {
 
 constexpr const char* kWorker = "w0rker-live-0123456789abcdef";
 constexpr const char* kUser = "us3r-live-0123456789abcdef";
@@ -161,5 +161,5 @@ TEST(LiveHttp, ServesTlsWithTheGrpcCertificateAndRefusesPlaintextOffLoopback) {
   EXPECT_NE(output.find("--http-plaintext"), std::string::npos) << output;
 }
 
-}  // namespace
+}  // namespace live_http_test
 }  // namespace sift::testing

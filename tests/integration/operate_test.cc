@@ -14,7 +14,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace operate_test {
 
 std::string Config(const std::string& name, const std::string& data_dir, int trials) {
   return "name: " + name + R"(
@@ -229,5 +229,5 @@ TEST(ExitCodes, AnUnreadableRecordIsNamedWithExit1NotAnAbort) {
   EXPECT_EQ(c.Log().find("terminate called"), std::string::npos) << c.Log();
 }
 
-}  // namespace
+}  // namespace operate_test
 }  // namespace sift::testing

@@ -23,7 +23,7 @@
 #include "tests/pg_server.h"
 
 namespace sift::testing {
-namespace {
+namespace postgres_fence_test {
 
 constexpr int kTrials = 3, kEpochs = 2;
 constexpr const char* kConfig = R"(name: pg-fence
@@ -231,5 +231,5 @@ TEST(PostgresFence, AStalledCoordinatorHasEveryWriteRefusedAfterTheTakeover) {
   }
 }
 
-}  // namespace
+}  // namespace postgres_fence_test
 }  // namespace sift::testing

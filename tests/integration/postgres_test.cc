@@ -20,7 +20,7 @@
 #include "tests/pg_server.h"
 
 namespace sift::testing {
-namespace {
+namespace postgres_test {
 
 constexpr const char* kConfig = R"(name: pg-takeover
 objective: {metric: val_accuracy, direction: maximize}
@@ -183,5 +183,5 @@ TEST(Postgres, MigrateFromSqliteRoundTripsTheReport) {
   EXPECT_EQ(to->ListReports(1).size(), from->ListReports(1).size());
 }
 
-}  // namespace
+}  // namespace postgres_test
 }  // namespace sift::testing

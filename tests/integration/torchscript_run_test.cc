@@ -14,7 +14,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace torchscript_run_test {
 
 bool HavePythonTorch() {
   return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
@@ -106,5 +106,5 @@ TEST(TorchScriptRun, ValidateListsMissingFilesAndTheWorkerTrainsTheModule) {
   }
 }
 
-}  // namespace
+}  // namespace torchscript_run_test
 }  // namespace sift::testing

@@ -13,7 +13,7 @@
 #include "tests/integration/process.h"
 
 namespace sift::testing {
-namespace {
+namespace validate_bounds_test {
 
 struct Measured {
   int code = -1;
@@ -160,5 +160,5 @@ TEST(ValidateBounds, AGridOfSixteenBinaryParametersStaysUnder100MB) {
   }
 }
 
-}  // namespace
+}  // namespace validate_bounds_test
 }  // namespace sift::testing

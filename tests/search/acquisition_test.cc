@@ -5,7 +5,7 @@
 #include <cmath>
 
 namespace sift::search {
-namespace {
+namespace acquisition_test {
 
 double NaiveEi(double mean, double sigma, double best) {
   const double z = (mean - best) / sigma;
@@ -46,5 +46,5 @@ TEST(LogEi, ErfcxAgreesAcrossItsBranches) {
   EXPECT_NEAR(Erfcx(1e6) * 1e6 * std::sqrt(M_PI), 1.0, 1e-12);
 }
 
-}  // namespace
+}  // namespace acquisition_test
 }  // namespace sift::search

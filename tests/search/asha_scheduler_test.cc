@@ -10,7 +10,7 @@
 #include "tests/search/scheduler_sim.h"
 
 namespace sift::search {
-namespace {
+namespace asha_scheduler_test {
 
 class AshaExample : public ::testing::Test {
  protected:
@@ -278,5 +278,5 @@ TEST(AshaPromotion, CandidateHeapsEqualAScanOnAChurningHistory) {
   }
 }
 
-}  // namespace
+}  // namespace asha_scheduler_test
 }  // namespace sift::search

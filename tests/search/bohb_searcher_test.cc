@@ -9,7 +9,7 @@
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
-namespace {
+namespace bohb_searcher_test {
 
 TEST(BohbSearcher, ModelUsesTheLargestLevelWithEnoughReports) {
   const SearchSpace space = testing::OneDimSpace();  // min_points default: 1 + 2 = 3
@@ -218,5 +218,5 @@ TEST(BohbSearcher, BoundsChangeNothingUntilTheyBind) {
   EXPECT_LT(same, later);
 }
 
-}  // namespace
+}  // namespace bohb_searcher_test
 }  // namespace sift::search

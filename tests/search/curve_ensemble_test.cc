@@ -9,7 +9,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace curve_ensemble_test {
 
 constexpr int64_t kHorizon = 30;
 
@@ -144,5 +144,5 @@ TEST(CurveEnsemble, TooFewPointsIsNotOk) {
   EXPECT_TRUE(std::isnan(CurveEnsemble::ProbabilityAbove(f, 0.0)));
 }
 
-}  // namespace
+}  // namespace curve_ensemble_test
 }  // namespace sift::search

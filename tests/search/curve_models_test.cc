@@ -9,7 +9,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace curve_models_test {
 
 using Points = std::vector<std::pair<int64_t, double>>;
 
@@ -142,5 +142,5 @@ TEST(CurveModels, IncrementalSumsEqualARebuild) {
   }
 }
 
-}  // namespace
+}  // namespace curve_models_test
 }  // namespace sift::search

@@ -15,7 +15,7 @@
 #include "tests/search/scheduler_sim.h"
 
 namespace sift::search {
-namespace {
+namespace curve_scheduler_test {
 
 constexpr int64_t kEpochs = 30;
 
@@ -263,5 +263,5 @@ TEST(CurveScheduler, MinimizingNegatedValuesDecidesTheSame) {
   }
 }
 
-}  // namespace
+}  // namespace curve_scheduler_test
 }  // namespace sift::search

@@ -6,7 +6,7 @@
 #include <random>
 
 namespace sift::search {
-namespace {
+namespace curve_values_test {
 
 // CurveValues replaced std::map<int64_t, double> in TrialView: it must answer every question a
 // map did, the same way, whatever order the values come in.
@@ -50,5 +50,5 @@ TEST(CurveValuesTest, AtNamesAMissingResource) {
   EXPECT_EQ(c, (CurveValues{{3, 0.7}, {1, 0.5}}));
 }
 
-}  // namespace
+}  // namespace curve_values_test
 }  // namespace sift::search

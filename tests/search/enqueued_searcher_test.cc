@@ -8,7 +8,7 @@
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
-namespace {
+namespace enqueued_searcher_test {
 
 StudyView Empty(const SearchSpace& space, uint64_t seed = 3) {
   StudyView v;
@@ -81,5 +81,5 @@ TEST(EnqueuedSearcher, BadConfigurationsAreNamed) {
             "optimizer: 'lbfgs' is not one of its choices");
 }
 
-}  // namespace
+}  // namespace enqueued_searcher_test
 }  // namespace sift::search

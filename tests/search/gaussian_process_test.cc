@@ -9,7 +9,7 @@
 #include "tests/search/history_sim.h"
 
 namespace sift::search {
-namespace {
+namespace gaussian_process_test {
 
 // Three 1-d points, fixed hyperparameters: the posterior against the textbook closed form
 // mean = k*^T (K + s_n I)^-1 y, var = k(x,x) - k*^T (K + s_n I)^-1 k*.
@@ -147,5 +147,5 @@ TEST(GpSearcher, BoundChangesNothingUntilItBinds) {
   EXPECT_LT(same, later);
 }
 
-}  // namespace
+}  // namespace gaussian_process_test
 }  // namespace sift::search

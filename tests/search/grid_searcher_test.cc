@@ -9,7 +9,7 @@
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
-namespace {
+namespace grid_searcher_test {
 
 TEST(GridSearcher, EnumeratesConditionalGridOnceThenStops) {
   // optimizer {sgd, adam, rmsprop} x layers 1..4; momentum (5 floats) only under sgd; warmup
@@ -76,11 +76,11 @@ TEST(GridSearcher, SixteenBinaryParametersMakeEveryPointOnce) {
   EXPECT_NE(GridSearcher(SearchSpace(params), {}).error(), "");
 }
 
-}  // namespace
+}  // namespace grid_searcher_test
 }  // namespace sift::search
 
 namespace sift::search {
-namespace {
+namespace grid_searcher_test {
 
 // The searcher keeps what it learned across asks (the seed's order, the trials' parameters, the
 // taken prefix); a fresh searcher per ask recomputes everything, as every ask did before. On
@@ -114,5 +114,5 @@ TEST(GridSearcher, KeptStateAnswersAsRecomputingFromTheWholeHistory) {
   }
 }
 
-}  // namespace
+}  // namespace grid_searcher_test
 }  // namespace sift::search

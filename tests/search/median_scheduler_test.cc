@@ -10,7 +10,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace median_scheduler_test {
 
 StudyView Curves(const std::vector<std::vector<double>>& curves, bool maximize = true) {
   StudyView study;
@@ -171,5 +171,5 @@ TEST(MedianScheduler, KeptTablesEqualARecomputationOnATrendingHistory) {
   }
 }
 
-}  // namespace
+}  // namespace median_scheduler_test
 }  // namespace sift::search

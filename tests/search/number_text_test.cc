@@ -11,7 +11,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace number_text_test {
 
 std::string Printf(double v) {
   char buf[64];
@@ -34,5 +34,5 @@ TEST(NumberText, G6IsPrintfsPercentPointSixG) {
   EXPECT_EQ(G6(std::nan("")), "nan");
 }
 
-}  // namespace
+}  // namespace number_text_test
 }  // namespace sift::search

@@ -9,7 +9,7 @@
 #include "tests/search/history_sim.h"
 
 namespace sift::search {
-namespace {
+namespace observations_test {
 
 TrialView Trial(int64_t number, TrialState state, CurveValues values) {
   TrialView t;
@@ -96,11 +96,11 @@ TEST(ObservationIndexTest, DensePrefixFollowsTrialsThatLeaveAndReturn) {
   check("all observations again");
 }
 
-}  // namespace
+}  // namespace observations_test
 }  // namespace sift::search
 
 namespace sift::search {
-namespace {
+namespace observations_test {
 
 // The index, kept across 1,500 changes of a churning history, against a recomputation from scratch
 // (CollectObservations with diverged trials scored -infinity, sorted by BetterObservation; the
@@ -166,5 +166,5 @@ TEST(ObservationIndexTest, KeptAcrossChangesEqualsARecomputation) {
   }
 }
 
-}  // namespace
+}  // namespace observations_test
 }  // namespace sift::search

@@ -11,7 +11,7 @@
 #include "search/tpe/tpe_searcher.h"
 
 namespace sift::search {
-namespace {
+namespace parzen_estimator_test {
 
 TEST(ParzenEstimator, DensityIntegratesToOneAndMatchesTheFormula) {
   ParzenEstimator est({0});
@@ -242,5 +242,5 @@ TEST(TpeDefaultWeights, FlatForRecentRampBefore) {
   EXPECT_DOUBLE_EQ(w[29], 1.0);
 }
 
-}  // namespace
+}  // namespace parzen_estimator_test
 }  // namespace sift::search

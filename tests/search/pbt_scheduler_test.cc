@@ -8,7 +8,7 @@
 #include "tests/search/scheduler_sim.h"
 
 namespace sift::search {
-namespace {
+namespace pbt_scheduler_test {
 
 ParamSpec Numeric(const char* name, ParamType type, double low, double high,
                   Scale scale = Scale::kLinear) {
@@ -323,5 +323,5 @@ TEST(PbtFactory, OptionsAreCheckedAndPeersNamed) {
   EXPECT_EQ(o.mutable_params, std::vector<std::string>{"lr"});
 }
 
-}  // namespace
+}  // namespace pbt_scheduler_test
 }  // namespace sift::search

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::search {
-namespace {
+namespace plateau_scheduler_test {
 
 StudyView OneTrial(std::vector<double> curve, bool maximize = true) {
   StudyView study;
@@ -48,5 +48,5 @@ TEST(PlateauScheduler, SmoothingIgnoresASingleNoisyDip) {
   EXPECT_EQ(smooth.OnReport(study, study.trials[0]).action, Action::kContinue);
 }
 
-}  // namespace
+}  // namespace plateau_scheduler_test
 }  // namespace sift::search

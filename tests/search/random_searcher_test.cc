@@ -5,7 +5,7 @@
 #include "search/factory.h"
 
 namespace sift::search {
-namespace {
+namespace random_searcher_test {
 
 SearchSpace Space() {
   ParamSpec lr;
@@ -58,5 +58,5 @@ TEST(Factory, UnknownTypesAndOptionsAreNamed) {
   EXPECT_EQ(errors, std::vector<std::string>{"patience: must be an integer"});
 }
 
-}  // namespace
+}  // namespace random_searcher_test
 }  // namespace sift::search

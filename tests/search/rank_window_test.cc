@@ -11,7 +11,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace rank_window_test {
 
 struct Item {
   double value;
@@ -81,5 +81,5 @@ TEST(RankWindow, ClearStartsAfresh) {
   EXPECT_EQ(w.At(1), (Item{5.0, 1}));
 }
 
-}  // namespace
+}  // namespace rank_window_test
 }  // namespace sift::search

@@ -9,7 +9,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace rungs_test {
 
 TEST(Rungs, LevelsAreGeometricAndStopBelowMax) {
   EXPECT_EQ(RungLevels(1, 27, 3), (std::vector<int64_t>{1, 3, 9}));
@@ -108,5 +108,5 @@ TEST(RungRecord, HeapsAgreeWithASortedRecomputation) {
   }
 }
 
-}  // namespace
+}  // namespace rungs_test
 }  // namespace sift::search

@@ -8,7 +8,7 @@
 #include "tests/search/scheduler_sim.h"
 
 namespace sift::search {
-namespace {
+namespace scheduler_contract_test {
 
 using testing::Simulate;
 
@@ -165,5 +165,5 @@ TEST(SchedulerFactory, OptionErrorsNameTheKey) {
   EXPECT_EQ(errors[0], "min_resource: must be <= max_resource (27)");
 }
 
-}  // namespace
+}  // namespace scheduler_contract_test
 }  // namespace sift::search

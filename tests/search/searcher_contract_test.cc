@@ -11,7 +11,7 @@
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
-namespace {
+namespace searcher_contract_test {
 
 using testing::RunStudy;
 
@@ -157,5 +157,5 @@ TEST(SearcherFactory, OptionErrorsNameTheKey) {
       << errors[1];
 }
 
-}  // namespace
+}  // namespace searcher_contract_test
 }  // namespace sift::search

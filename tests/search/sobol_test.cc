@@ -8,7 +8,7 @@
 #include "search/sobol_searcher.h"
 
 namespace sift::search {
-namespace {
+namespace sobol_test {
 
 // Centered L2 discrepancy (Hickernell 1998), O(n^2 d).
 double CenteredL2(const std::vector<std::vector<double>>& x) {
@@ -75,5 +75,5 @@ TEST(Sobol, DiscrepancyBeatsRandom) {
   EXPECT_LT(sobol_sum, 0.7 * random_sum);
 }
 
-}  // namespace
+}  // namespace sobol_test
 }  // namespace sift::search

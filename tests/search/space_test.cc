@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::search {
-namespace {
+namespace space_test {
 
 ParamSpec Float(std::string name, double lo, double hi, Scale s = Scale::kLinear) {
   ParamSpec p;
@@ -141,5 +141,5 @@ TEST(SearchSpace, CheckNamesTheProblem) {
   EXPECT_EQ(space.Check({{"lr", 0.1}, {"x", 1.0}}), "x: not a parameter of the search space");
 }
 
-}  // namespace
+}  // namespace space_test
 }  // namespace sift::search

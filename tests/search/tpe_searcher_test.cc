@@ -13,7 +13,7 @@
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
-namespace {
+namespace tpe_searcher_test {
 
 // Asks `s` one trial at a time, `n` times, completing each with value(i, params) (maximised).
 template <class Value>
@@ -404,5 +404,5 @@ TEST(TpeSearcher, StartupTrialsAreRandom) {
   EXPECT_NE(a[0], a[1]);
 }
 
-}  // namespace
+}  // namespace tpe_searcher_test
 }  // namespace sift::search

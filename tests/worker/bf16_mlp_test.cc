@@ -10,7 +10,7 @@
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
-namespace {
+namespace bf16_mlp_test {
 
 TrainerOptions Bf16Mlp() {
   TrainerOptions o = testing::SmallMlp(/*seed=*/7);
@@ -98,5 +98,5 @@ TEST(Bf16MlpTest, AccumulationStaysCloseToOneLargeBatch) {
   EXPECT_LT((Flat(whole) - Flat(accumulated)).abs().max().item<double>(), bound);
 }
 
-}  // namespace
+}  // namespace bf16_mlp_test
 }  // namespace sift::worker

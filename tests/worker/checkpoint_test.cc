@@ -7,7 +7,7 @@
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
-namespace {
+namespace checkpoint_test {
 
 using common::FramedFileError;
 using common::ReadFramedFile;
@@ -137,5 +137,5 @@ TEST(FramedFileTest, RoundTripAndVersion) {
   EXPECT_THROW(ReadFramedFile(dir / "f", "OTHEROTH", 3), FramedFileError);
 }
 
-}  // namespace
+}  // namespace checkpoint_test
 }  // namespace sift::worker

@@ -10,7 +10,7 @@
 #include "worker/report_line.h"
 
 namespace sift::worker {
-namespace {
+namespace command_parts_test {
 
 namespace fs = std::filesystem;
 
@@ -94,5 +94,5 @@ TEST(DirArchive, ABadArchiveIsRefusedNotWrittenOutside) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace command_parts_test
 }  // namespace sift::worker

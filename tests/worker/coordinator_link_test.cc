@@ -10,7 +10,7 @@
 #include "tests/worker/coordinator_fixture.h"
 
 namespace sift::worker {
-namespace {
+namespace coordinator_link_test {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
@@ -196,5 +196,5 @@ TEST_F(CoordinatorLinkTest, RegisteringAgainWhileTheHeartbeatRunsSwitchesItsWork
   ASSERT_TRUE(Eventually([&] { return link.revoked(); }));
 }
 
-}  // namespace
+}  // namespace coordinator_link_test
 }  // namespace sift::worker

@@ -17,7 +17,7 @@
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
-namespace {
+namespace cuda_test {
 
 #define SKIP_WITHOUT_CUDA() \
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device"
@@ -138,5 +138,5 @@ TEST(CudaTest, MicroBatchAutoMeasuresDeviceMemory) {
   EXPECT_EQ(c.micro_batch, hp.batch_size) << c.Describe();
 }
 
-}  // namespace
+}  // namespace cuda_test
 }  // namespace sift::worker

@@ -11,7 +11,7 @@
 #include "tests/worker/test_util.h"
 
 namespace sift::worker {
-namespace {
+namespace data_test {
 
 using sift::data::testing::ExpectError;
 using testing::Gzip;
@@ -234,5 +234,5 @@ TEST(DataTest, ExplicitIdxFilesAreReadAsTheirSplits) {
   ExpectError([&] { LoadDatasets(spec); }, {"missing-labels.gz"});
 }
 
-}  // namespace
+}  // namespace data_test
 }  // namespace sift::worker

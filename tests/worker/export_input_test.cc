@@ -19,7 +19,7 @@
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
-namespace {
+namespace export_input_test {
 
 using testing::TempDir;
 using testing::WriteFile;
@@ -193,5 +193,5 @@ TEST(ExportInputTest, TakesRawIdxPixels) {
   EXPECT_DOUBLE_EQ(accuracy, t.TestMetrics().at("test_accuracy"));
 }
 
-}  // namespace
+}  // namespace export_input_test
 }  // namespace sift::worker

@@ -14,7 +14,7 @@
 #include "worker/trainer/models.h"
 
 namespace sift::worker {
-namespace {
+namespace export_test {
 
 using testing::TempDir;
 
@@ -222,5 +222,5 @@ TEST(ExportTest, ModelSpecRoundTrips) {
   }
 }
 
-}  // namespace
+}  // namespace export_test
 }  // namespace sift::worker

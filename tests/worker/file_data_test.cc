@@ -13,7 +13,7 @@
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
-namespace {
+namespace file_data_test {
 
 using sift::data::testing::Npy;
 using sift::data::testing::TempDir;
@@ -207,5 +207,5 @@ TEST(FileDataTest, HuberLossIsTheTrainingLossAndRmseStaysTheSquaredErrors) {
   }
 }
 
-}  // namespace
+}  // namespace file_data_test
 }  // namespace sift::worker

@@ -10,7 +10,7 @@
 #include "worker/trainer/torch_compat.h"
 
 namespace sift::worker {
-namespace {
+namespace fused_linear_test {
 
 // Fused and plain layers sum the products in different orders (oneDNN vs OpenBLAS blocking,
 // the bias-gradient sum in row order vs ATen's cascade), so they differ by rounding: the largest
@@ -277,5 +277,5 @@ TEST(FusedLinearBf16Test, AppliesUnderBf16AutocastOnly) {
   EXPECT_FALSE(FusedLinearBf16Applies(x.view({2, 2, 2}), layer));
 }
 
-}  // namespace
+}  // namespace fused_linear_test
 }  // namespace sift::worker

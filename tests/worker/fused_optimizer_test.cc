@@ -7,7 +7,7 @@
 #include <string>
 
 namespace sift::worker {
-namespace {
+namespace fused_optimizer_test {
 
 constexpr int kSteps = 20;
 // torch::optim's vectorized add_ uses fused multiply-adds where the fused optimizer rounds twice,
@@ -209,5 +209,5 @@ TEST(FusedOptimizerStandaloneTest, SkipsParametersWithoutGradient) {
   EXPECT_TRUE(torch::allclose(params[1], before[1] - o.lr, 1e-6, 1e-6));
 }
 
-}  // namespace
+}  // namespace fused_optimizer_test
 }  // namespace sift::worker

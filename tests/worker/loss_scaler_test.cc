@@ -9,7 +9,7 @@
 #include "worker/trainer/kernels/fused_optimizer.h"
 
 namespace sift::worker {
-namespace {
+namespace loss_scaler_test {
 
 // A single parameter with SGD(lr=1): a step moves it by exactly minus its (unscaled) gradient.
 struct Fixture {
@@ -149,5 +149,5 @@ TEST(GradScalerTest, DisabledIsTransparent) {
   EXPECT_TRUE(torch::equal(f.w.detach(), torch::full({4}, 0.75)));
 }
 
-}  // namespace
+}  // namespace loss_scaler_test
 }  // namespace sift::worker

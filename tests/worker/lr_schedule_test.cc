@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::worker {
-namespace {
+namespace lr_schedule_test {
 
 common::HParams Hp(const std::string& schedule, int64_t warmup) {
   common::HParams hp;
@@ -48,5 +48,5 @@ TEST(LrScheduleTest, StepDecaysEveryStepEpochs) {
   EXPECT_DOUBLE_EQ(At(hp, 4, 3), 0.025);
 }
 
-}  // namespace
+}  // namespace lr_schedule_test
 }  // namespace sift::worker

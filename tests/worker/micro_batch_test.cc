@@ -10,7 +10,7 @@
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
-namespace {
+namespace micro_batch_test {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 
@@ -129,5 +129,5 @@ TEST(MicroBatch, TrainerTrainsWithTheChosenSplit) {
   EXPECT_EQ(trainer.epoch(), 1);
 }
 
-}  // namespace
+}  // namespace micro_batch_test
 }  // namespace sift::worker

@@ -5,7 +5,7 @@
 #include <sstream>
 
 namespace sift::worker {
-namespace {
+namespace models_test {
 
 common::HParams SmallCnn() {
   common::HParams hp;
@@ -79,5 +79,5 @@ TEST(ModelsTest, MaxPoolAndReluCommuteExactly) {
   EXPECT_TRUE(torch::equal(a.grad(), b.grad()));
 }
 
-}  // namespace
+}  // namespace models_test
 }  // namespace sift::worker

@@ -9,7 +9,7 @@
 #include "worker/trainer/kernels/norm_pool_kernels.h"
 
 namespace sift::worker {
-namespace {
+namespace norm_pool_relu_test {
 
 struct Case {
   std::vector<int64_t> shape;  // NCHW sizes; the tensor is laid out channels-last
@@ -195,5 +195,5 @@ TEST(NormPoolReluTest, AppliesToChannelsLastCpuFloatOrBf16) {
   EXPECT_FALSE(NormPoolReluApplies(nhwc, frozen));
 }
 
-}  // namespace
+}  // namespace norm_pool_relu_test
 }  // namespace sift::worker

@@ -8,7 +8,7 @@
 #include "common/hparams/hparams.h"
 
 namespace sift::worker {
-namespace {
+namespace precision_test {
 
 PrecisionHardware Cuda(int major, int minor) {
   PrecisionHardware hw;
@@ -89,5 +89,5 @@ TEST(PrecisionTest, NamesAndHostDetection) {
   }
 }
 
-}  // namespace
+}  // namespace precision_test
 }  // namespace sift::worker

@@ -14,7 +14,7 @@
 #include "worker/coordinator_link.h"
 
 namespace sift::worker {
-namespace {
+namespace spot_simulator_test {
 
 using fixture::Eventually;
 
@@ -80,5 +80,5 @@ TEST(SpotSimulatorTest, ANewLeaseCallsOffTheLastOnesReclaim) {
   EXPECT_EQ(spot.reason(), "");
 }
 
-}  // namespace
+}  // namespace spot_simulator_test
 }  // namespace sift::worker

@@ -22,7 +22,7 @@
 #include "worker/trainer/kernels/sgemm.h"
 
 namespace sift::worker {
-namespace {
+namespace stop_signals_test {
 
 constexpr int kSignals = 2000;
 constexpr int kOffStack = 3;  // a handler ran on the computing thread outside its stack
@@ -166,5 +166,5 @@ TEST(StopSignalsTest, AChildUnblocksWhatTheWorkerBlocked) {
       ::testing::ExitedWithCode(0), "");
 }
 
-}  // namespace
+}  // namespace stop_signals_test
 }  // namespace sift::worker

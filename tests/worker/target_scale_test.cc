@@ -14,7 +14,7 @@
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
-namespace {
+namespace target_scale_test {
 
 using testing::TempDir;
 using testing::WriteFile;
@@ -219,5 +219,5 @@ TEST(TargetScaleTest, ClassificationReportsBalancedAccuracyMacroF1AndBinaryRocAu
   }
 }
 
-}  // namespace
+}  // namespace target_scale_test
 }  // namespace sift::worker

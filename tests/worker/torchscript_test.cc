@@ -9,7 +9,7 @@
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
-namespace {
+namespace torchscript_test {
 
 class TorchScriptTest : public ::testing::Test {
  protected:
@@ -201,5 +201,5 @@ TEST_F(TorchScriptTest, InitFromACheckpointStartsAFreshTrialFromItsWeights) {
                 ": 'fc1.weight' is [16, 784] there but [64, 784] in the model");
 }
 
-}  // namespace
+}  // namespace torchscript_test
 }  // namespace sift::worker

@@ -10,7 +10,7 @@
 #include "worker/trainer/precision.h"
 
 namespace sift::worker {
-namespace {
+namespace trainer_test {
 
 constexpr uint64_t kSeed = 42;
 
@@ -283,5 +283,5 @@ TEST(TrainerTest, TestMetricsCountEachClass) {
   EXPECT_EQ(m.at("test_class_3_total"), labels.eq(3).sum().item<int64_t>());
 }
 
-}  // namespace
+}  // namespace trainer_test
 }  // namespace sift::worker

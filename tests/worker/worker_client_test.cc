@@ -11,7 +11,7 @@
 #include "tests/worker/coordinator_fixture.h"
 
 namespace sift::worker {
-namespace {
+namespace worker_client_test {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
@@ -81,5 +81,5 @@ TEST_F(WorkerClientTest, TheGraceWatchdogEndsWithTheLoop) {
       ::testing::ExitedWithCode(7), "");
 }
 
-}  // namespace
+}  // namespace worker_client_test
 }  // namespace sift::worker

@@ -9,7 +9,7 @@
 #include "worker/trainer/resnet.h"
 
 namespace sift::worker {
-namespace {
+namespace zoo_models_test {
 
 int64_t CountParameters(const torch::nn::Module& m) {
   int64_t n = 0;
@@ -236,5 +236,5 @@ TEST(ZooTest, ImageModelsOnRowsAreAClearError) {
   }
 }
 
-}  // namespace
+}  // namespace zoo_models_test
 }  // namespace sift::worker

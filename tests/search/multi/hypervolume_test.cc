@@ -7,7 +7,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace hypervolume_test {
 
 // Inclusion-exclusion over every subset: the union of boxes [ref, p] exactly, as the sum of
 // signed intersections (an intersection of boxes is the box of their componentwise minimum).
@@ -180,5 +180,5 @@ TEST(Hypervolume, ReferencePointIsTheNadirLessAMargin) {
   EXPECT_TRUE(ReferencePoint({}).empty());
 }
 
-}  // namespace
+}  // namespace hypervolume_test
 }  // namespace sift::search

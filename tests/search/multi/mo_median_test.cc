@@ -8,7 +8,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace mo_median_test {
 
 TEST(MoMedian, MedianPointIsEachObjectivesMedian) {
   EXPECT_EQ(MedianPoint({{1, 5}, {3, 3}, {5, 1}}), (std::vector<double>{3, 3}));
@@ -46,5 +46,5 @@ TEST(MoMedian, OneObjectiveIsTheSingleObjectiveMedianRule) {
   }
 }
 
-}  // namespace
+}  // namespace mo_median_test
 }  // namespace sift::search

@@ -9,7 +9,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace mo_rungs_test {
 
 std::vector<int64_t> Sorted(std::vector<int64_t> v) {
   std::sort(v.begin(), v.end());
@@ -132,5 +132,5 @@ TEST(MoRungs, SameSetForThePointsInAnyOrder) {
   }
 }
 
-}  // namespace
+}  // namespace mo_rungs_test
 }  // namespace sift::search

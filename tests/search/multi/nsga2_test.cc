@@ -6,7 +6,7 @@
 #include <limits>
 
 namespace sift::search {
-namespace {
+namespace nsga2_test {
 
 TEST(Nsga2, CrowdedComparisonIsRankThenCrowdingThenIndex) {
   const std::vector<int> ranks{1, 0, 0, 0};
@@ -111,5 +111,5 @@ TEST(Nsga2, ChildrenFollowTheVariationSettings) {
   }
 }
 
-}  // namespace
+}  // namespace nsga2_test
 }  // namespace sift::search

@@ -8,7 +8,7 @@
 #include "search/rng.h"
 
 namespace sift::search {
-namespace {
+namespace pareto_test {
 
 const double kInf = std::numeric_limits<double>::infinity();
 
@@ -132,5 +132,5 @@ TEST(Pareto, ConstrainedRanksPutInfeasiblePointsAfterFeasibleOnesByViolation) {
   EXPECT_EQ(ConstrainedNonDominatedRanks(p), (std::vector<int>{0, 2, 0, 3, 2, 1}));
 }
 
-}  // namespace
+}  // namespace pareto_test
 }  // namespace sift::search
