@@ -30,7 +30,9 @@ std::vector<double> PriorUnitRows(const SearchSpace& space, const std::vector<Pr
     Params fitting;
     for (const ParamSpec& spec : space.params()) {
       auto it = priors[i].params.find(spec.name);
-      if (it != priors[i].params.end() && FitsSpec(spec, it->second)) fitting[spec.name] = it->second;
+      if (it != priors[i].params.end() && FitsSpec(spec, it->second)) {
+        fitting[spec.name] = it->second;
+      }
     }
     for (size_t d = 0; d < dims; ++d) {
       const ParamSpec& spec = space.params()[d];
