@@ -56,7 +56,10 @@ std::string LoadWarmStart(const common::StudyConfig& config, Store& own, search:
     });
     for (const TrialRecord& t : store.ListTrials(id)) {
       auto it = last.find(t.number);
-      if (t.state != search::TrialState::kCompleted || it == last.end()) continue;
+      // Stopped trials stand for what they reached, as in this study's own observations.
+      const bool ended = t.state == search::TrialState::kCompleted ||
+                         t.state == search::TrialState::kStopped;
+      if (!ended || it == last.end()) continue;
       const double v = it->second.second;
       priors->points.push_back({t.params, config.objective.maximize ? v : -v, id});
     }

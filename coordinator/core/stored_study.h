@@ -21,7 +21,8 @@ namespace sift::coordinator {
 std::string ParseStoredConfig(const StudyRecord& study, const std::vector<StudyEventRecord>& events,
                               common::StudyConfig* config);
 
-// warm_start: the completed trials of the earlier studies `config` names, each with its last
+// warm_start: the completed and early-stopped trials of the earlier studies `config` names (not
+// failed or diverged ones, nor those still open), each with its last
 // value of this study's objective metric (oriented by this study's direction), read from `own`
 // (this coordinator's database) or a read-only open of warm_start.database. Returns "" or the
 // problem, naming the study: an id that is not there, a config that cannot be read, a search
