@@ -21,7 +21,7 @@ struct Prior {
 struct Priors {
   std::vector<Prior> points;
   // How much one prior point counts against one of this study's trials, in (0, 1]: a Parzen
-  // component's weight in TPE, and 1/weight - 1 signal variances of extra noise in GP.
+  // component's weight in TPE, and the GP's noise variance divided by it in GP.
   double weight = 0.5;
 };
 

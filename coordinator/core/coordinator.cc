@@ -260,7 +260,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     tags_[*id] = config.tags;
   }
   if (!priors.points.empty()) {
-    spdlog::info("study {}: warm start from {} completed trials of earlier studies", *id,
+    spdlog::info("study {}: warm start from {} finished trials of earlier studies", *id,
                  priors.points.size());
   }
   studies_.Add(std::make_shared<ServedStudy>(

@@ -21,8 +21,9 @@
 // predicted log cost: expected improvement per expected dollar (Snoek et al. 2012, Sec. 3.2).
 //
 // Warm start (SetPriors): earlier studies' trials (the best max_points of them) are rows before
-// this study's own, each with 1/weight - 1 signal variances of extra noise, so the posterior
-// leans on them where this study has no data and on its own trials where it has; they join the
+// this study's own, each with the model's noise variance divided by Priors::weight (a weighted
+// likelihood: a prior point counts for `weight` of one of this study's), so the posterior leans
+// on them where this study has no data and on its own trials where it has; they join the
 // hyperparameter fit and the neighbourhoods searched around the best points. A parameter a prior
 // lacks sits at the centre of its range, as an inactive one does. The Sobol start ends once this
 // study's observations plus PriorTrialEquivalent reach n_startup.
