@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 
+#include <spdlog/spdlog.h>
+
 #include "common/config/config_limits.h"
 #include "coordinator/core/coordinator.h"  // CreatedFromDir
 #include "coordinator/core/study_control.h"
@@ -15,6 +17,15 @@ std::string ParseStoredConfig(const StudyRecord& study, const std::vector<StudyE
   auto errors =
       common::ParseStudyConfig(study.config_text, "study " + std::to_string(study.id), config,
                                common::ConfigLimits::None(), CreatedFromDir(events));
+  // A warm start's database deleted since creation costs the study its priors, not its life
+  // (nor its reports): it goes on without them.
+  const std::string gone = "warm_start.database: no such database file";
+  if (errors.size() == 1 && errors[0].rfind(gone, 0) == 0) {
+    spdlog::warn("study {} ({}): {}; it goes on without the earlier results", study.id,
+                 study.name, errors[0]);
+    config->warm_start = {};
+    return "";
+  }
   return errors.empty() ? "" : errors.front();
 }
 

@@ -120,5 +120,25 @@ TEST_F(WarmStartTest, ASecondStudyLearnsFromTheFirstAndRestartsTheSame) {
   for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(copy + sfx);
 }
 
+// Regression: the earlier database deleted after creation made the study's config invalid, so a
+// restarted coordinator could not restore the study at all.
+TEST_F(WarmStartTest, AStudyWhoseEarlierDatabaseIsGoneIsRestoredWithoutPriors) {
+  const std::string w = Worker();
+  FirstStudy(w);
+  const std::string earlier = db_.string() + ".earlier";
+  std::filesystem::copy_file(db_, earlier);
+  std::filesystem::copy_file(db_.string() + "-wal", earlier + "-wal");
+  const int64_t id =
+      Study(WarmConfig("warm_start: {studies: [1], database: " + earlier + "}\n"));
+  RunOne(w);
+  for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(earlier + sfx);
+  c_.reset();
+  Open();
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  EXPECT_EQ(s.total, 1);
+  EXPECT_EQ(Acquire(w).number, 1);
+}
+
 }  // namespace
 }  // namespace sift::coordinator
