@@ -16,6 +16,7 @@ class EnqueuedSearcher : public Searcher {
   EnqueuedSearcher(std::vector<Params> enqueued, std::unique_ptr<Searcher> inner);
 
   std::vector<Params> Suggest(const StudyView& study, int count) override;
+  bool SetPriors(Priors priors) override { return inner_->SetPriors(std::move(priors)); }
 
   // Trial `number`'s enqueued configuration made whole: deterministic for (seed, number).
   static Params Completed(const SearchSpace& space, const Params& partial, uint64_t seed,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "search/param_value.h"
+#include "search/priors.h"
 #include "search/study_view.h"
 
 namespace sift::search {
@@ -18,6 +19,13 @@ class Searcher {
   // Must not change what a later call returns for the same view (no hidden state that matters);
   // caches that only save work are fine.
   virtual std::vector<Params> Suggest(const StudyView& study, int count) = 0;
+
+  // Observations from earlier studies to learn from (warm_start:), set once before the first
+  // Suggest. Returns false when this searcher does not use them (it then ignores them).
+  virtual bool SetPriors(Priors priors) {
+    (void)priors;
+    return false;
+  }
 };
 
 }  // namespace sift::search

@@ -26,6 +26,7 @@
 #include "common/config/config_startup.h"
 #include "common/config/config_trainer.h"
 #include "common/config/config_trial.h"
+#include "common/config/config_warm_start.h"
 #include "common/config/config_yaml.h"
 #include "search/factory.h"
 #include "search/space.h"
@@ -199,6 +200,7 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   } else {
     top.Get("enqueue");  // judged once the space is
   }
+  ParseWarmStart(top, &d, base_dir, &cfg);
   ParseTags(top, &d, &cfg.tags);
   ParseAlerts(top, &d, &cfg.alerts);
   top.RejectUnknown();
@@ -208,9 +210,13 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   std::vector<std::string> errors;
   FitRandomStartToBudget(&cfg);
   if (space_ok) {
-    search::MakeSearcher(cfg.searcher.type, cfg.searcher.options, cfg.space, &errors,
-                         cfg.objectives.size());
+    auto searcher = search::MakeSearcher(cfg.searcher.type, cfg.searcher.options, cfg.space,
+                                         &errors, cfg.objectives.size());
     for (const auto& e : errors) d.ErrorUnder("searcher", e);
+    if (searcher && cfg.warm_start.enabled() && !searcher->SetPriors({})) {
+      d.Error("warm_start", "searcher " + cfg.searcher.type +
+                                " does not learn from earlier results; use tpe or gp");
+    }
   }
   errors.clear();
   const search::SchedulerContext context{cfg.budget.max_epochs, cfg.objective.maximize,

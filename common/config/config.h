@@ -70,6 +70,16 @@ struct AlertConfig {
   double timeout_seconds = 10;  // then it is killed (and logged)
 };
 
+// warm_start: earlier studies whose completed trials TPE and GP learn from (docs/config.md).
+struct WarmStartConfig {
+  std::vector<int64_t> studies;  // their ids; empty: no warm start
+  // Where they are: a SQLite file (absolute once parsed) or a postgresql:// URL; "": the
+  // database of the coordinator that runs this study.
+  std::string database;
+  double weight = 0.5;  // what one earlier trial counts for against one of this study's
+  bool enabled() const { return !studies.empty(); }
+};
+
 struct StudyConfig {
   std::string name;
   search::Objective objective;  // objective: {metric, direction: maximize|minimize}
@@ -99,6 +109,7 @@ struct StudyConfig {
   std::vector<std::string> notes;
   // enqueue: configurations tried first, in order (partial ones completed by a seeded draw).
   std::vector<search::Params> enqueue;
+  WarmStartConfig warm_start;
 };
 
 // Parses and validates `text` (YAML, or JSON, which YAML reads too). `origin` (a path) prefixes

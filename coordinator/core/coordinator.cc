@@ -82,10 +82,15 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     return;
   }
   const common::Tags tags = config.tags;
+  search::Priors priors;
+  if (std::string problem = LoadWarmStart(config, *store_, &priors); !problem.empty()) {
+    spdlog::error("study {} ({}): {}; it goes on without the earlier results", s.id, s.name,
+                  problem);
+  }
   // Served from now on, and filled under its lock: a call that finds it (a worker of a study
   // taken over reporting on a lease restored below) waits until it is whole.
   auto study = std::make_shared<ServedStudy>(
-      std::make_unique<StudyRunner>(s.id, std::move(config), s.created_at));
+      std::make_unique<StudyRunner>(s.id, std::move(config), s.created_at, std::move(priors)));
   std::lock_guard<std::mutex> lock(study->mu);
   studies_.Add(study);
   StudyRunner* runner = study->runner.get();
@@ -224,6 +229,10 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     for (const auto& e : *errors) msg += "\n  " + e;
     return Status::Error(Status::Code::kInvalidArgument, msg);
   }
+  search::Priors priors;
+  if (std::string problem = LoadWarmStart(config, *store_, &priors); !problem.empty()) {
+    return Status::Error(Status::Code::kInvalidArgument, "invalid study config:\n  " + problem);
+  }
   // One creation at a time, so that two cannot both pass the cap. It is taken before any other
   // lock (RunningCap takes the study locks in turn).
   std::lock_guard<std::mutex> creating(create_mu_);
@@ -250,8 +259,12 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     std::lock_guard<std::mutex> table(table_mu_);
     tags_[*id] = config.tags;
   }
+  if (!priors.points.empty()) {
+    spdlog::info("study {}: warm start from {} finished trials of earlier studies", *id,
+                 priors.points.size());
+  }
   studies_.Add(std::make_shared<ServedStudy>(
-      std::make_unique<StudyRunner>(*id, std::move(config), now)));
+      std::make_unique<StudyRunner>(*id, std::move(config), now, std::move(priors))));
   return Status::Ok();
 }
 

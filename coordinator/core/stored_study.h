@@ -11,6 +11,8 @@
 #include "coordinator/core/study_runner.h"
 #include "coordinator/cost/forecast.h"
 #include "coordinator/store/records.h"
+#include "coordinator/store/store.h"
+#include "search/priors.h"
 
 namespace sift::coordinator {
 
@@ -18,6 +20,14 @@ namespace sift::coordinator {
 // folder of the config file its "created" event names. Returns "" or the first problem.
 std::string ParseStoredConfig(const StudyRecord& study, const std::vector<StudyEventRecord>& events,
                               common::StudyConfig* config);
+
+// warm_start: the completed and early-stopped trials of the earlier studies `config` names (not
+// failed or diverged ones, nor those still open), each with its last
+// value of this study's objective metric (oriented by this study's direction), read from `own`
+// (this coordinator's database) or a read-only open of warm_start.database. Returns "" or the
+// problem, naming the study: an id that is not there, a config that cannot be read, a search
+// space with no parameter of the same name and type as this one's.
+std::string LoadWarmStart(const common::StudyConfig& config, Store& own, search::Priors* priors);
 
 // The runner's history from the Store: its trials and reports, the study's state if it ended,
 // and its control events (pauses, budget changes). Costs are the caller's (the ledger's).

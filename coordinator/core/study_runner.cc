@@ -23,8 +23,9 @@ std::string Dollars(double d) {
 
 }  // namespace
 
-StudyRunner::StudyRunner(int64_t id, common::StudyConfig config, double created_at)
-    : id_(id), config_(std::move(config)), created_at_(created_at) {
+StudyRunner::StudyRunner(int64_t id, common::StudyConfig config, double created_at,
+                         search::Priors priors)
+    : id_(id), config_(std::move(config)), created_at_(created_at), priors_(std::move(priors)) {
   MakeAlgorithms();
   view_.space = &config_.space;
   view_.objective = config_.objective;
@@ -36,6 +37,7 @@ void StudyRunner::MakeAlgorithms() {
   std::vector<std::string> errors;
   searcher_ = search::MakeSearcher(config_.searcher.type, config_.searcher.options, config_.space,
                                    &errors);
+  if (searcher_ && !priors_.points.empty()) searcher_->SetPriors(priors_);
   if (searcher_ && !config_.enqueue.empty()) {
     searcher_ = std::make_unique<search::EnqueuedSearcher>(config_.enqueue, std::move(searcher_));
   }

@@ -31,8 +31,10 @@ struct NextTrial {
 
 class StudyRunner {
  public:
-  // `config` must be valid (ParseStudyConfig returned no errors).
-  StudyRunner(int64_t id, common::StudyConfig config, double created_at);
+  // `config` must be valid (ParseStudyConfig returned no errors). `priors`: what warm_start
+  // loaded (LoadWarmStart), handed to every searcher the runner makes; never trials here.
+  StudyRunner(int64_t id, common::StudyConfig config, double created_at,
+              search::Priors priors = {});
 
   // Rebuilds history from the Store after a restart: trials and their reports. Their cost so
   // far comes from the ledger (ApplyCost).
@@ -93,6 +95,7 @@ class StudyRunner {
   double created_at_;
   StudyState state_ = StudyState::kRunning;
   std::string end_reason_;
+  search::Priors priors_;
   std::unique_ptr<search::Searcher> searcher_;
   std::unique_ptr<search::Scheduler> scheduler_;
   search::StudyView view_;

@@ -77,6 +77,13 @@ void GaussianProcess::SetPoints(const std::vector<double>& x, size_t n) {
 
 void GaussianProcess::AddPoint(const double* x) { AppendRow(x); }
 
+void GaussianProcess::SetNoisyPrefix(size_t rows, double extra) {
+  if (rows == noisy_rows_ && extra == noisy_extra_) return;
+  noisy_rows_ = rows;
+  noisy_extra_ = extra;
+  Truncate(0);
+}
+
 void GaussianProcess::AppendRow(const double* x) {
   const size_t i = n_;
   x_.insert(x_.end(), x, x + dims_);
@@ -88,7 +95,8 @@ void GaussianProcess::AppendRow(const double* x) {
     const double* lj = Row(j);
     row[j] = (k - Dot(lj, row, j)) / lj[j];
   }
-  const double d2 = signal_ + noise_ + kJitter - Dot(row, row, i);
+  const double extra = i < noisy_rows_ ? noisy_extra_ * noise_ : 0.0;
+  const double d2 = signal_ + noise_ + extra + kJitter - Dot(row, row, i);
   row[i] = std::sqrt(std::max(d2, kJitter));
   n_ = i + 1;
 }

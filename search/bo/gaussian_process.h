@@ -38,6 +38,9 @@ class GaussianProcess {
   // already factored.
   void SetPoints(const std::vector<double>& x, size_t n);
   void AddPoint(const double* x);  // e.g. a pending trial (kriging believer)
+  // The first `rows` points have `extra` times the model's noise variance on top of it (priors
+  // from earlier studies, trusted less than this study's own trials). Drops the factor on change.
+  void SetNoisyPrefix(size_t rows, double extra);
   void Truncate(size_t n);
   size_t size() const { return n_; }
 
@@ -60,6 +63,8 @@ class GaussianProcess {
   GpHyper hyper_;
   std::vector<double> inv_ls_;
   double signal_ = 1.0, noise_ = 1e-3;
+  size_t noisy_rows_ = 0;
+  double noisy_extra_ = 0;
   bool has_hyper_ = false;
   size_t n_ = 0;
   std::vector<double> x_;      // n x dims

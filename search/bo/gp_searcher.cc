@@ -136,6 +136,37 @@ const double* GpSearcher::Features(const StudyView& study, int64_t number) {
   return row;
 }
 
+bool GpSearcher::SetPriors(Priors priors) {
+  priors_ = std::move(priors);
+  prior_space_ = nullptr;
+  return true;
+}
+
+void GpSearcher::SyncPriors(const SearchSpace& space) {
+  if (prior_space_ == &space) return;
+  prior_space_ = &space;
+  const size_t n = priors_.points.size();
+  prior_params_.assign(n, {});
+  prior_x_.assign(n * features_, 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    for (const ParamSpec& spec : space.params()) {
+      auto it = priors_.points[i].params.find(spec.name);
+      if (it != priors_.points[i].params.end() && FitsSpec(spec, it->second)) {
+        prior_params_[i][spec.name] = it->second;
+      }
+    }
+    Encode(space, prior_params_[i], prior_x_.data() + i * features_);
+  }
+  prior_used_.resize(n);
+  for (size_t i = 0; i < n; ++i) prior_used_[i] = i;
+  std::stable_sort(prior_used_.begin(), prior_used_.end(), [&](size_t a, size_t b) {
+    return priors_.points[a].score > priors_.points[b].score;
+  });
+  if (options_.max_points > 0 && prior_used_.size() > static_cast<size_t>(options_.max_points)) {
+    prior_used_.resize(static_cast<size_t>(options_.max_points));
+  }
+}
+
 std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
   const SearchSpace& space = *study.space;
   const size_t dims = space.size();
@@ -144,7 +175,7 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
                                 ? options_.n_startup
                                 : std::max<int64_t>(5, static_cast<int64_t>(dims) + 1);
   std::vector<Params> out;
-  if (static_cast<int64_t>(index_.size()) < n_startup) {
+  if (static_cast<int64_t>(index_.size()) + PriorTrialEquivalent(priors_) < n_startup) {
     for (int i = 0; i < count; ++i) out.push_back(SobolSearcher::PointFor(study, study.trials.size() + i));
     return out;
   }
@@ -180,7 +211,15 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
   const size_t start = m > window ? m - window : 0;
   std::vector<int64_t> fit_n, cfit_n;
   std::vector<double> fit_y, cfit_y;
-  auto fit_it = index_.numbers().find(index_.Kth(start));
+  // Priors are numbered -1, -2, ... (best first): rows before this study's, in the fit too.
+  SyncPriors(space);
+  std::vector<int64_t> prior_numbers;
+  for (size_t r = 0; r < prior_used_.size(); ++r) {
+    prior_numbers.push_back(-1 - static_cast<int64_t>(r));
+    fit_n.push_back(prior_numbers.back());
+    fit_y.push_back(priors_.points[prior_used_[r]].score);
+  }
+  auto fit_it = m > start ? index_.numbers().find(index_.Kth(start)) : index_.numbers().end();
   for (size_t p = start; p < m; ++p, ++fit_it) {
     fit_n.push_back(*fit_it);
     fit_y.push_back(score_of(*fit_it));
@@ -191,7 +230,14 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
     }
   }
   std::vector<double> x, y, cx, cy;
-  for (int64_t number : numbers) {
+  for (size_t r = 0; r < prior_numbers.size(); ++r) {
+    const double* row = prior_x_.data() + prior_used_[r] * features_;
+    x.insert(x.end(), row, row + features_);
+    y.push_back(priors_.points[prior_used_[r]].score);
+  }
+  numbers.insert(numbers.begin(), prior_numbers.begin(), prior_numbers.end());
+  for (size_t i = prior_numbers.size(); i < numbers.size(); ++i) {
+    const int64_t number = numbers[i];
     const TrialView& t = study.trials[static_cast<size_t>(number)];
     const double* row = Features(study, number);
     x.insert(x.end(), row, row + features_);
@@ -202,8 +248,12 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
     }
   }
   const size_t n = y.size();
-  const auto features_of = [&](int64_t number) { return Features(study, number); };
+  const auto features_of = [&](int64_t number) -> const double* {
+    if (number >= 0) return Features(study, number);
+    return prior_x_.data() + prior_used_[static_cast<size_t>(-1 - number)] * features_;
+  };
   Model& f = *objective_;
+  f.gp.SetNoisyPrefix(prior_numbers.size(), 1.0 / priors_.weight - 1.0);
   f.Prepare(x, y, std::move(fit_n), std::move(fit_y), features_of);
   const bool use_cost = options_.cost_aware && cy.size() >= 2 && !cfit_n.empty();
   if (use_cost) cost_->Prepare(cx, cy, std::move(cfit_n), std::move(cfit_y), features_of);
@@ -262,7 +312,9 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
       cand.insert(cand.end(), p.begin(), p.end());
     }
     for (size_t r = 0; r < std::min<size_t>(kTopTrials, n); ++r) {
-      const Params& p = study.trials[static_cast<size_t>(numbers[ranked[r]])].params;
+      const int64_t top = numbers[ranked[r]];
+      const Params& p = top >= 0 ? study.trials[static_cast<size_t>(top)].params
+                                 : prior_params_[prior_used_[static_cast<size_t>(-1 - top)]];
       std::vector<double> base(dims);
       for (size_t d = 0; d < dims; ++d) {
         const ParamSpec& spec = space.params()[d];

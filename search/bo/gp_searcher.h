@@ -19,6 +19,14 @@
 // inactive conditional parameters are encoded at the centre of their range (one-hots all zero).
 // With cost_aware, a second GP models log(cost_dollars) and the acquisition is log-EI minus the
 // predicted log cost: expected improvement per expected dollar (Snoek et al. 2012, Sec. 3.2).
+//
+// Warm start (SetPriors): earlier studies' trials (the best max_points of them) are rows before
+// this study's own, each with the model's noise variance divided by Priors::weight (a weighted
+// likelihood: a prior point counts for `weight` of one of this study's), so the posterior leans
+// on them where this study has no data and on its own trials where it has; they join the
+// hyperparameter fit and the neighbourhoods searched around the best points. A parameter a prior
+// lacks sits at the centre of its range, as an inactive one does. The Sobol start ends once this
+// study's observations plus PriorTrialEquivalent reach n_startup.
 #pragma once
 
 #include <memory>
@@ -50,13 +58,21 @@ class GpSearcher : public Searcher {
   GpSearcher(const SearchSpace& space, GpOptions options);
   ~GpSearcher() override;
   std::vector<Params> Suggest(const StudyView& study, int count) override;
+  bool SetPriors(Priors priors) override;
 
  private:
   struct Model;  // one GP with its hyperparameter cache (objective, or log cost)
   // Encoded features of trial `number`, computed once per trial (parameters never change); starts
   // over when the space or seed differs or the history shrinks.
   const double* Features(const StudyView& study, int64_t number);
+  // The priors' parameters this space can take, and their features; computed per space.
+  void SyncPriors(const SearchSpace& space);
   GpOptions options_;
+  Priors priors_;
+  const SearchSpace* prior_space_ = nullptr;
+  std::vector<Params> prior_params_;
+  std::vector<double> prior_x_;
+  std::vector<size_t> prior_used_;  // the priors the model takes, best first
   size_t features_;
   std::unique_ptr<Model> objective_, cost_;
   ObservationIndex index_;  // the observations, updated per ask

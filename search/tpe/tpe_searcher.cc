@@ -87,33 +87,55 @@ TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
 }
 
 void TpeSearcher::GroupRows(const std::vector<const double*>& rows, const std::vector<size_t>& dims,
-                            const std::vector<int>& choices, const std::vector<double>& given) {
+                            const std::vector<int>& choices, const std::vector<double>& given,
+                            const std::vector<const double*>& prior_rows) {
   // Sized for every row and filled by index (push_back into members stores their end each time).
   const size_t nd = dims.size();
-  obs_.resize(rows.size() * nd);
-  weights_.resize(rows.size());
+  obs_.resize((rows.size() + prior_rows.size()) * nd);
+  weights_.resize(rows.size() + prior_rows.size());
   double* obs = obs_.data();
   double* weights = weights_.data();
   size_t n = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const double* row = rows[i];
-    bool active = true;
-    for (size_t d : dims) active = active && !std::isnan(row[d]);
-    if (!active) continue;
-    if (!given.empty()) weights[n] = given[i];
+  auto take = [&](const double* row) {
+    for (size_t d : dims) {
+      if (std::isnan(row[d])) return false;
+    }
     for (size_t j = 0; j < nd; ++j) {
       const double u = row[dims[j]];
       // Categoricals as their index: ToUnit put choice i at (i + 0.5) / k.
       obs[n * nd + j] =
           choices[j] == 0 ? u : std::min<double>(choices[j] - 1, std::floor(u * choices[j]));
     }
+    return true;
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!take(rows[i])) continue;
+    if (!given.empty()) weights[n] = given[i];
     ++n;
   }
-  obs_.resize(n * nd);
-  weights_.resize(n);
   if (given.empty()) {
     for (size_t i = 0; i < n; ++i) weights[i] = TpeDefaultWeight(n, i);
   }
+  for (const double* row : prior_rows) {
+    if (!take(row)) continue;
+    weights[n++] = priors_.weight;
+  }
+  obs_.resize(n * nd);
+  weights_.resize(n);
+}
+
+bool TpeSearcher::SetPriors(Priors priors) {
+  priors_ = std::move(priors);
+  SplitPriors(priors_.points, options_.gamma, options_.gamma_max, &prior_good_, &prior_bad_);
+  prior_space_ = nullptr;
+  return true;
+}
+
+void TpeSearcher::SyncPriorRows(const SearchSpace& space) {
+  if (prior_space_ == &space) return;
+  prior_space_ = &space;
+  prior_rows_ = PriorUnitRows(space, priors_.points);
+  models_.clear();  // l was fitted with the old rows
 }
 
 void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>& dims,
@@ -127,13 +149,13 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
   TpeKernelOptions kernel = options_.kernel;
   kernel.multivariate = kernel.multivariate && dims.size() > 1;
   if (model.generation != units_.generation() || model.below != split.below) {
-    GroupRows(split.below_rows, dims, choices_, {});
+    GroupRows(split.below_rows, dims, choices_, {}, split.prior_below_rows);
     BuildTpeEstimator(choices_, obs_.data(), obs_.size() / dims.size(), weights_.data(), kernel,
                       model.l);
     model.below = split.below;
     model.generation = units_.generation();
   }
-  GroupRows(split.above_rows, dims, choices_, split.above_weights);
+  GroupRows(split.above_rows, dims, choices_, split.above_weights, split.prior_above_rows);
   BuildTpeEstimator(choices_, obs_.data(), obs_.size() / dims.size(), weights_.data(), kernel,
                     model.g);
   x_.resize(dims.size());
@@ -213,11 +235,18 @@ std::pair<std::vector<int64_t>, std::vector<double>> TpeSearcher::BadTrials(
 std::vector<Params> TpeSearcher::Suggest(const StudyView& study, int count) {
   std::vector<Params> out;
   index_.Sync(study);
-  const bool startup = static_cast<int64_t>(index_.size()) < options_.n_startup;
+  const bool startup = static_cast<int64_t>(index_.size()) + PriorTrialEquivalent(priors_) <
+                       options_.n_startup;
   Split split;
   if (!startup) {
     units_.Sync(study);
     split = SplitTrials(study);
+    if (!priors_.points.empty()) {
+      SyncPriorRows(*study.space);
+      const size_t dims = study.space->size();
+      for (size_t i : prior_good_) split.prior_below_rows.push_back(&prior_rows_[i * dims]);
+      for (size_t i : prior_bad_) split.prior_above_rows.push_back(&prior_rows_[i * dims]);
+    }
     if (options_.kernel.multivariate) groups_ = TpeGroups(*study.space, options_.group);
     for (int64_t t : split.below) split.below_rows.push_back(units_.Row(study, t));
     for (int64_t t : split.above) split.above_rows.push_back(units_.Row(study, t));

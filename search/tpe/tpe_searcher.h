@@ -7,6 +7,14 @@
 // bandwidths follow Scott's rule on the observations' spread (TpeSearcherKernel); with
 // `multivariate` off, one estimator pair per parameter, as Optuna 3.1's default.
 //
+// Warm start (SetPriors): each earlier study's trials are split into good and bad by the same
+// gamma, within that study (its scores need not be on this study's scale, only its ranking is
+// used; Watanabe et al. 2022 split per task likewise), and join l and g as components of weight
+// Priors::weight, beside this study's own (weight up to 1). In a joint group, a prior that lacks
+// one of the group's parameters (or has it inactive) is left out of that group only, as this
+// study's own inactive trials are; the random start ends once this study's observations plus
+// PriorTrialEquivalent reach n_startup.
+//
 // Cost per ask, flat in the number of trials: the observations and their ranking are kept across
 // asks (ObservationIndex), the good set is at most gamma_max trials, and g(x) is fitted on at most
 // max_above bad trials. That bound is the one approximation: past it, g keeps the most recent half
@@ -52,6 +60,7 @@ class TpeSearcher : public Searcher {
  public:
   explicit TpeSearcher(TpeOptions options) : options_(options) {}
   std::vector<Params> Suggest(const StudyView& study, int count) override;
+  bool SetPriors(Priors priors) override;
 
   // The bad trials g(x) is fitted on, in trial order, and their weights (empty: Optuna's default
   // weights for their count), as Suggest on `study` would use them. For tests and diagnostics.
@@ -64,6 +73,8 @@ class TpeSearcher : public Searcher {
     std::vector<double> above_weights;  // per above trial; empty: TpeDefaultWeights per group
     // Their unit rows (UnitCache), read once per ask for every group.
     std::vector<const double*> below_rows, above_rows;
+    // The priors' rows on each side (weight priors_.weight each), after this study's.
+    std::vector<const double*> prior_below_rows, prior_above_rows;
   };
   // l and g of one group of dims, kept across asks. l depends only on the good trials' rows, so
   // it is refitted only when the good set or the unit cache changes (at 10,000 trials the best 25
@@ -81,11 +92,19 @@ class TpeSearcher : public Searcher {
   void SampleGroup(const StudyView& study, const std::vector<size_t>& dims, const Split& split,
                    GroupModel& model, Rng& rng, Params& out);
   // Rows of one side's trials where every dim of the group is active (categoricals as their
-  // index) into obs_, their weights (from `given`, or Optuna's default) into weights_.
+  // index) into obs_, their weights (from `given`, or Optuna's default) into weights_; then the
+  // side's prior rows likewise, at the prior weight.
   void GroupRows(const std::vector<const double*>& rows, const std::vector<size_t>& dims,
-                 const std::vector<int>& choices, const std::vector<double>& given);
+                 const std::vector<int>& choices, const std::vector<double>& given,
+                 const std::vector<const double*>& prior_rows);
+  // The priors' unit rows on this study's space, computed when the space is another one.
+  void SyncPriorRows(const SearchSpace& space);
 
   TpeOptions options_;
+  Priors priors_;
+  const SearchSpace* prior_space_ = nullptr;
+  std::vector<double> prior_rows_;  // PriorUnitRows on prior_space_
+  std::vector<size_t> prior_good_, prior_bad_;
   UnitCache units_;
   ObservationIndex index_;  // the observations and their ranking, updated per ask
   std::vector<GroupModel> models_;  // per parameter, then per joint group (multivariate)

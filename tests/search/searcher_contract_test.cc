@@ -22,13 +22,26 @@ struct SearcherCase {
 };
 void PrintTo(const SearcherCase& c, std::ostream* os) { *os << c.label; }
 
-// "enqueued": TPE behind three enqueued configurations (a partial one, an empty one, a whole
+// "warm_*": the searcher with priors (SetPriors). "enqueued": TPE behind three enqueued configurations (a partial one, an empty one, a whole
 // one), made from whatever space the test uses.
 std::unique_ptr<Searcher> Make(const SearcherCase& c, const SearchSpace& space) {
   std::vector<std::string> errors;
   const bool enqueued = c.type == "enqueued";
   auto s = MakeSearcher(enqueued ? "tpe" : c.type, c.options, space, &errors);
   EXPECT_TRUE(errors.empty()) << errors[0];
+  if (c.label.rfind("warm_", 0) == 0) {
+    // Priors from an earlier study on the same space: some lack the first parameter, all carry
+    // one this space lacks, and their scores are on another scale.
+    Priors priors;
+    Rng rng(9);
+    for (int i = 0; i < 12; ++i) {
+      Prior p{space.Sample(rng), 100.0 + i % 5, 1};
+      if (i % 3 == 0) p.params.erase(space.params().front().name);
+      p.params["gone"] = 1.0;
+      priors.points.push_back(std::move(p));
+    }
+    EXPECT_TRUE(s->SetPriors(std::move(priors)));
+  }
   if (!enqueued) return s;
   const ParamSpec& first = space.params().front();
   Rng rng(5);
@@ -133,7 +146,9 @@ std::vector<SearcherCase> Cases() {
           "tpe_optuna_multivariate",
           "tpe",
           {{"n_startup", int64_t{5}}, {"bandwidth", std::string("optuna")}, {"group", false}}},
+      SearcherCase{"warm_tpe", "tpe", {{"n_startup", int64_t{8}}}},
       SearcherCase{"gp", "gp", {}},
+      SearcherCase{"warm_gp", "gp", {}},
       SearcherCase{"gp_cost_aware", "gp", {{"cost_aware", true}}},
       SearcherCase{"bohb", "bohb", {{"min_points", int64_t{4}}}}};
 }

@@ -11,7 +11,7 @@
 #include "tests/soak/soak.h"
 
 namespace sift::testing::soak {
-namespace {
+namespace soak_test {
 
 Options ShortSoak(const std::string& name) {
   Options o;
@@ -52,5 +52,5 @@ TEST(Soak, PostgresKeepsEveryReportAndStaysFlatThroughRestarts) {
   ExpectSoakHeld(o, RunSoak(o));
 }
 
-}  // namespace
+}  // namespace soak_test
 }  // namespace sift::testing::soak
