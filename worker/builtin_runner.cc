@@ -195,7 +195,10 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
           {common::kTrainLoss, m.train_loss},
           {common::kEpochSeconds, m.seconds},
           {common::kSamplesPerSecond, m.samples_per_second},
-          {common::kDataWaitFraction, m.data_wait_fraction}};
+          {common::kDataWaitFraction, m.data_wait_fraction},
+          {common::kParams, static_cast<double>(m.params)}};
+      // Measured once per trainer, reported every epoch so a scheduler sees it at every rung.
+      if (std::isfinite(m.inference_ms)) reported[common::kInferenceMs] = m.inference_ms;
       if (m.regression) {
         reported[common::kValRmse] = m.val_rmse;
         reported[common::kValMae] = m.val_mae;

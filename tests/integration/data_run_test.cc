@@ -105,6 +105,14 @@ TEST(DataRun, CsvClassificationAndRegressionStudiesRunEndToEnd) {
     EXPECT_EQ(scored, 1) << output;
     for (const auto& t : j["trials"]) {
       EXPECT_EQ(t["state"], "COMPLETED") << t.dump();
+      // The worker's own measures of the model in every epoch's report: the 4-32-(3 or 1) MLP's
+      // weights and biases, and its forward time per validation sample.
+      const int outputs = name == "classes" ? 3 : 1;
+      for (const auto& e : t["curve"]) {
+        EXPECT_EQ(e["metrics"].value("params", -1), 4 * 32 + 32 + 32 * outputs + outputs)
+            << e.dump();
+        EXPECT_GT(e["metrics"].value("inference_ms", -1.0), 0) << e.dump();
+      }
       const auto& last = t["curve"].back()["metrics"];
       if (name == "classes") {
         EXPECT_EQ(j["study"]["objective"], "val_accuracy");

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tests/worker/model_state.h"
 #include "tests/worker/test_util.h"
 #include "tests/worker/torchscript_test.h"
@@ -58,6 +60,20 @@ TEST_F(TorchScriptTest, TrainsUnderTheModulesOwnNames) {
   EpochMetrics m;
   for (int e = 0; e < 3; ++e) m = t.TrainEpoch();
   EXPECT_GT(m.val_accuracy, 0.6);  // chance is 0.1
+}
+
+// params counts the scripted module's parameters as torch does: export_model.py's 784-16-8-10
+// MLP, and its CNN of width 4 (bias-free 3x3 convolutions 1->4->8, batch norm, an 8->10 head).
+TEST_F(TorchScriptTest, ReportsTheModulesParameterCountAndInferenceTime) {
+  auto data = testing::SmallFashionMnist(/*train=*/256, /*val=*/64, /*test=*/64);
+  const EpochMetrics mlp = Trainer(Options(), data).TrainEpoch();
+  EXPECT_EQ(mlp.params, (784 * 16 + 16) + (16 * 8 + 8) + (8 * 10 + 10));
+  EXPECT_GT(mlp.inference_ms, 0.0);
+  EXPECT_TRUE(std::isfinite(mlp.inference_ms));
+  TrainerOptions cnn = Options();
+  cnn.hp.path = File("cnn.pt");
+  EXPECT_EQ(Trainer(cnn, data).TrainEpoch().params,
+            1 * 4 * 9 + 2 * 4 + 4 * 8 * 9 + 2 * 8 + (8 * 10 + 10));
 }
 
 // Uninterrupted == stopped mid-epoch, checkpointed, resumed by a new Trainer: bitwise, with the

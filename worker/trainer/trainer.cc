@@ -19,6 +19,7 @@
 #include "worker/trainer/kernels/fused_optimizer.h"
 #include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/lr_schedule.h"
+#include "worker/trainer/measure.h"
 #include "worker/trainer/models.h"
 #include "worker/trainer/precision.h"
 #include "worker/trainer/resident_data.h"
@@ -159,6 +160,8 @@ struct Trainer::Impl {
   int64_t skipped_base = 0;
   double train_seconds = 0.0;
   double wait_seconds = 0.0;
+  int64_t trainable_params = 0;  // counted in Build()
+  double inference_ms = std::numeric_limits<double>::quiet_NaN();  // NaN: not measured yet
 
   // The training split on the device, made at the first epoch that wants it (nullptr: batches
   // come from the host loader). Shared by the Impl a checkpoint load builds.
@@ -213,6 +216,7 @@ struct Trainer::Impl {
     generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
     if (device.is_cpu()) model->set_generator(generator);
     params = model->parameters();
+    trainable_params = TrainableParams(*model);
     optimizer = MakeOptimizer(options.hp, params);
     GradScalerOptions scaler_options;
     scaler_options.enabled = precision == Precision::kFp16;
@@ -273,6 +277,22 @@ struct Trainer::Impl {
 
   // Squared error and Huber loss both scale with the target's variance.
   double LossUnits() const { return data->regression() ? data->target_std * data->target_std : 1; }
+
+  // Forward time per validation sample as Evaluate runs the model (eval mode, the trial's
+  // autocast). Once per Trainer: the model's shape cannot change mid-trial, and forward passes
+  // in eval mode draw no randomness and update no state, so training is unchanged.
+  double InferenceMs() {
+    if (!std::isnan(inference_ms) || data->val.size() == 0) return inference_ms;
+    model->eval();
+    inference_ms = InferenceMsPerSample(data->val, options.eval_batch, device, [this](auto& x) {
+      AutocastRegion autocast(precision, device);
+      model->forward(x);
+    });
+    model->train();
+    spdlog::info("trainer: {} trainable parameters; forward {:.4g} ms per validation sample ({})",
+                 trainable_params, inference_ms, PrecisionName(precision));
+    return inference_ms;
+  }
 
   // Mean loss and the task's scores over `split`, in eval mode; regression in the target's units.
   EvalMetrics Evaluate(const TensorSplit& split) {
@@ -432,6 +452,8 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   m.samples_per_second = s.train_seconds > 0 ? s.samples / s.train_seconds : 0.0;
   m.data_wait_fraction = s.train_seconds > 0 ? s.wait_seconds / s.train_seconds : 0.0;
   m.skipped_steps = s.SkippedInEpoch();
+  m.params = s.trainable_params;
+  m.inference_ms = s.inference_ms;
   if (!m.completed) {
     m.epoch = s.epoch;
     m.seconds = Seconds(epoch_start);
@@ -455,7 +477,8 @@ EpochMetrics Trainer::TrainEpoch(const std::atomic<bool>* stop) {
   m.val_mae = val.mae;
   m.val_r2 = val.r2;
   m.epoch = s.epoch;
-  m.seconds = Seconds(epoch_start);
+  m.seconds = Seconds(epoch_start);  // train + eval: the measurement below is not the epoch's
+  m.inference_ms = s.InferenceMs();
   return m;
 }
 
@@ -547,6 +570,7 @@ void Trainer::LoadCheckpoint(const std::string& path) {
     fresh.micro_batch = s.micro_batch;
     fresh.resident = s.resident;
     fresh.resident_decided = s.resident_decided;
+    fresh.inference_ms = s.inference_ms;  // the same model shape (fingerprint) on this machine
     fresh.Build();
     torch::serialize::InputArchive model, optimizer, scaler;
     a.read("model", model);

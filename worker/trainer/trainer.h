@@ -66,6 +66,11 @@ struct EpochMetrics {
   // stop_on_divergence: the training loss became NaN or infinite and the epoch was cut short
   // there (it counts as done: the trial ends, so nothing resumes it).
   bool diverged = false;
+  // Measured by the trainer (measure.h), the same every epoch: the model's trainable parameters,
+  // and its forward milliseconds per validation sample, timed once per Trainer at its first
+  // completed epoch (NaN: no validation split, or an epoch interrupted before any completed).
+  int64_t params = 0;
+  double inference_ms = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Determinism: the constructor seeds the global torch generator (weight init) with `seed`; data
