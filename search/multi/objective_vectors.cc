@@ -1,0 +1,119 @@
+#include "search/multi/objective_vectors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "search/multi/mo_rungs.h"
+
+namespace sift::search {
+namespace {
+
+constexpr double kWorst = -std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+size_t ObjectiveCount(const StudyView& study) {
+  return std::max<size_t>(1, study.objectives.size());
+}
+
+const Objective& ObjectiveAt(const StudyView& study, size_t i) {
+  return study.objectives.empty() ? study.objective : study.objectives[i];
+}
+
+const CurveValues* ObjectiveCurve(const TrialView& trial, size_t i) {
+  if (i == 0) return &trial.values;
+  return i - 1 < trial.more_values.size() ? &trial.more_values[i - 1] : nullptr;
+}
+
+std::vector<double> ObjectivesAt(const StudyView& study, const TrialView& trial, int64_t resource) {
+  std::vector<double> out(ObjectiveCount(study), kWorst);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const CurveValues* curve = ObjectiveCurve(trial, i);
+    if (curve == nullptr) continue;
+    const auto it = curve->find(resource);
+    if (it == curve->end() || std::isnan(it->second)) continue;
+    out[i] = ObjectiveAt(study, i).maximize ? it->second : -it->second;
+  }
+  return out;
+}
+
+int64_t LastCommonResource(const StudyView& study, const TrialView& trial) {
+  // Walk objective 0's curve down from its end: the first resource every other curve has.
+  for (auto it = trial.values.rbegin(); it != trial.values.rend(); ++it) {
+    bool all = true;
+    for (size_t i = 1; all && i < ObjectiveCount(study); ++i) {
+      const CurveValues* curve = ObjectiveCurve(trial, i);
+      all = curve != nullptr && curve->count(it->first) > 0;
+    }
+    if (all) return it->first;
+  }
+  return 0;
+}
+
+double ViolationAt(const StudyView& study, const TrialView& trial, int64_t resource) {
+  double total = 0;
+  for (size_t j = 0; j < study.constraints.size(); ++j) {
+    if (j >= trial.constraint_values.size()) continue;
+    const CurveValues& curve = trial.constraint_values[j];
+    auto it = curve.upper_bound(resource);
+    if (it == curve.begin()) continue;  // not reported yet
+    total += study.constraints[j].Violation(std::prev(it)->second);
+  }
+  return total;
+}
+
+TrialPoint PointAt(const StudyView& study, const TrialView& trial, int64_t resource) {
+  return {trial.number, ObjectivesAt(study, trial, resource), ViolationAt(study, trial, resource)};
+}
+
+bool PointDominates(const TrialPoint& a, const TrialPoint& b) {
+  if (a.feasible() && b.feasible()) return Dominates(a.values, b.values);
+  return a.violation < b.violation;  // feasible over infeasible: 0 < any violation
+}
+
+std::vector<int> ConstrainedRanks(const std::vector<TrialPoint>& points) {
+  return NonDominatedRanks(static_cast<int>(points.size()),
+                           [&](int i, int j) { return PointDominates(points[i], points[j]); });
+}
+
+std::vector<TrialPoint> EndedPoints(const StudyView& study) {
+  std::vector<TrialPoint> out;
+  for (const TrialView& t : study.trials) {
+    if (t.state == TrialState::kDiverged) {
+      TrialPoint p = PointAt(study, t, t.LastResource());
+      std::fill(p.values.begin(), p.values.end(), kWorst);
+      out.push_back(std::move(p));
+      continue;
+    }
+    if (t.state != TrialState::kCompleted && t.state != TrialState::kStopped &&
+        t.state != TrialState::kPaused) {
+      continue;
+    }
+    const int64_t at = LastCommonResource(study, t);
+    if (at > 0) out.push_back(PointAt(study, t, at));
+  }
+  return out;
+}
+
+std::vector<int64_t> ConstrainedTopTrials(const std::vector<TrialPoint>& points, int64_t k) {
+  std::vector<RungPoint> feasible;
+  std::vector<const TrialPoint*> infeasible;
+  for (const TrialPoint& p : points) {
+    if (p.feasible()) {
+      feasible.push_back({p.trial, p.values});
+    } else {
+      infeasible.push_back(&p);
+    }
+  }
+  std::vector<int64_t> top = MoTopTrials(feasible, k);
+  std::sort(infeasible.begin(), infeasible.end(), [](const TrialPoint* a, const TrialPoint* b) {
+    return a->violation < b->violation || (a->violation == b->violation && a->trial < b->trial);
+  });
+  for (size_t i = 0; static_cast<int64_t>(top.size()) < k && i < infeasible.size(); ++i) {
+    top.push_back(infeasible[i]->trial);
+  }
+  return top;
+}
+
+}  // namespace sift::search
