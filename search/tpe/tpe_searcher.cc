@@ -22,7 +22,12 @@ TpeKernelOptions TpeSearcherKernel() {
 // The good trials are the best gamma(n) of all (at most gamma_max); the bad ones the rest, past
 // max_above as the most recent half plus a weighted sample of the older ones (see max_above).
 // Read off the index: O((gamma_max + max_above) log n), not O(n).
-TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
+size_t TpeSearcher::Observe(const StudyView& study) {
+  index_.Sync(study);
+  return index_.size();
+}
+
+TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) {
   const size_t n = index_.size();
   const size_t n_below = std::min<size_t>(
       static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(n))),
@@ -205,15 +210,14 @@ Params TpeSearcher::SuggestOne(const StudyView& study, uint64_t number, const Sp
 
 std::pair<std::vector<int64_t>, std::vector<double>> TpeSearcher::BadTrials(
     const StudyView& study) {
-  index_.Sync(study);
+  Observe(study);
   Split s = SplitTrials(study);
   return {std::move(s.above), std::move(s.above_weights)};
 }
 
 std::vector<Params> TpeSearcher::Suggest(const StudyView& study, int count) {
   std::vector<Params> out;
-  index_.Sync(study);
-  const bool startup = static_cast<int64_t>(index_.size()) < options_.n_startup;
+  const bool startup = static_cast<int64_t>(Observe(study)) < options_.n_startup;
   Split split;
   if (!startup) {
     units_.Sync(study);

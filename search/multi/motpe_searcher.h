@@ -1,0 +1,29 @@
+// Multi-objective TPE (Ozaki et al., GECCO 2020 / JAIR 2022, as Optuna's MOTPE): TpeSearcher
+// with the good set chosen by the constrained order instead of one score. The best gamma(n)
+// trials are whole non-dominated ranks of the feasible trials, the rank that does not fit cut by
+// greedy hypervolume contribution (Optuna's hypervolume subset selection), then infeasible ones
+// by violation (ConstrainedTopTrials, objective_vectors.h). Everything else (the Parzen
+// estimators, multivariate groups, candidates, constant liar for running trials) is TPE's.
+// The bad set past max_above keeps its most recent trials.
+#pragma once
+
+#include <vector>
+
+#include "search/multi/objective_vectors.h"
+#include "search/tpe/tpe_searcher.h"
+
+namespace sift::search {
+
+class MoTpeSearcher : public TpeSearcher {
+ public:
+  explicit MoTpeSearcher(TpeOptions options) : TpeSearcher(options) {}
+
+ protected:
+  size_t Observe(const StudyView& study) override;
+  Split SplitTrials(const StudyView& study) override;
+
+ private:
+  std::vector<TrialPoint> points_;  // EndedPoints of the view Observe saw
+};
+
+}  // namespace sift::search

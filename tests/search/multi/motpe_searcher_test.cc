@@ -1,0 +1,54 @@
+#include "search/multi/motpe_searcher.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tests/search/multi/mo_views.h"
+#include "tests/search/searcher_sim.h"
+
+namespace sift::search {
+namespace {
+
+using testing::AddTrial;
+using testing::MoStudy;
+
+bool Has(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+TEST(MoTpeSearcher, TheGoodSetIsTheFeasibleFront) {
+  const SearchSpace space = testing::OneDimSpace();
+  StudyView study = MoStudy();
+  study.space = &space;
+  for (int i = 0; i < 20; ++i) {
+    testing::Report r{0.1 + 0.01 * i, 10, 0};
+    if (i == 3) r = {0.8, 2, 0};
+    if (i == 12) r = {0.7, 1.5, 0};  // trades with 3: both on the front
+    if (i == 7) r = {0.9, 1, 5};     // dominates both, but infeasible
+    TrialView& t = AddTrial(study, TrialState::kCompleted, {r});
+    t.params = {{"x", -2.0 + 0.25 * i}};
+  }
+  TpeOptions o;
+  o.n_startup = 5;
+  MoTpeSearcher s(o);
+  // 20 observations: the best ceil(0.1 * 20) = 2 are good, the other 18 bad.
+  auto [bad, weights] = s.BadTrials(study);
+  EXPECT_EQ(bad.size(), 18u);
+  EXPECT_FALSE(Has(bad, 3));
+  EXPECT_FALSE(Has(bad, 12));
+  EXPECT_TRUE(Has(bad, 7));
+  // Constant liar: a running trial counts as bad.
+  TrialView running;
+  running.number = 20;
+  running.params = {{"x", 0.0}};
+  running.state = TrialState::kRunning;
+  study.trials.push_back(running);
+  bad = s.BadTrials(study).first;
+  EXPECT_EQ(bad.size(), 19u);
+  EXPECT_TRUE(Has(bad, 20));
+  for (const Params& p : s.Suggest(study, 4)) EXPECT_EQ(space.Check(p), "");
+}
+
+}  // namespace
+}  // namespace sift::search
