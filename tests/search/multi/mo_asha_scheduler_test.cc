@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "search/factory.h"
 #include "tests/search/multi/mo_views.h"
 
 namespace sift::search {
@@ -82,6 +83,15 @@ TEST(MoAshaScheduler, HyperbandBracketsMatchAshas) {
   MoAshaScheduler mo(o);
   AshaScheduler one(o);
   for (int64_t n = 0; n < 50; ++n) EXPECT_EQ(mo.BracketOf(n), one.BracketOf(n)) << n;
+}
+
+TEST(MoAshaScheduler, TheFactoryBuildsItForSeveralObjectives) {
+  std::vector<std::string> errors;
+  auto s = MakeScheduler("hyperband", {}, {9, true, 2}, &errors);
+  ASSERT_NE(s, nullptr);
+  EXPECT_NE(dynamic_cast<MoAshaScheduler*>(s.get()), nullptr);
+  EXPECT_NE(dynamic_cast<AshaScheduler*>(MakeScheduler("asha", {}, {9, true, 1}, &errors).get()),
+            nullptr);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "search/factory.h"
 #include "tests/search/multi/mo_views.h"
 #include "tests/search/searcher_sim.h"
 
@@ -48,6 +49,16 @@ TEST(MoTpeSearcher, TheGoodSetIsTheFeasibleFront) {
   EXPECT_EQ(bad.size(), 19u);
   EXPECT_TRUE(Has(bad, 20));
   for (const Params& p : s.Suggest(study, 4)) EXPECT_EQ(space.Check(p), "");
+}
+
+TEST(MoTpeSearcher, TheFactoryBuildsItForSeveralObjectives) {
+  const SearchSpace space = testing::OneDimSpace();
+  std::vector<std::string> errors;
+  auto mo = MakeSearcher("tpe", {}, space, &errors, 2);
+  EXPECT_NE(dynamic_cast<MoTpeSearcher*>(mo.get()), nullptr);
+  auto one = MakeSearcher("tpe", {}, space, &errors, 1);
+  EXPECT_EQ(dynamic_cast<MoTpeSearcher*>(one.get()), nullptr);
+  EXPECT_TRUE(errors.empty());
 }
 
 }  // namespace
