@@ -3,7 +3,27 @@
 #include <algorithm>
 #include <cmath>
 
+#include "search/multi/hypervolume.h"
+
 namespace sift::search {
+
+// Optuna's MOTPE weights for the good trials: each one's hypervolume contribution among them
+// over the largest (a dominated one weighs nothing), so l(x) leans to the front's sparse parts.
+// Default weights when no contribution is positive (one point, infeasible ones alone).
+std::vector<double> MoTpeSearcher::BelowWeights(const std::vector<int64_t>& below) const {
+  Points values;
+  for (int64_t t : below) {
+    const auto it = std::lower_bound(
+        points_.begin(), points_.end(), t,
+        [](const TrialPoint& p, int64_t number) { return p.trial < number; });
+    values.push_back(it->values);
+  }
+  std::vector<double> w = HypervolumeContributions(values, ReferencePoint(values));
+  const double most = w.empty() ? 0.0 : *std::max_element(w.begin(), w.end());
+  if (!(most > 0) || !std::isfinite(most)) return {};
+  for (double& x : w) x /= most;
+  return w;
+}
 
 size_t MoTpeSearcher::Observe(const StudyView& study) {
   points_ = EndedPoints(study);
@@ -18,6 +38,7 @@ TpeSearcher::Split MoTpeSearcher::SplitTrials(const StudyView& study) {
   Split s;
   s.below = ConstrainedTopTrials(points_, n_below);
   std::sort(s.below.begin(), s.below.end());
+  s.below_weights = BelowWeights(s.below);
   // Trial order: the other observations, and with constant liar the running and pending trials.
   size_t next = 0;
   for (const TrialView& t : study.trials) {

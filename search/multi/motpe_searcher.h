@@ -2,7 +2,8 @@
 // with the good set chosen by the constrained order instead of one score. The best gamma(n)
 // trials are whole non-dominated ranks of the feasible trials, the rank that does not fit cut by
 // greedy hypervolume contribution (Optuna's hypervolume subset selection), then infeasible ones
-// by violation (ConstrainedTopTrials, objective_vectors.h). Everything else (the Parzen
+// by violation (ConstrainedTopTrials, objective_vectors.h); in l(x) each weighs its hypervolume
+// contribution among them over the largest, as Optuna's (measured: bench/search/README.md). Everything else (the Parzen
 // estimators, multivariate groups, candidates, constant liar for running trials) is TPE's.
 // The bad set past max_above keeps its most recent trials.
 #pragma once
@@ -23,6 +24,7 @@ class MoTpeSearcher : public TpeSearcher {
   Split SplitTrials(const StudyView& study) override;
 
  private:
+  std::vector<double> BelowWeights(const std::vector<int64_t>& below) const;
   std::vector<TrialPoint> points_;  // EndedPoints of the view Observe saw
 };
 

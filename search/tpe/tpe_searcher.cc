@@ -131,11 +131,13 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
   }
   TpeKernelOptions kernel = options_.kernel;
   kernel.multivariate = kernel.multivariate && dims.size() > 1;
-  if (model.generation != units_.generation() || model.below != split.below) {
-    GroupRows(split.below_rows, dims, choices_, {});
+  if (model.generation != units_.generation() || model.below != split.below ||
+      model.below_weights != split.below_weights) {
+    GroupRows(split.below_rows, dims, choices_, split.below_weights);
     BuildTpeEstimator(choices_, obs_.data(), obs_.size() / dims.size(), weights_.data(), kernel,
                       model.l);
     model.below = split.below;
+    model.below_weights = split.below_weights;
     model.generation = units_.generation();
   }
   GroupRows(split.above_rows, dims, choices_, split.above_weights);
@@ -213,6 +215,13 @@ std::pair<std::vector<int64_t>, std::vector<double>> TpeSearcher::BadTrials(
   Observe(study);
   Split s = SplitTrials(study);
   return {std::move(s.above), std::move(s.above_weights)};
+}
+
+std::pair<std::vector<int64_t>, std::vector<double>> TpeSearcher::GoodTrials(
+    const StudyView& study) {
+  Observe(study);
+  Split s = SplitTrials(study);
+  return {std::move(s.below), std::move(s.below_weights)};
 }
 
 std::vector<Params> TpeSearcher::Suggest(const StudyView& study, int count) {

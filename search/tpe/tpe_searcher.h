@@ -56,12 +56,15 @@ class TpeSearcher : public Searcher {
   // The bad trials g(x) is fitted on, in trial order, and their weights (empty: Optuna's default
   // weights for their count), as Suggest on `study` would use them. For tests and diagnostics.
   std::pair<std::vector<int64_t>, std::vector<double>> BadTrials(const StudyView& study);
+  // The same for the good trials l(x) is fitted on.
+  std::pair<std::vector<int64_t>, std::vector<double>> GoodTrials(const StudyView& study);
 
  protected:
   // Trials split into good (below) and bad (above), each in trial order.
   struct Split {
     std::vector<int64_t> below, above;
     std::vector<double> above_weights;  // per above trial; empty: TpeDefaultWeights per group
+    std::vector<double> below_weights;  // per below trial; empty: as above_weights
     // Their unit rows (UnitCache), read once per ask for every group.
     std::vector<const double*> below_rows, above_rows;
   };
@@ -78,6 +81,7 @@ class TpeSearcher : public Searcher {
   // rarely do); g is refitted at every ask into the same arrays.
   struct GroupModel {
     std::vector<int64_t> below;  // the good trials l was fitted on
+    std::vector<double> below_weights;  // and their weights
     uint64_t generation = 0;     // units_.generation() then (0: never fitted)
     ParzenEstimator l, g;
   };

@@ -51,6 +51,30 @@ TEST(MoTpeSearcher, TheGoodSetIsTheFeasibleFront) {
   for (const Params& p : s.Suggest(study, 4)) EXPECT_EQ(space.Check(p), "");
 }
 
+TEST(MoTpeSearcher, GoodTrialsWeighByHypervolumeContribution) {
+  const SearchSpace space = testing::OneDimSpace();
+  StudyView study = MoStudy();
+  study.space = &space;
+  for (int i = 0; i < 20; ++i) {
+    testing::Report r{0.1 + 0.01 * i, 10, 0};  // trial 19 leads these: (0.29, 10)
+    if (i == 3) r = {0.8, 2, 0};
+    if (i == 12) r = {0.7, 1.5, 0};
+    TrialView& t = AddTrial(study, TrialState::kCompleted, {r});
+    t.params = {{"x", -2.0 + 0.25 * i}};
+  }
+  TpeOptions o;
+  o.gamma = 0.15;  // 3 good trials: the front {3, 12}, then 19, which 3 dominates
+  MoTpeSearcher s(o);
+  const auto [good, weights] = s.GoodTrials(study);
+  EXPECT_EQ(good, (std::vector<int64_t>{3, 12, 19}));
+  // Oriented (0.8, -2), (0.7, -1.5), (0.29, -10); reference (0.239, -10.85). Trial 3 alone
+  // dominates 0.1 x 8.85, trial 12 alone 0.461 x 0.5; 19 nothing.
+  ASSERT_EQ(weights.size(), 3u);
+  EXPECT_DOUBLE_EQ(weights[0], 1.0);
+  EXPECT_NEAR(weights[1], 0.461 * 0.5 / (0.1 * 8.85), 1e-9);
+  EXPECT_EQ(weights[2], 0.0);
+}
+
 TEST(MoTpeSearcher, TheFactoryBuildsItForSeveralObjectives) {
   const SearchSpace space = testing::OneDimSpace();
   std::vector<std::string> errors;
