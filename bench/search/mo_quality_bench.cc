@@ -3,6 +3,7 @@
 // 3.1's multi-objective samplers (mo_reference.py, same problems and reference points) printed
 // alongside, with the best of them per budget.
 // Usage: search_mo_quality_bench [optuna_mo.txt] [seeds] [searcher[:key=value]...,...]
+//                                [first seed]
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -118,7 +119,9 @@ int main(int argc, char** argv) {
   if (ref.count("info.optuna")) std::printf("reference: Optuna %s\n", ref.at("info.optuna").c_str());
   const int seeds = argc > 2 ? std::stoi(argv[2]) : 10;
   const auto searchers = ParseSearchers(argc > 3 ? argv[3] : "random,tpe,nsga2");
-  std::printf("\n## Median hypervolume over %d seeds (higher is better)\n\n", seeds);
+  const uint64_t first = argc > 4 ? std::stoull(argv[4]) : 0;
+  std::printf("\n## Median hypervolume over %d seeds from %llu (higher is better)\n\n", seeds,
+              static_cast<unsigned long long>(first));
   std::printf("| problem | searcher | @%d | @%d | seconds per run |\n|---|---|---|---|---|\n",
               kBudgets[0], kBudgets[1]);
   const SearchSpace space = UnitCube();
@@ -126,7 +129,7 @@ int main(int argc, char** argv) {
     for (const auto& [label, type, options] : searchers) {
       std::vector<std::vector<double>> by_budget(kBudgets.size());
       std::vector<double> secs;
-      for (uint64_t seed = 0; seed < static_cast<uint64_t>(seeds); ++seed) {
+      for (uint64_t seed = first; seed < first + static_cast<uint64_t>(seeds); ++seed) {
         const auto [volume, seconds] = RunOne(type, options, problem, space, seed);
         for (size_t b = 0; b < kBudgets.size(); ++b) by_budget[b].push_back(volume[b]);
         secs.push_back(seconds);
