@@ -28,11 +28,13 @@ void MoAshaScheduler::Sync(const StudyView& study, const TrialView* reporting) {
       });
 }
 
+int64_t MoAshaScheduler::TopCount(int b, int k, bool survivors) const {
+  const auto n = static_cast<int64_t>(rungs_[b][k].size());
+  return std::min(n, survivors ? SurvivorCount(n, options_.eta) : PromotableCount(n, options_.eta));
+}
+
 std::vector<int64_t> MoAshaScheduler::Top(int b, int k, bool survivors) const {
-  const auto& rung = rungs_[b][k];
-  const auto n = static_cast<int64_t>(rung.size());
-  return ConstrainedTopTrials(
-      rung, survivors ? SurvivorCount(n, options_.eta) : PromotableCount(n, options_.eta));
+  return ConstrainedTopTrials(rungs_[b][k], TopCount(b, k, survivors));
 }
 
 Decision MoAshaScheduler::OnReport(const StudyView& study, const TrialView& trial) {
@@ -41,15 +43,15 @@ Decision MoAshaScheduler::OnReport(const StudyView& study, const TrialView& tria
   const int64_t resource = trial.LastResource();
   const int k = RungIndex(brackets_.Levels(b), resource);
   if (k < 0) return Decision::Continue();
-  const std::vector<int64_t> top = Top(b, k, !options_.promotion);
-  const bool in = std::find(top.begin(), top.end(), trial.number) != top.end();
+  const int64_t top = TopCount(b, k, !options_.promotion);
+  const bool in = ConstrainedInTop(rungs_[b][k], trial.number, top);
   if (!options_.promotion && in) return Decision::Continue();
   const std::string n = std::to_string(rungs_[b][k].size());
   std::string r =
       brackets_.Prefix(b, "mo-asha", "mo-hyperband") +
       (options_.promotion ? in ? "promoted at rung " : "paused at rung " : "stopped at rung ") +
       std::to_string(k) + " (epoch " + std::to_string(resource) + "): " + (in ? "in" : "not in") +
-      " the top " + std::to_string(top.size()) + " of " + n +
+      " the top " + std::to_string(top) + " of " + n +
       " by constrained non-dominated rank (top 1/" + std::to_string(options_.eta) + ")";
   const double violation = ViolationAt(study, trial, resource);
   if (violation > 0) r += "; infeasible (violation " + G6(violation) + ")";

@@ -33,6 +33,7 @@ class MoAshaScheduler : public Scheduler {
   void Sync(const StudyView& study, const TrialView* reporting);
   // The top of rung k of bracket b: the survivors (stopping) or the promotable (promotion).
   std::vector<int64_t> Top(int b, int k, bool survivors) const;
+  int64_t TopCount(int b, int k, bool survivors) const;
 
   AshaOptions options_;
   AshaBrackets brackets_;

@@ -11,6 +11,10 @@ namespace {
 
 constexpr double kWorst = -std::numeric_limits<double>::infinity();
 
+bool AllFinite(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+}
+
 }  // namespace
 
 size_t ObjectiveCount(const StudyView& study) {
@@ -114,6 +118,43 @@ std::vector<int64_t> ConstrainedTopTrials(const std::vector<TrialPoint>& points,
     top.push_back(infeasible[i]->trial);
   }
   return top;
+}
+
+bool ConstrainedInTop(const std::vector<TrialPoint>& points, int64_t trial, int64_t k) {
+  const auto self = std::find_if(points.begin(), points.end(),
+                                 [&](const TrialPoint& p) { return p.trial == trial; });
+  if (self == points.end() || k <= 0) return false;
+  // The order ConstrainedTopTrials and MoTopTrials make: feasible with finite values by rank,
+  // feasible with a non-finite value by trial number, infeasible by violation.
+  Points finite;
+  int64_t feasible = 0, ahead = 0;  // ahead: of self within its own group
+  int self_index = -1;
+  for (const TrialPoint& p : points) {
+    if (!p.feasible()) {
+      ahead += !self->feasible() && (p.violation < self->violation ||
+                                     (p.violation == self->violation && p.trial < trial));
+      continue;
+    }
+    ++feasible;
+    if (AllFinite(p.values)) {
+      if (p.trial == trial) self_index = static_cast<int>(finite.size());
+      finite.push_back(p.values);
+    } else {
+      ahead += self->feasible() && !AllFinite(self->values) && p.trial < trial;
+    }
+  }
+  if (!self->feasible()) return feasible + ahead < k;
+  if (self_index < 0) return static_cast<int64_t>(finite.size()) + ahead < k;
+  const std::vector<int> ranks = NonDominatedRanks(finite);
+  int64_t before = 0, same = 0;
+  for (int r : ranks) {
+    before += r < ranks[self_index];
+    same += r == ranks[self_index];
+  }
+  if (before + same <= k) return true;
+  if (before >= k) return false;
+  const std::vector<int64_t> top = ConstrainedTopTrials(points, k);
+  return std::find(top.begin(), top.end(), trial) != top.end();
 }
 
 }  // namespace sift::search

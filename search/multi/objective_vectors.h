@@ -55,4 +55,8 @@ std::vector<TrialPoint> EndedPoints(const StudyView& study);
 // infeasible ones by violation, ties to the lower trial number. In order of selection.
 std::vector<int64_t> ConstrainedTopTrials(const std::vector<TrialPoint>& points, int64_t k);
 
+// Whether `trial` is among ConstrainedTopTrials(points, k), found from the ranks alone unless it
+// lies in the rank that is cut: the hypervolume picks, the costly part, are made only then.
+bool ConstrainedInTop(const std::vector<TrialPoint>& points, int64_t trial, int64_t k);
+
 }  // namespace sift::search

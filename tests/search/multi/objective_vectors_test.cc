@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "search/rng.h"
 
 #include "tests/search/multi/mo_views.h"
 
@@ -87,6 +90,28 @@ TEST(ObjectiveVectors, TopTrialsTakeFeasibleRanksThenLeastViolation) {
   EXPECT_EQ(ConstrainedTopTrials(p, 2), (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(ConstrainedTopTrials(p, 4), (std::vector<int64_t>{1, 3, 2, 4}));
   EXPECT_EQ(ConstrainedTopTrials(p, 9), (std::vector<int64_t>{1, 3, 2, 4, 0}));
+}
+
+TEST(ObjectiveVectors, InTopAgreesWithTheTopTrials) {
+  Rng rng(3);
+  for (int round = 0; round < 40; ++round) {
+    std::vector<TrialPoint> p;
+    for (int64_t t = 0; t < 60; ++t) {
+      // Coarse values (ties, several ranks), a few infeasible, a few non-finite.
+      TrialPoint x{t, {static_cast<double>(rng.Below(8)), static_cast<double>(rng.Below(8))}, 0};
+      if (rng.Below(6) == 0) x.violation = static_cast<double>(rng.Below(3)) + 0.5;
+      if (rng.Below(15) == 0) x.values[rng.Below(2)] = -INFINITY;
+      p.push_back(x);
+    }
+    for (int64_t k : {0, 1, 7, 20, 45, 59, 60, 80}) {
+      const std::vector<int64_t> top = ConstrainedTopTrials(p, k);
+      for (int64_t t = 0; t < 60; ++t) {
+        const bool in = std::find(top.begin(), top.end(), t) != top.end();
+        EXPECT_EQ(ConstrainedInTop(p, t, k), in) << "round " << round << ", k " << k << ", t " << t;
+      }
+    }
+    EXPECT_FALSE(ConstrainedInTop(p, 99, 60));  // not at the rung
+  }
 }
 
 }  // namespace
