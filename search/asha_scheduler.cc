@@ -7,22 +7,26 @@
 
 namespace sift::search {
 
-AshaScheduler::AshaScheduler(AshaOptions options) : options_(options) {
-  for (int64_t b = 0; b < std::max<int64_t>(1, options_.brackets); ++b) {
+AshaBrackets::AshaBrackets(const AshaOptions& options) : eta_(options.eta) {
+  for (int64_t b = 0; b < std::max<int64_t>(1, options.brackets); ++b) {
     levels_.push_back(
-        RungLevels(options_.min_resource, options_.max_resource, options_.eta, /*rate=*/b));
-    rungs_.emplace_back(levels_.back().size(), RungRecord(options_.eta, !options_.promotion));
-    candidates_.emplace_back(levels_.back().size());
+        RungLevels(options.min_resource, options.max_resource, options.eta, /*rate=*/b));
+  }
+  size_t max_rungs = 0;
+  for (const auto& levels : levels_) max_rungs = std::max(max_rungs, levels.size());
+  for (size_t k = max_rungs; k-- > 0;) {
+    for (size_t b = 0; b < levels_.size(); ++b) {
+      if (k < levels_[b].size()) highest_first_.emplace_back(b, k);
+    }
   }
 }
 
-int AshaScheduler::BracketOf(int64_t trial_number) const {
-  return HyperbandBracket(trial_number, static_cast<int64_t>(levels_.size()), options_.eta);
-}
-
-std::string AshaScheduler::Prefix(int bracket) const {
-  if (levels_.size() == 1) return "asha: ";
-  return "hyperband bracket " + std::to_string(bracket) + ": ";
+AshaScheduler::AshaScheduler(AshaOptions options) : options_(options), brackets_(options) {
+  for (size_t b = 0; b < brackets_.size(); ++b) {
+    const size_t rungs = brackets_.Levels(static_cast<int>(b)).size();
+    rungs_.emplace_back(rungs, RungRecord(options_.eta, !options_.promotion));
+    candidates_.emplace_back(rungs);
+  }
 }
 
 void AshaScheduler::Sync(const StudyView& study, const TrialView* reporting) {
@@ -38,7 +42,7 @@ void AshaScheduler::Sync(const StudyView& study, const TrialView* reporting) {
       },
       [&](const TrialView& t, int64_t resource, double value) {
         const int b = BracketOf(t.number);
-        const int k = RungIndex(levels_[b], resource);
+        const int k = RungIndex(brackets_.Levels(b), resource);
         if (k < 0) return;
         const auto entered = rungs_[b][k].Add(t.number, study.Score(value));
         if (options_.promotion && entered) List(candidates_[b][k], *entered);
@@ -49,7 +53,7 @@ Decision AshaScheduler::OnReport(const StudyView& study, const TrialView& trial)
   Sync(study, &trial);
   const int b = BracketOf(trial.number);
   const int64_t resource = trial.LastResource();
-  const int k = RungIndex(levels_[b], resource);
+  const int k = RungIndex(brackets_.Levels(b), resource);
   if (k < 0) return Decision::Continue();
   const RungRecord& rung = rungs_[b][k];
   const double score = study.Score(*trial.LastValue());
@@ -58,7 +62,7 @@ Decision AshaScheduler::OnReport(const StudyView& study, const TrialView& trial)
   if (!options_.promotion && top) return Decision::Continue();
   // The reason, appended into one buffer rather than snprintf'd or concatenated (see
   // number_text.h): stopping most trials at rung 0 makes this text the bulk of the decision.
-  std::string r = Prefix(b);
+  std::string r = brackets_.Prefix(b, "asha", "hyperband");
   r.reserve(r.size() + 96);
   const auto add = [&r](const auto&... parts) { (r.append(parts), ...); };
   const std::string eta = std::to_string(options_.eta), of = std::to_string(n);
@@ -86,32 +90,27 @@ std::optional<int64_t> AshaScheduler::NextPromotion(const StudyView& study) {
   if (!options_.promotion) return std::nullopt;
   Sync(study, nullptr);
   // Highest rung first (the paper's order), then the best unpromoted trial within the top 1/eta.
-  size_t max_rungs = 0;
-  for (const auto& levels : levels_) max_rungs = std::max(max_rungs, levels.size());
-  for (size_t k = max_rungs; k-- > 0;) {
-    for (size_t b = 0; b < levels_.size(); ++b) {
-      if (k >= levels_[b].size()) continue;
-      const RungRecord& rung = rungs_[b][k];
-      if (rung.top_count() == 0) continue;
-      const int64_t level = levels_[b][k];
-      // In rank order within the top 1/eta, as the rung itself would be walked: every entry of
-      // the top is listed, so the walk ends at the first listed one below the cutoff.
-      std::vector<RungRecord::Entry>& heap = candidates_[b][k].best_first;
-      std::optional<int64_t> found;
-      set_aside_.clear();
-      while (!heap.empty() && !RungRecord::Better(rung.Cutoff(), heap.front())) {
-        const TrialView& t = study.trials[static_cast<size_t>(heap.front().trial)];
-        if (t.state == TrialState::kPaused && t.LastResource() == level) {
-          found = t.number;
-          break;
-        }
-        const RungRecord::Entry e = Pop4(heap, RungRecord::Better);
-        // Values only grow and ended trials stay ended: past the rung, or ended, is for good.
-        if (t.LastResource() == level && !IsTerminal(t.state)) set_aside_.push_back(e);
+  for (const auto& [b, k] : brackets_.HighestFirst()) {
+    const RungRecord& rung = rungs_[b][k];
+    if (rung.top_count() == 0) continue;
+    const int64_t level = brackets_.Levels(b)[k];
+    // In rank order within the top 1/eta, as the rung itself would be walked: every entry of
+    // the top is listed, so the walk ends at the first listed one below the cutoff.
+    std::vector<RungRecord::Entry>& heap = candidates_[b][k].best_first;
+    std::optional<int64_t> found;
+    set_aside_.clear();
+    while (!heap.empty() && !RungRecord::Better(rung.Cutoff(), heap.front())) {
+      const TrialView& t = study.trials[static_cast<size_t>(heap.front().trial)];
+      if (t.state == TrialState::kPaused && t.LastResource() == level) {
+        found = t.number;
+        break;
       }
-      for (const RungRecord::Entry& e : set_aside_) Push4(heap, e, RungRecord::Better);
-      if (found) return found;
+      const RungRecord::Entry e = Pop4(heap, RungRecord::Better);
+      // Values only grow and ended trials stay ended: past the rung, or ended, is for good.
+      if (t.LastResource() == level && !IsTerminal(t.state)) set_aside_.push_back(e);
     }
+    for (const RungRecord::Entry& e : set_aside_) Push4(heap, e, RungRecord::Better);
+    if (found) return found;
   }
   return std::nullopt;
 }

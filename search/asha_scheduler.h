@@ -29,6 +29,30 @@ struct AshaOptions {
   int64_t brackets = 1;    // > 1: Hyperband; bracket b starts at min_resource * eta^b
 };
 
+// Hyperband's brackets, as ASHA and MO-ASHA (multi/mo_asha_scheduler.h) share them: each
+// bracket's rung levels, a trial's bracket, and the order NextPromotion visits the rungs in.
+class AshaBrackets {
+ public:
+  explicit AshaBrackets(const AshaOptions& options);
+  int Of(int64_t trial_number) const {
+    return HyperbandBracket(trial_number, static_cast<int64_t>(levels_.size()), eta_);
+  }
+  size_t size() const { return levels_.size(); }
+  const std::vector<int64_t>& Levels(int bracket) const { return levels_[bracket]; }
+  // Every (bracket, rung), the highest rung first (the paper's order), then by bracket.
+  const std::vector<std::pair<int, int>>& HighestFirst() const { return highest_first_; }
+  // The reasons' prefix: "<one>: " with one bracket, "<several> bracket 2: " with more.
+  std::string Prefix(int bracket, const std::string& one, const std::string& several) const {
+    if (levels_.size() == 1) return one + ": ";
+    return several + " bracket " + std::to_string(bracket) + ": ";
+  }
+
+ private:
+  int64_t eta_;
+  std::vector<std::vector<int64_t>> levels_;
+  std::vector<std::pair<int, int>> highest_first_;
+};
+
 class AshaScheduler : public Scheduler {
  public:
   explicit AshaScheduler(AshaOptions options);
@@ -36,15 +60,14 @@ class AshaScheduler : public Scheduler {
   Decision OnReport(const StudyView& study, const TrialView& trial) override;
   std::optional<int64_t> NextPromotion(const StudyView& study) override;
 
-  int BracketOf(int64_t trial_number) const;
-  const std::vector<int64_t>& Levels(int bracket) const { return levels_[bracket]; }
+  int BracketOf(int64_t trial_number) const { return brackets_.Of(trial_number); }
+  const std::vector<int64_t>& Levels(int bracket) const { return brackets_.Levels(bracket); }
 
  private:
   void Sync(const StudyView& study, const TrialView* reporting);
-  std::string Prefix(int bracket) const;
 
   AshaOptions options_;
-  std::vector<std::vector<int64_t>> levels_;    // per bracket
+  AshaBrackets brackets_;
   std::vector<std::vector<RungRecord>> rungs_;  // per bracket, per rung
   // Promotion: per bracket, per rung, what NextPromotion may still have to find: every entry
   // that has been in the rung's top 1/eta (RungRecord::Add says which one entered), less those

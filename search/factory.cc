@@ -11,6 +11,11 @@
 #include "search/fifo_scheduler.h"
 #include "search/grid_searcher.h"
 #include "search/median_scheduler.h"
+#include "search/multi/mo_asha_scheduler.h"
+#include "search/multi/mo_median_scheduler.h"
+#include "search/multi/mo_plateau_scheduler.h"
+#include "search/multi/motpe_searcher.h"
+#include "search/multi/nsga2_searcher.h"
 #include "search/pbt_scheduler.h"
 #include "search/plateau_scheduler.h"
 #include "search/predict_guard.h"
@@ -129,6 +134,32 @@ TpeOptions ReadTpe(OptionReader& r) {
   return o;
 }
 
+Nsga2Options ReadNsga2(OptionReader& r) {
+  Nsga2Options o;
+  o.population = r.Int("population", o.population, 2, 100000);
+  Nsga2Variation& v = o.variation;
+  v.uniform_crossover = r.String("crossover", "sbx", {"sbx", "uniform"}) == "uniform";
+  v.crossover_probability = r.Double("crossover_probability", v.crossover_probability, 0.0, 1.0);
+  v.swap_probability = r.Double("swap_probability", v.swap_probability, 0.0, 1.0);
+  v.sbx_eta = r.Double("sbx_eta", v.sbx_eta, 0.0, 1000.0);
+  v.mutation_eta = r.Double("mutation_eta", v.mutation_eta, 0.0, 1000.0);
+  // Absent: 1 / the number of parameters, as Deb's code.
+  if (r.Has("mutation_probability")) {
+    v.mutation_probability = r.Double("mutation_probability", 0.0, 0.0, 1.0);
+  }
+  return o;
+}
+
+// "key: <type> optimizes one objective; with several use a, b or c".
+void RefuseSeveral(OptionReader& r, const std::string& key, const std::string& type,
+                   const std::vector<std::string>& alternatives) {
+  std::string list;
+  for (size_t i = 0; i < alternatives.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == alternatives.size() ? " or " : ", ") + alternatives[i];
+  }
+  r.AddError(key, type + " supports one objective only; with several objectives use " + list);
+}
+
 bool HasPrefix(const Options& options, const std::string& prefix) {
   for (const auto& [key, value] : options) {
     if (key.rfind(prefix, 0) == 0) return true;
@@ -144,17 +175,29 @@ PbtOptions ReadPbtOptions(const Options& options) {
 }
 
 std::vector<std::string> SearcherTypes() {
-  return {"random", "sobol", "grid", "tpe", "gp", "bohb"};
+  return {"random", "sobol", "grid", "tpe", "gp", "bohb", "nsga2"};
 }
 std::vector<std::string> SchedulerTypes() {
   return {"fifo", "plateau", "asha", "hyperband", "median", "curve", "pbt"};
 }
+std::vector<std::string> MultiObjectiveSearcherTypes() {
+  return {"random", "sobol", "grid", "tpe", "nsga2"};
+}
+std::vector<std::string> MultiObjectiveSchedulerTypes() {
+  return {"fifo", "plateau", "asha", "hyperband", "median"};
+}
 
 std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& options,
                                        const SearchSpace& space, std::vector<std::string>* errors,
-                                       size_t /*objectives*/) {
+                                       size_t objectives) {
   OptionReader r(options);
   std::unique_ptr<Searcher> out;
+  const bool several = objectives > 1;
+  if (several && (type == "gp" || type == "bohb")) {
+    RefuseSeveral(r, "type", type, {"tpe (multi-objective TPE)", "nsga2", "random", "sobol"});
+    errors->insert(errors->end(), r.errors().begin(), r.errors().end());
+    return nullptr;
+  }
   if (type == "random") {
     out = std::make_unique<RandomSearcher>();
   } else if (type == "sobol") {
@@ -167,8 +210,12 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
     auto grid = std::make_unique<GridSearcher>(space, o);
     if (!grid->error().empty()) r.AddError("type", grid->error());
     out = std::move(grid);
+  } else if (type == "tpe" && several) {
+    out = std::make_unique<MoTpeSearcher>(ReadTpe(r));
   } else if (type == "tpe") {
     out = std::make_unique<TpeSearcher>(ReadTpe(r));
+  } else if (type == "nsga2") {
+    out = std::make_unique<Nsga2Searcher>(ReadNsga2(r));
   } else if (type == "gp") {
     GpOptions o;
     o.n_startup = r.Int("n_startup", o.n_startup, 0, kMaxInt);
@@ -207,12 +254,24 @@ std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options&
                                          std::vector<std::string>* errors) {
   OptionReader r(options);
   std::unique_ptr<Scheduler> out;
+  const bool several = context.objectives > 1;
+  if (several && (type == "curve" || type == "pbt")) {
+    RefuseSeveral(r, "type", type, {"asha", "hyperband", "median", "plateau", "fifo"});
+    errors->insert(errors->end(), r.errors().begin(), r.errors().end());
+    return nullptr;
+  }
   if (type == "fifo") {
     out = std::make_unique<FifoScheduler>();
+  } else if (type == "plateau" && several) {
+    out = std::make_unique<MoPlateauScheduler>(ReadPlateau(r, ""));
   } else if (type == "plateau") {
     out = std::make_unique<PlateauScheduler>(ReadPlateau(r, ""));
+  } else if ((type == "asha" || type == "hyperband") && several) {
+    out = std::make_unique<MoAshaScheduler>(ReadAsha(r, context, type == "hyperband"));
   } else if (type == "asha" || type == "hyperband") {
     out = std::make_unique<AshaScheduler>(ReadAsha(r, context, type == "hyperband"));
+  } else if (type == "median" && several) {
+    out = std::make_unique<MoMedianScheduler>(ReadMedian(r, ""));
   } else if (type == "median") {
     out = std::make_unique<MedianScheduler>(ReadMedian(r, ""));
   } else if (type == "curve") {
@@ -228,17 +287,24 @@ std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options&
   // Extra stopping rules nested under the primary: {type: asha, plateau.patience: 3}.
   std::vector<std::unique_ptr<Scheduler>> extra;
   if (type != "plateau" && HasPrefix(options, "plateau.")) {
-    extra.push_back(std::make_unique<PlateauScheduler>(ReadPlateau(r, "plateau.")));
+    const PlateauOptions o = ReadPlateau(r, "plateau.");
+    extra.push_back(several ? std::unique_ptr<Scheduler>(std::make_unique<MoPlateauScheduler>(o))
+                            : std::make_unique<PlateauScheduler>(o));
   }
   if (type != "median" && HasPrefix(options, "median.")) {
-    extra.push_back(std::make_unique<MedianScheduler>(ReadMedian(r, "median.")));
+    const MedianOptions o = ReadMedian(r, "median.");
+    extra.push_back(several ? std::unique_ptr<Scheduler>(std::make_unique<MoMedianScheduler>(o))
+                            : std::make_unique<MedianScheduler>(o));
   }
   if (!extra.empty()) out = std::make_unique<CompositeScheduler>(std::move(out), std::move(extra));
   // The curve model guarding the rung rules: {type: asha, predict: true} or predict: {keep: 0.6}.
   const bool rungs = type == "asha" || type == "hyperband";
   const bool asked = r.Has("predict") || HasPrefix(options, "predict.");
   const bool guard = (rungs || asked) && r.Bool("predict", HasPrefix(options, "predict."));
-  if (guard && !rungs) {
+  if (guard && several) {
+    r.AddError("predict", "the curve model guards one objective only; with several objectives "
+                          "use asha or hyperband without predict");
+  } else if (guard && !rungs) {
     r.AddError("predict", "guards asha or hyperband only (type: curve is the predictor itself)");
   } else if (guard) {
     PredictGuardOptions o;

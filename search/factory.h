@@ -36,5 +36,9 @@ PbtOptions ReadPbtOptions(const Options& options);
 
 std::vector<std::string> SearcherTypes();
 std::vector<std::string> SchedulerTypes();
+// The types that accept several objectives (the others are refused, naming these); with one
+// objective they build their single-objective versions.
+std::vector<std::string> MultiObjectiveSearcherTypes();
+std::vector<std::string> MultiObjectiveSchedulerTypes();
 
 }  // namespace sift::search

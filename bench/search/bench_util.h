@@ -10,7 +10,10 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
+
+#include "search/options.h"
 
 namespace sift::bench {
 
@@ -45,6 +48,35 @@ inline std::map<std::string, std::string> ReadReference(const char* path) {
       std::getline(s >> std::ws, v);
       out[k] = v;
     }
+  }
+  return out;
+}
+
+// Searchers named on a command line, "type[:key=value[:key=value...]],...": (label, type,
+// options). A value is true/false, an integer, a number, or else a string.
+inline std::vector<std::tuple<std::string, std::string, search::Options>> ParseSearchers(
+    const std::string& arg) {
+  std::vector<std::tuple<std::string, std::string, search::Options>> out;
+  std::stringstream list(arg);
+  for (std::string s; std::getline(list, s, ',');) {
+    std::stringstream parts(s);
+    std::string type, kv;
+    std::getline(parts, type, ':');
+    search::Options options;
+    while (std::getline(parts, kv, ':')) {
+      const size_t eq = kv.find('=');
+      const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+      if (value == "true" || value == "false") {
+        options[key] = value == "true";
+      } else if (value.find_first_not_of("0123456789-") == std::string::npos) {
+        options[key] = static_cast<int64_t>(std::stoll(value));
+      } else if (value.find_first_not_of("0123456789-+.e") == std::string::npos) {
+        options[key] = std::stod(value);
+      } else {
+        options[key] = value;
+      }
+    }
+    out.emplace_back(s, type, options);
   }
   return out;
 }

@@ -69,29 +69,7 @@ int main(int argc, char** argv) {
       {"random", "random", {}}, {"sobol", "sobol", {}}, {"tpe", "tpe", {}}, {"gp", "gp", {}},
       {"bohb", "bohb", {}}};
   if (argc > 2 && std::strcmp(argv[2], "all") != 0) {
-    searchers.clear();
-    std::stringstream list(argv[2]);
-    for (std::string s; std::getline(list, s, ',');) {
-      // type[:key=value[:key=value...]]
-      std::stringstream parts(s);
-      std::string type, kv;
-      std::getline(parts, type, ':');
-      sift::search::Options options;
-      while (std::getline(parts, kv, ':')) {
-        const size_t eq = kv.find('=');
-        const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-        if (value == "true" || value == "false") {
-          options[key] = value == "true";
-        } else if (value.find_first_not_of("0123456789-") == std::string::npos) {
-          options[key] = static_cast<int64_t>(std::stoll(value));
-        } else if (value.find_first_not_of("0123456789-+.e") == std::string::npos) {
-          options[key] = std::stod(value);
-        } else {
-          options[key] = value;
-        }
-      }
-      searchers.push_back({s, type, options});
-    }
+    searchers = ParseSearchers(argv[2]);
   }
   if (argc > 3 && std::strcmp(argv[3], "long") == 0) {
     budgets = {100, 250, 500};

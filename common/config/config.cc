@@ -213,7 +213,10 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
     auto searcher = search::MakeSearcher(cfg.searcher.type, cfg.searcher.options, cfg.space,
                                          &errors, cfg.objectives.size());
     for (const auto& e : errors) d.ErrorUnder("searcher", e);
-    if (searcher && cfg.warm_start.enabled() && !searcher->SetPriors({})) {
+    if (cfg.warm_start.enabled() && cfg.objectives.size() > 1) {
+      d.Error("warm_start", "earlier studies' results rank by one objective; a study with " +
+                                std::to_string(cfg.objectives.size()) + " objectives cannot use them");
+    } else if (searcher && cfg.warm_start.enabled() && !searcher->SetPriors({})) {
       d.Error("warm_start", "searcher " + cfg.searcher.type +
                                 " does not learn from earlier results; use tpe or gp");
     }

@@ -82,7 +82,43 @@ std::vector<int> NonDominatedRanks(int n, const std::function<bool(int, int)>& d
   return ranks;
 }
 
+namespace {
+
+// Two objectives in O(n log n) (Jensen 2003) instead of O(n^2): the points in decreasing first
+// objective, then second. A point joins the first front whose last member does not dominate it:
+// every earlier point is at least as good in the first objective and a front's second objective
+// only grows, so its last member dominates the point if any member does; and a front that
+// dominates it has every front before it dominate it too, so a binary search finds the front.
+// At a rung of 10,000 trials that is what keeps MO-ASHA's decision short.
+std::vector<int> TwoObjectiveRanks(const Points& points) {
+  std::vector<int> order(points.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const auto& x = points[a];
+    const auto& y = points[b];
+    return x[0] > y[0] || (x[0] == y[0] && (x[1] > y[1] || (x[1] == y[1] && a < b)));
+  });
+  std::vector<int> ranks(points.size()), last;  // last: each front's latest member
+  for (int i : order) {
+    const auto it = std::partition_point(
+        last.begin(), last.end(), [&](int l) { return Dominates(points[l], points[i]); });
+    ranks[i] = static_cast<int>(it - last.begin());
+    if (it == last.end()) {
+      last.push_back(i);
+    } else {
+      *it = i;
+    }
+  }
+  return ranks;
+}
+
+}  // namespace
+
 std::vector<int> NonDominatedRanks(const Points& points) {
+  const bool two = std::all_of(points.begin(), points.end(), [](const std::vector<double>& p) {
+    return p.size() == 2 && !std::isnan(p[0]) && !std::isnan(p[1]);
+  });
+  if (two) return TwoObjectiveRanks(points);
   return NonDominatedRanks(static_cast<int>(points.size()),
                            [&](int i, int j) { return Dominates(points[i], points[j]); });
 }

@@ -22,7 +22,12 @@ TpeKernelOptions TpeSearcherKernel() {
 // The good trials are the best gamma(n) of all (at most gamma_max); the bad ones the rest, past
 // max_above as the most recent half plus a weighted sample of the older ones (see max_above).
 // Read off the index: O((gamma_max + max_above) log n), not O(n).
-TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) const {
+size_t TpeSearcher::Observe(const StudyView& study) {
+  index_.Sync(study);
+  return index_.size();
+}
+
+TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) {
   const size_t n = index_.size();
   const size_t n_below = std::min<size_t>(
       static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(n))),
@@ -148,11 +153,13 @@ void TpeSearcher::SampleGroup(const StudyView& study, const std::vector<size_t>&
   }
   TpeKernelOptions kernel = options_.kernel;
   kernel.multivariate = kernel.multivariate && dims.size() > 1;
-  if (model.generation != units_.generation() || model.below != split.below) {
-    GroupRows(split.below_rows, dims, choices_, {}, split.prior_below_rows);
+  if (model.generation != units_.generation() || model.below != split.below ||
+      model.below_weights != split.below_weights) {
+    GroupRows(split.below_rows, dims, choices_, split.below_weights, split.prior_below_rows);
     BuildTpeEstimator(choices_, obs_.data(), obs_.size() / dims.size(), weights_.data(), kernel,
                       model.l);
     model.below = split.below;
+    model.below_weights = split.below_weights;
     model.generation = units_.generation();
   }
   GroupRows(split.above_rows, dims, choices_, split.above_weights, split.prior_above_rows);
@@ -227,15 +234,21 @@ Params TpeSearcher::SuggestOne(const StudyView& study, uint64_t number, const Sp
 
 std::pair<std::vector<int64_t>, std::vector<double>> TpeSearcher::BadTrials(
     const StudyView& study) {
-  index_.Sync(study);
+  Observe(study);
   Split s = SplitTrials(study);
   return {std::move(s.above), std::move(s.above_weights)};
 }
 
+std::pair<std::vector<int64_t>, std::vector<double>> TpeSearcher::GoodTrials(
+    const StudyView& study) {
+  Observe(study);
+  Split s = SplitTrials(study);
+  return {std::move(s.below), std::move(s.below_weights)};
+}
+
 std::vector<Params> TpeSearcher::Suggest(const StudyView& study, int count) {
   std::vector<Params> out;
-  index_.Sync(study);
-  const bool startup = static_cast<int64_t>(index_.size()) + PriorTrialEquivalent(priors_) <
+  const bool startup = static_cast<int64_t>(Observe(study)) + PriorTrialEquivalent(priors_) <
                        options_.n_startup;
   Split split;
   if (!startup) {

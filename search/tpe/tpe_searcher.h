@@ -65,26 +65,37 @@ class TpeSearcher : public Searcher {
   // The bad trials g(x) is fitted on, in trial order, and their weights (empty: Optuna's default
   // weights for their count), as Suggest on `study` would use them. For tests and diagnostics.
   std::pair<std::vector<int64_t>, std::vector<double>> BadTrials(const StudyView& study);
+  // The same for the good trials l(x) is fitted on.
+  std::pair<std::vector<int64_t>, std::vector<double>> GoodTrials(const StudyView& study);
 
- private:
+ protected:
   // Trials split into good (below) and bad (above), each in trial order.
   struct Split {
     std::vector<int64_t> below, above;
     std::vector<double> above_weights;  // per above trial; empty: TpeDefaultWeights per group
+    std::vector<double> below_weights;  // per below trial; empty: as above_weights
     // Their unit rows (UnitCache), read once per ask for every group.
     std::vector<const double*> below_rows, above_rows;
     // The priors' rows on each side (weight priors_.weight each), after this study's.
     std::vector<const double*> prior_below_rows, prior_above_rows;
   };
+  // How many trials the model learns from (the startup phase lasts until n_startup); called
+  // first in every ask, before SplitTrials. Multi-objective TPE (motpe_searcher.h) overrides
+  // both to rank trials by their objective vectors.
+  virtual size_t Observe(const StudyView& study);
+  virtual Split SplitTrials(const StudyView& study);
+  const TpeOptions& options() const { return options_; }
+
+ private:
   // l and g of one group of dims, kept across asks. l depends only on the good trials' rows, so
   // it is refitted only when the good set or the unit cache changes (at 10,000 trials the best 25
   // rarely do); g is refitted at every ask into the same arrays.
   struct GroupModel {
     std::vector<int64_t> below;  // the good trials l was fitted on
+    std::vector<double> below_weights;  // and their weights
     uint64_t generation = 0;     // units_.generation() then (0: never fitted)
     ParzenEstimator l, g;
   };
-  Split SplitTrials(const StudyView& study) const;
   Params SuggestOne(const StudyView& study, uint64_t number, const Split& split);
   // Fits l and g on `dims` (indices into the space) over the trials of each side where every
   // dim is active, samples candidates from l and writes the best into `out`. `model` is the

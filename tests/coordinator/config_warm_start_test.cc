@@ -1,6 +1,7 @@
 // warm_start: its ids, its database (relative to the config's folder) and its weight.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -50,6 +51,19 @@ TEST(WarmStartConfig, OnlySearchersWithAModelTakeIt) {
   EXPECT_EQ(OnlyError(WithSpace(kLr, "searcher: {type: random}\nwarm_start: {studies: [1]}\n")),
             "warm_start: searcher random does not learn from earlier results; use tpe or gp "
             "(line 5)");
+}
+
+TEST(WarmStartConfig, AStudyOfSeveralObjectivesCannotTakeIt) {
+  const auto errors = Parse(WithSpace(kLr, "searcher: {type: tpe}\n"
+                                           "warm_start: {studies: [1]}\n"
+                                           "objectives:\n"
+                                           "  - {metric: val_accuracy, direction: maximize}\n"
+                                           "  - {metric: dollars, direction: minimize}\n"));
+  EXPECT_NE(std::find(errors.begin(), errors.end(),
+                      "warm_start: earlier studies' results rank by one objective; a study with 2 "
+                      "objectives cannot use them (line 5)"),
+            errors.end())
+      << JoinLines(errors);
 }
 
 TEST(WarmStartConfig, ADatabaseIsFoundBesideTheConfig) {

@@ -20,4 +20,26 @@ void ExpectACaseForEveryType(const std::vector<std::string>& types,
   }
 }
 
+// Every type of `types` outside `several` is refused with two objectives, by one error
+// "type: <type> supports one objective only; with several objectives use <alternatives>".
+// `make(type, errors)` builds it with two objectives and says whether it got one. Returns how
+// many were refused.
+template <class Make>
+int ExpectRefusedWithSeveral(const std::vector<std::string>& types,
+                             const std::vector<std::string>& several,
+                             const std::string& alternatives, Make make) {
+  int refused = 0;
+  for (const std::string& type : types) {
+    if (std::find(several.begin(), several.end(), type) != several.end()) continue;
+    std::vector<std::string> errors;
+    EXPECT_FALSE(make(type, &errors)) << type;
+    EXPECT_EQ(errors, std::vector<std::string>{"type: " + type +
+                                               " supports one objective only; with several "
+                                               "objectives use " +
+                                               alternatives});
+    ++refused;
+  }
+  return refused;
+}
+
 }  // namespace sift::search::testing

@@ -17,6 +17,7 @@ struct SchedulerCase {
   std::string type;
   Options options;
   int64_t min_resource;  // no STOP or PAUSE before this epoch
+  size_t objectives = 1;  // 2: Simulate's second objective and constraint too
 };
 
 void PrintTo(const SchedulerCase& c, std::ostream* os) { *os << c.label; }
@@ -25,7 +26,7 @@ constexpr int64_t kMaxResource = 27;
 
 std::unique_ptr<Scheduler> Make(const SchedulerCase& c, bool maximize = true) {
   std::vector<std::string> errors;
-  auto s = MakeScheduler(c.type, c.options, {kMaxResource, maximize}, &errors);
+  auto s = MakeScheduler(c.type, c.options, {kMaxResource, maximize, c.objectives}, &errors);
   EXPECT_TRUE(errors.empty()) << errors[0];
   return s;
 }
@@ -45,8 +46,9 @@ TEST_P(SchedulerContract, DeterministicAndRestartSafe) {
                        EXPECT_EQ(f.action, d.action) << "trial " << t.number;
                        EXPECT_EQ(f.reason, d.reason);
                        ++checked;
-                     });
-  auto rb = Simulate(*b, 40, 4, kMaxResource, true);
+                     },
+                     GetParam().objectives);
+  auto rb = Simulate(*b, 40, 4, kMaxResource, true, 7, {}, GetParam().objectives);
   EXPECT_GT(checked, 10);
   ASSERT_EQ(ra.events.size(), rb.events.size());
   for (size_t i = 0; i < ra.events.size(); ++i) {
@@ -62,7 +64,7 @@ TEST_P(SchedulerContract, DeterministicAndRestartSafe) {
 
 TEST_P(SchedulerContract, ReasonsAndMinResource) {
   auto s = Make(GetParam());
-  auto r = Simulate(*s, 60, 3, kMaxResource, true);
+  auto r = Simulate(*s, 60, 3, kMaxResource, true, 7, {}, GetParam().objectives);
   for (const auto& e : r.events) {
     if (e.decision.action == Action::kContinue) continue;
     EXPECT_FALSE(e.decision.reason.empty());
@@ -77,8 +79,9 @@ TEST_P(SchedulerContract, ReasonsAndMinResource) {
 TEST_P(SchedulerContract, MinimizingNegatedValuesDecidesTheSame) {
   auto up = Make(GetParam(), true);
   auto down = Make(GetParam(), false);
-  auto ru = Simulate(*up, 40, 3, kMaxResource, /*maximize=*/true);
-  auto rd = Simulate(*down, 40, 3, kMaxResource, /*maximize=*/false);
+  const size_t m = GetParam().objectives;
+  auto ru = Simulate(*up, 40, 3, kMaxResource, /*maximize=*/true, 7, {}, m);
+  auto rd = Simulate(*down, 40, 3, kMaxResource, /*maximize=*/false, 7, {}, m);
   ASSERT_EQ(ru.events.size(), rd.events.size());
   for (size_t i = 0; i < ru.events.size(); ++i) {
     EXPECT_EQ(ru.events[i].decision.action, rd.events[i].decision.action) << i;
@@ -142,6 +145,66 @@ INSTANTIATE_TEST_SUITE_P(All, SchedulerContract, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<SchedulerCase>& info) {
                            return info.param.label;
                          });
+
+// The same contract with two objectives and a constraint, for every type that accepts several.
+std::vector<SchedulerCase> MultiObjectiveCases() {
+  return {
+      SchedulerCase{"fifo", "fifo", {}, 1, 2},
+      SchedulerCase{
+          "plateau", "plateau", {{"patience", int64_t{2}}, {"min_resource", int64_t{4}}}, 4, 2},
+      SchedulerCase{"mo_asha_stopping", "asha", {}, 1, 2},
+      SchedulerCase{"mo_asha_promotion", "asha", {{"variant", std::string("promotion")}}, 1, 2},
+      SchedulerCase{"mo_asha_min3", "asha", {{"min_resource", int64_t{3}}}, 3, 2},
+      SchedulerCase{"mo_hyperband", "hyperband", {}, 1, 2},
+      SchedulerCase{"mo_hyperband_promotion",
+                    "hyperband",
+                    {{"variant", std::string("promotion")}, {"eta", int64_t{2}}},
+                    1,
+                    2},
+      SchedulerCase{"mo_median", "median", {{"min_resource", int64_t{2}}}, 2, 2},
+      SchedulerCase{"mo_median_running_average",
+                    "median",
+                    {{"compare", std::string("running_average")}, {"min_trials", int64_t{5}}},
+                    1,
+                    2},
+      SchedulerCase{"mo_asha_plus_plateau",
+                    "asha",
+                    {{"plateau.patience", int64_t{2}}, {"plateau.min_delta", 0.001}},
+                    1,
+                    2},
+      SchedulerCase{"mo_hyperband_plus_median",
+                    "hyperband",
+                    {{"variant", std::string("promotion")}, {"median.min_resource", int64_t{3}}},
+                    1,
+                    2}};
+}
+
+TEST(SchedulerContractCoverage, EveryMultiObjectiveTypeHasACase) {
+  testing::ExpectACaseForEveryType(MultiObjectiveSchedulerTypes(), MultiObjectiveCases());
+}
+
+INSTANTIATE_TEST_SUITE_P(MultiObjective, SchedulerContract,
+                         ::testing::ValuesIn(MultiObjectiveCases()),
+                         [](const ::testing::TestParamInfo<SchedulerCase>& info) {
+                           return info.param.label;
+                         });
+
+// Every other registered type is refused with two objectives, naming the ones that work; so is
+// the curve model guarding ASHA.
+TEST(SchedulerFactory, TypesForOneObjectiveAreRefusedWithSeveral) {
+  const int refused = testing::ExpectRefusedWithSeveral(
+      SchedulerTypes(), MultiObjectiveSchedulerTypes(), "asha, hyperband, median, plateau or fifo",
+      [](const std::string& type, std::vector<std::string>* errors) {
+        return MakeScheduler(type, {}, {kMaxResource, true, 2}, errors) != nullptr;
+      });
+  EXPECT_EQ(refused, 2);  // curve, pbt
+  std::vector<std::string> errors;
+  EXPECT_EQ(MakeScheduler("asha", {{"predict", true}}, {kMaxResource, true, 2}, &errors), nullptr);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0],
+            "predict: the curve model guards one objective only; with several objectives use "
+            "asha or hyperband without predict");
+}
 
 TEST(SchedulerFactory, OptionErrorsNameTheKey) {
   std::vector<std::string> errors;

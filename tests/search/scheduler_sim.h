@@ -33,15 +33,38 @@ inline double SimValue(uint64_t seed, int64_t trial, int64_t epoch) {
   return quality * (1.0 - std::exp(-static_cast<double>(epoch) / 3.0)) + 0.01 * noise.Normal();
 }
 
+// A second objective for multi-objective runs, to minimize: the trial's dollars so far, at a
+// rate that grows with its quality (the better trials cost more, so there is a trade-off).
+inline double SimCost(uint64_t seed, int64_t trial, int64_t epoch) {
+  Rng q(DeriveSeed(seed, {static_cast<uint64_t>(trial)}));
+  const double quality = q.Uniform(0.5, 1.0);
+  Rng rate(DeriveSeed(seed, {static_cast<uint64_t>(trial), 0x434F5354}));
+  return static_cast<double>(epoch) * (quality + 0.5 * rate.Uniform());
+}
+// A constrained metric of each trial (its model size, say), fixed per trial: above
+// kSimSizeBound (about a fifth of the trials) it is infeasible.
+constexpr double kSimSizeBound = 0.8;
+inline double SimSize(uint64_t seed, int64_t trial) {
+  Rng size(DeriveSeed(seed, {static_cast<uint64_t>(trial), 0x53495A45}));
+  return size.Uniform();
+}
+
 // Runs `n_trials` trials with `workers` parallel slots. `check` (optional) is called with the
-// view and trial at every report, before the decision is applied.
+// view and trial at every report, before the decision is applied. With `objectives` 2 the study
+// also minimizes SimCost (maximizes it, negated, when `maximize` is false) under the constraint
+// SimSize <= kSimSizeBound.
 inline SimResult Simulate(
     Scheduler& scheduler, int n_trials, int workers, int64_t max_resource, bool maximize,
     uint64_t seed = 7,
-    const std::function<void(const StudyView&, const TrialView&, const Decision&)>& check = {}) {
+    const std::function<void(const StudyView&, const TrialView&, const Decision&)>& check = {},
+    size_t objectives = 1) {
   SimResult r;
   r.study.objective.maximize = maximize;
   r.study.max_resource = max_resource;
+  if (objectives > 1) {
+    r.study.objectives = {{"val_accuracy", maximize}, {"dollars", !maximize}};
+    r.study.constraints = {{"size", kSimSizeBound, true}};
+  }
   std::vector<int64_t> running;
   for (int guard = 0; guard < 100000; ++guard) {
     while (static_cast<int>(running.size()) < workers) {
@@ -70,6 +93,13 @@ inline SimResult Simulate(
       const int64_t e = t.LastResource() + 1;
       const double v = SimValue(seed, n, e);
       t.values[e] = maximize ? v : -v;
+      if (objectives > 1) {
+        const double c = SimCost(seed, n, e);
+        t.more_values.resize(1);
+        t.more_values[0][e] = maximize ? c : -c;
+        t.constraint_values.resize(1);
+        t.constraint_values[0][e] = SimSize(seed, n);
+      }
       Decision d = scheduler.OnReport(r.study, t);
       if (check) check(r.study, t, d);
       r.events.push_back({n, e, d});

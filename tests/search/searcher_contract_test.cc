@@ -19,6 +19,7 @@ struct SearcherCase {
   std::string label;
   std::string type;
   Options options;
+  size_t objectives = 1;  // 2: the study of RunStudy(..., several), with a constraint
 };
 void PrintTo(const SearcherCase& c, std::ostream* os) { *os << c.label; }
 
@@ -27,7 +28,7 @@ void PrintTo(const SearcherCase& c, std::ostream* os) { *os << c.label; }
 std::unique_ptr<Searcher> Make(const SearcherCase& c, const SearchSpace& space) {
   std::vector<std::string> errors;
   const bool enqueued = c.type == "enqueued";
-  auto s = MakeSearcher(enqueued ? "tpe" : c.type, c.options, space, &errors);
+  auto s = MakeSearcher(enqueued ? "tpe" : c.type, c.options, space, &errors, c.objectives);
   EXPECT_TRUE(errors.empty()) << errors[0];
   if (c.label.rfind("warm_", 0) == 0) {
     // Priors from an earlier study on the same space: some lack the first parameter, all carry
@@ -52,7 +53,10 @@ std::unique_ptr<Searcher> Make(const SearcherCase& c, const SearchSpace& space) 
 
 constexpr int kTrials = 24;
 
-class SearcherContract : public ::testing::TestWithParam<SearcherCase> {};
+class SearcherContract : public ::testing::TestWithParam<SearcherCase> {
+ protected:
+  bool several() const { return GetParam().objectives > 1; }
+};
 
 TEST_P(SearcherContract, ValidSuggestionsOnEverySpace) {
   for (const SearchSpace& space :
@@ -62,7 +66,7 @@ TEST_P(SearcherContract, ValidSuggestionsOnEverySpace) {
     RunStudy(*s, space, kTrials, 1, [&](const StudyView&, const Params& p) {
       EXPECT_EQ(space.Check(p), "") << ToString(p);
       ++asked;
-    });
+    }, several());
     // Only grid may run out: 6 points on the categorical space, 5 on the 1-d one.
     EXPECT_GE(asked, GetParam().type != "grid" ? kTrials : space.size() == 2 ? 6 : 5);
   }
@@ -78,14 +82,15 @@ TEST_P(SearcherContract, DeterministicForASeedAndRestartSafe) {
     if (study.trials.size() % 4 == 3) {
       EXPECT_EQ(Make(GetParam(), space)->Suggest(study, 1)[0], p);
     }
-  });
+  }, several());
   auto b = Make(GetParam(), space);
   size_t i = 0;
   RunStudy(*b, space, kTrials, 5,
-           [&](const StudyView&, const Params& p) { EXPECT_EQ(p, first[i++]); });
+           [&](const StudyView&, const Params& p) { EXPECT_EQ(p, first[i++]); }, several());
   // Another seed gives another sequence (the same instance, reused, must not leak state).
   std::set<Params> other;
-  RunStudy(*a, space, kTrials, 6, [&](const StudyView&, const Params& p) { other.insert(p); });
+  RunStudy(*a, space, kTrials, 6, [&](const StudyView&, const Params& p) { other.insert(p); },
+           several());
   int same = 0;
   for (const auto& p : first) same += other.count(p) ? 1 : 0;
   EXPECT_LT(same, kTrials / 2);
@@ -94,7 +99,8 @@ TEST_P(SearcherContract, DeterministicForASeedAndRestartSafe) {
 TEST_P(SearcherContract, BatchesWithRunningTrialsAreValidAndDiverse) {
   const SearchSpace space = testing::MixedSpace();
   auto s = Make(GetParam(), space);
-  StudyView study = RunStudy(*s, space, 14, 3, [](const StudyView&, const Params&) {});
+  StudyView study =
+      RunStudy(*s, space, 14, 3, [](const StudyView&, const Params&) {}, several());
   // Two trials still running (no values), as the coordinator's view has them.
   for (int i = 0; i < 2; ++i) {
     TrialView t;
@@ -114,9 +120,7 @@ TEST_P(SearcherContract, BatchesWithRunningTrialsAreValidAndDiverse) {
 TEST_P(SearcherContract, EmptyAndFailedOnlyHistories) {
   const SearchSpace space = testing::MixedSpace();
   auto s = Make(GetParam(), space);
-  StudyView study;
-  study.space = &space;
-  study.seed = 9;
+  StudyView study = RunStudy(*s, space, 0, 9, [](const StudyView&, const Params&) {}, several());
   auto first = s->Suggest(study, 2);
   ASSERT_EQ(first.size(), 2u);
   for (int i = 0; i < 20; ++i) {
@@ -150,7 +154,8 @@ std::vector<SearcherCase> Cases() {
       SearcherCase{"gp", "gp", {}},
       SearcherCase{"warm_gp", "gp", {}},
       SearcherCase{"gp_cost_aware", "gp", {{"cost_aware", true}}},
-      SearcherCase{"bohb", "bohb", {{"min_points", int64_t{4}}}}};
+      SearcherCase{"bohb", "bohb", {{"min_points", int64_t{4}}}},
+      SearcherCase{"nsga2", "nsga2", {{"population", int64_t{6}}}}};
 }
 
 TEST(SearcherContractCoverage, EveryRegisteredTypeHasACase) {
@@ -161,6 +166,46 @@ INSTANTIATE_TEST_SUITE_P(All, SearcherContract, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<SearcherCase>& info) {
                            return info.param.label;
                          });
+
+// The same contract with two objectives and a constraint, for every type that accepts several.
+std::vector<SearcherCase> MultiObjectiveCases() {
+  return {SearcherCase{"random", "random", {}, 2},
+          SearcherCase{"sobol", "sobol", {}, 2},
+          SearcherCase{"grid", "grid", {}, 2},
+          SearcherCase{"motpe", "tpe", {{"n_startup", int64_t{5}}}, 2},
+          SearcherCase{"motpe_univariate",
+                       "tpe",
+                       {{"n_startup", int64_t{5}}, {"multivariate", false}},
+                       2},
+          SearcherCase{"enqueued_then_motpe", "enqueued", {{"n_startup", int64_t{5}}}, 2},
+          SearcherCase{"nsga2", "nsga2", {{"population", int64_t{6}}}, 2},
+          SearcherCase{"nsga2_uniform",
+                       "nsga2",
+                       {{"population", int64_t{5}}, {"crossover", std::string("uniform")}},
+                       2}};
+}
+
+TEST(SearcherContractCoverage, EveryMultiObjectiveTypeHasACase) {
+  testing::ExpectACaseForEveryType(MultiObjectiveSearcherTypes(), MultiObjectiveCases());
+}
+
+INSTANTIATE_TEST_SUITE_P(MultiObjective, SearcherContract,
+                         ::testing::ValuesIn(MultiObjectiveCases()),
+                         [](const ::testing::TestParamInfo<SearcherCase>& info) {
+                           return info.param.label;
+                         });
+
+// Every other registered type is refused with two objectives, naming the ones that work.
+TEST(SearcherFactory, TypesForOneObjectiveAreRefusedWithSeveral) {
+  const SearchSpace space = testing::MixedSpace();
+  const int refused = testing::ExpectRefusedWithSeveral(
+      SearcherTypes(), MultiObjectiveSearcherTypes(),
+      "tpe (multi-objective TPE), nsga2, random or sobol",
+      [&](const std::string& type, std::vector<std::string>* errors) {
+        return MakeSearcher(type, {}, space, errors, 2) != nullptr;
+      });
+  EXPECT_EQ(refused, 2);  // gp, bohb
+}
 
 TEST(SearcherFactory, OptionErrorsNameTheKey) {
   const SearchSpace space = testing::MixedSpace();

@@ -66,14 +66,37 @@ inline double Objective(const SearchSpace& space, const Params& p) {
   return v;
 }
 
+// A second objective, to minimize, in conflict with Objective: the distance from 0.7 instead of
+// 0.3. And a constrained metric: the first parameter's unit value, at most 0.9.
+inline double SecondObjective(const SearchSpace& space, const Params& p) {
+  double v = 0;
+  for (const auto& spec : space.params()) {
+    auto it = p.find(spec.name);
+    if (it == p.end()) continue;
+    const double u = space.ToUnit(spec, it->second);
+    v += (u - 0.7) * (u - 0.7);
+  }
+  return v;
+}
+inline double ConstrainedMetric(const SearchSpace& space, const Params& p) {
+  const ParamSpec& first = space.params().front();
+  return space.ToUnit(first, p.at(first.name));
+}
+
 // Asks one configuration at a time and completes it with Objective, `n` times (stops early when
-// the searcher is exhausted). `check` sees each suggestion.
+// the searcher is exhausted). `check` sees each suggestion. With `several`, the study also
+// minimizes SecondObjective under ConstrainedMetric <= 0.9.
 template <class Check>
-StudyView RunStudy(Searcher& s, const SearchSpace& space, int n, uint64_t seed, Check check) {
+StudyView RunStudy(Searcher& s, const SearchSpace& space, int n, uint64_t seed, Check check,
+                   bool several = false) {
   StudyView study;
   study.space = &space;
   study.seed = seed;
   study.max_resource = 1;
+  if (several) {
+    study.objectives = {{"a", true}, {"b", false}};
+    study.constraints = {{"c", 0.9, true}};
+  }
   for (int i = 0; i < n; ++i) {
     auto next = s.Suggest(study, 1);
     if (next.empty()) break;
@@ -83,6 +106,10 @@ StudyView RunStudy(Searcher& s, const SearchSpace& space, int n, uint64_t seed, 
     t.params = next[0];
     t.state = TrialState::kCompleted;
     t.values[1] = Objective(space, t.params);
+    if (several) {
+      t.more_values = {CurveValues{{1, SecondObjective(space, t.params)}}};
+      t.constraint_values = {CurveValues{{1, ConstrainedMetric(space, t.params)}}};
+    }
     t.cost_dollars = 0.01 * (1 + (i % 3));
     study.trials.push_back(t);
   }

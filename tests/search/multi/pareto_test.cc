@@ -74,6 +74,20 @@ TEST(Pareto, RanksMatchPeelingOnRandomSets) {
   }
 }
 
+TEST(Pareto, TwoObjectiveSweepMatchesPeelingWithInfinitiesAndLargeSets) {
+  Rng rng(11);
+  for (int round = 0; round < 30; ++round) {
+    Points p(round < 20 ? 80 : 400, std::vector<double>(2));
+    for (auto& x : p) {
+      for (auto& v : x) {
+        const uint64_t c = rng.Below(round < 10 ? 5 : 1000);
+        v = c == 0 ? -kInf : c == 1 ? kInf : static_cast<double>(c);
+      }
+    }
+    EXPECT_EQ(NonDominatedRanks(p), PeeledRanks(p)) << "round " << round;
+  }
+}
+
 TEST(Pareto, CrowdingDistanceOfAHandWorkedFront) {
   // On objective 0 the order is a, b, c, d (range 4): b gets (2-0)/4, c gets (4-1)/4; on
   // objective 1 the reverse: c gets (3-0)/4, b (4-2)/4. The ends get infinity.

@@ -1,0 +1,76 @@
+#include "search/multi/mo_asha_scheduler.h"
+
+#include <algorithm>
+
+#include "search/number_text.h"
+#include "search/rungs.h"
+
+namespace sift::search {
+
+MoAshaScheduler::MoAshaScheduler(AshaOptions options) : options_(options), brackets_(options) {
+  for (size_t b = 0; b < brackets_.size(); ++b) {
+    rungs_.emplace_back(brackets_.Levels(static_cast<int>(b)).size());
+  }
+}
+
+void MoAshaScheduler::Sync(const StudyView& study, const TrialView* reporting) {
+  cursor_.Sync(
+      study, reporting,
+      [&] {
+        for (auto& bracket : rungs_) {
+          for (auto& rung : bracket) rung.clear();
+        }
+      },
+      [&](const TrialView& t, int64_t resource, double) {
+        const int b = BracketOf(t.number);
+        const int k = RungIndex(brackets_.Levels(b), resource);
+        if (k >= 0) rungs_[b][k].push_back(PointAt(study, t, resource));
+      });
+}
+
+int64_t MoAshaScheduler::TopCount(int b, int k, bool survivors) const {
+  const auto n = static_cast<int64_t>(rungs_[b][k].size());
+  return std::min(n, survivors ? SurvivorCount(n, options_.eta) : PromotableCount(n, options_.eta));
+}
+
+std::vector<int64_t> MoAshaScheduler::Top(int b, int k, bool survivors) const {
+  return ConstrainedTopTrials(rungs_[b][k], TopCount(b, k, survivors));
+}
+
+Decision MoAshaScheduler::OnReport(const StudyView& study, const TrialView& trial) {
+  Sync(study, &trial);
+  const int b = BracketOf(trial.number);
+  const int64_t resource = trial.LastResource();
+  const int k = RungIndex(brackets_.Levels(b), resource);
+  if (k < 0) return Decision::Continue();
+  const int64_t top = TopCount(b, k, !options_.promotion);
+  const bool in = ConstrainedInTop(rungs_[b][k], trial.number, top);
+  if (!options_.promotion && in) return Decision::Continue();
+  const std::string n = std::to_string(rungs_[b][k].size());
+  std::string r =
+      brackets_.Prefix(b, "mo-asha", "mo-hyperband") +
+      (options_.promotion ? in ? "promoted at rung " : "paused at rung " : "stopped at rung ") +
+      std::to_string(k) + " (epoch " + std::to_string(resource) + "): " + (in ? "in" : "not in") +
+      " the top " + std::to_string(top) + " of " + n +
+      " by constrained non-dominated rank (top 1/" + std::to_string(options_.eta) + ")";
+  const double violation = ViolationAt(study, trial, resource);
+  if (violation > 0) r += "; infeasible (violation " + G6(violation) + ")";
+  if (!options_.promotion) return Decision::Stop(std::move(r));
+  return in ? Decision::Continue(std::move(r)) : Decision::Pause(std::move(r));
+}
+
+std::optional<int64_t> MoAshaScheduler::NextPromotion(const StudyView& study) {
+  if (!options_.promotion) return std::nullopt;
+  Sync(study, nullptr);
+  // Highest rung first (the paper's order), then the promotable trials in order of selection.
+  for (const auto& [b, k] : brackets_.HighestFirst()) {
+    const int64_t level = brackets_.Levels(b)[k];
+    for (int64_t number : Top(b, k, false)) {
+      const TrialView& t = study.trials[static_cast<size_t>(number)];
+      if (t.state == TrialState::kPaused && t.LastResource() == level) return number;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace sift::search

@@ -1,0 +1,160 @@
+#include "search/multi/objective_vectors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "search/multi/mo_rungs.h"
+
+namespace sift::search {
+namespace {
+
+constexpr double kWorst = -std::numeric_limits<double>::infinity();
+
+bool AllFinite(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+}
+
+}  // namespace
+
+size_t ObjectiveCount(const StudyView& study) {
+  return std::max<size_t>(1, study.objectives.size());
+}
+
+const Objective& ObjectiveAt(const StudyView& study, size_t i) {
+  return study.objectives.empty() ? study.objective : study.objectives[i];
+}
+
+const CurveValues* ObjectiveCurve(const TrialView& trial, size_t i) {
+  if (i == 0) return &trial.values;
+  return i - 1 < trial.more_values.size() ? &trial.more_values[i - 1] : nullptr;
+}
+
+std::vector<double> ObjectivesAt(const StudyView& study, const TrialView& trial, int64_t resource) {
+  std::vector<double> out(ObjectiveCount(study), kWorst);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const CurveValues* curve = ObjectiveCurve(trial, i);
+    if (curve == nullptr) continue;
+    const auto it = curve->find(resource);
+    if (it == curve->end() || std::isnan(it->second)) continue;
+    out[i] = ObjectiveAt(study, i).maximize ? it->second : -it->second;
+  }
+  return out;
+}
+
+int64_t LastCommonResource(const StudyView& study, const TrialView& trial) {
+  // Walk objective 0's curve down from its end: the first resource every other curve has.
+  for (auto it = trial.values.rbegin(); it != trial.values.rend(); ++it) {
+    bool all = true;
+    for (size_t i = 1; all && i < ObjectiveCount(study); ++i) {
+      const CurveValues* curve = ObjectiveCurve(trial, i);
+      all = curve != nullptr && curve->count(it->first) > 0;
+    }
+    if (all) return it->first;
+  }
+  return 0;
+}
+
+double ViolationAt(const StudyView& study, const TrialView& trial, int64_t resource) {
+  double total = 0;
+  for (size_t j = 0; j < study.constraints.size(); ++j) {
+    if (j >= trial.constraint_values.size()) continue;
+    const CurveValues& curve = trial.constraint_values[j];
+    auto it = curve.upper_bound(resource);
+    if (it == curve.begin()) continue;  // not reported yet
+    total += study.constraints[j].Violation(std::prev(it)->second);
+  }
+  return total;
+}
+
+TrialPoint PointAt(const StudyView& study, const TrialView& trial, int64_t resource) {
+  return {trial.number, ObjectivesAt(study, trial, resource), ViolationAt(study, trial, resource)};
+}
+
+bool PointDominates(const TrialPoint& a, const TrialPoint& b) {
+  if (a.feasible() && b.feasible()) return Dominates(a.values, b.values);
+  return a.violation < b.violation;  // feasible over infeasible: 0 < any violation
+}
+
+std::vector<int> ConstrainedRanks(const std::vector<TrialPoint>& points) {
+  return NonDominatedRanks(static_cast<int>(points.size()),
+                           [&](int i, int j) { return PointDominates(points[i], points[j]); });
+}
+
+std::vector<TrialPoint> EndedPoints(const StudyView& study) {
+  std::vector<TrialPoint> out;
+  for (const TrialView& t : study.trials) {
+    if (t.state == TrialState::kDiverged) {
+      TrialPoint p = PointAt(study, t, t.LastResource());
+      std::fill(p.values.begin(), p.values.end(), kWorst);
+      out.push_back(std::move(p));
+      continue;
+    }
+    if (t.state != TrialState::kCompleted && t.state != TrialState::kStopped &&
+        t.state != TrialState::kPaused) {
+      continue;
+    }
+    const int64_t at = LastCommonResource(study, t);
+    if (at > 0) out.push_back(PointAt(study, t, at));
+  }
+  return out;
+}
+
+std::vector<int64_t> ConstrainedTopTrials(const std::vector<TrialPoint>& points, int64_t k) {
+  std::vector<RungPoint> feasible;
+  std::vector<const TrialPoint*> infeasible;
+  for (const TrialPoint& p : points) {
+    if (p.feasible()) {
+      feasible.push_back({p.trial, p.values});
+    } else {
+      infeasible.push_back(&p);
+    }
+  }
+  std::vector<int64_t> top = MoTopTrials(feasible, k);
+  std::sort(infeasible.begin(), infeasible.end(), [](const TrialPoint* a, const TrialPoint* b) {
+    return a->violation < b->violation || (a->violation == b->violation && a->trial < b->trial);
+  });
+  for (size_t i = 0; static_cast<int64_t>(top.size()) < k && i < infeasible.size(); ++i) {
+    top.push_back(infeasible[i]->trial);
+  }
+  return top;
+}
+
+bool ConstrainedInTop(const std::vector<TrialPoint>& points, int64_t trial, int64_t k) {
+  const auto self = std::find_if(points.begin(), points.end(),
+                                 [&](const TrialPoint& p) { return p.trial == trial; });
+  if (self == points.end() || k <= 0) return false;
+  // The order ConstrainedTopTrials and MoTopTrials make: feasible with finite values by rank,
+  // feasible with a non-finite value by trial number, infeasible by violation.
+  Points finite;
+  int64_t feasible = 0, ahead = 0;  // ahead: of self within its own group
+  int self_index = -1;
+  for (const TrialPoint& p : points) {
+    if (!p.feasible()) {
+      ahead += !self->feasible() && (p.violation < self->violation ||
+                                     (p.violation == self->violation && p.trial < trial));
+      continue;
+    }
+    ++feasible;
+    if (AllFinite(p.values)) {
+      if (p.trial == trial) self_index = static_cast<int>(finite.size());
+      finite.push_back(p.values);
+    } else {
+      ahead += self->feasible() && !AllFinite(self->values) && p.trial < trial;
+    }
+  }
+  if (!self->feasible()) return feasible + ahead < k;
+  if (self_index < 0) return static_cast<int64_t>(finite.size()) + ahead < k;
+  const std::vector<int> ranks = NonDominatedRanks(finite);
+  int64_t before = 0, same = 0;
+  for (int r : ranks) {
+    before += r < ranks[self_index];
+    same += r == ranks[self_index];
+  }
+  if (before + same <= k) return true;
+  if (before >= k) return false;
+  const std::vector<int64_t> top = ConstrainedTopTrials(points, k);
+  return std::find(top.begin(), top.end(), trial) != top.end();
+}
+
+}  // namespace sift::search
