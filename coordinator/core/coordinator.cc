@@ -27,45 +27,17 @@ std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
   return "";
 }
 
-namespace {
-
-// A worker silent past the lease timeout is lost: its leases have expired and its idle stretch
-// is closed. Past kMaxLostWorkers of them the longest silent are forgotten, so that memory is
-// bounded by the workers alive, not by every registration ever (a crash-looping or hostile
-// client registers again and again; they were all reloaded at each start too). A forgotten
-// worker stays in the database; if it comes back, AcquireTrial answers NOT_FOUND and it
-// registers anew, as sift-worker does. (A template: the maps' element types are private.)
-constexpr size_t kMaxLostWorkers = 1000;
-
-template <typename Workers>
-void ForgetLostWorkers(Workers& workers, const std::set<std::string>& holding,
-                       const Ledger& ledger, double now, double timeout_s) {
-  std::vector<std::pair<double, std::string>> lost;  // (last seen, id)
-  for (const auto& [id, w] : workers) {
-    if (now - w.last_seen > timeout_s && !ledger.IdleOf(id) && !holding.count(id)) {
-      lost.emplace_back(w.last_seen, id);
-    }
-  }
-  if (lost.size() <= kMaxLostWorkers) return;
-  const size_t forget = lost.size() - kMaxLostWorkers;
-  std::partial_sort(lost.begin(), lost.begin() + static_cast<std::ptrdiff_t>(forget), lost.end());
-  for (size_t i = 0; i < forget; ++i) workers.erase(lost[i].second);
-  spdlog::info("forgot {} workers silent for more than {:.0f} s (kept the {} heard from last)",
-               forget, timeout_s, kMaxLostWorkers);
-}
-
-}  // namespace
-
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
     : store_(std::make_unique<FencedStore>(std::move(store))),
       commit_(std::make_unique<GroupCommit>(*store_)),
       after_commit_(std::make_unique<TaskThread>("sift-committed")),
       options_(std::move(options)),
-      studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner) {
+      studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner),
+      workers_(options_.lease_timeout_s) {
   if (!options_.clock) options_.clock = SystemNow;
   const double now = Now();
   for (const auto& w : store_->ListWorkers()) {
-    workers_[w.id] = Worker{w, now, 0, {}};
+    workers_.Add(w, now);
   }
   for (const auto& s : store_->ListStudies()) {
     // With study leases, an open study another coordinator serves is left to it.
@@ -274,10 +246,7 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
   std::lock_guard<std::mutex> table(table_mu_);
   ledger_.OpenIdleOf(
       id,
-      [&](const std::string& worker_id) {
-        const Worker& w = workers_.at(worker_id);
-        return now - w.last_seen <= options_.lease_timeout_s ? now : w.last_seen;
-      },
+      [&](const std::string& worker_id) { return workers_.HeardUntil(worker_id, now); },
       &out->idle_seconds, &out->idle_dollars);
   return Status::Ok();
 }
@@ -431,16 +400,11 @@ void Coordinator::Tick() {
   std::vector<std::pair<std::string, double>> lost;  // workers idle and silent: (id, end)
   {
     std::lock_guard<std::mutex> table(table_mu_);
-    for (const auto& [id, w] : workers_) {
-      const Ledger::Idle* idle = ledger_.IdleOf(id);
-      if (idle && now - w.last_seen > options_.lease_timeout_s) {
-        lost.emplace_back(id, std::max(idle->start, w.last_seen));
-      }
-    }
+    lost = workers_.LostIdle(ledger_, now);
   }
   for (const auto& [id, end] : lost) CloseIdle(id, end, "lost");
   std::lock_guard<std::mutex> table(table_mu_);
-  ForgetLostWorkers(workers_, leases_.Holders(), ledger_, now, options_.lease_timeout_s);
+  workers_.ForgetLost(leases_.Holders(), ledger_, now);
 }
 
 void Coordinator::MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now) {
@@ -449,10 +413,7 @@ void Coordinator::MaybeFailUnrunnable(ServedStudy& study, const std::string& why
   {
     std::lock_guard<std::mutex> table(table_mu_);
     if (leases_.AnyOf(runner.id())) return;  // some worker is running one of its trials
-    for (const auto& [id, w] : workers_) {
-      const bool live = now - w.last_seen <= options_.lease_timeout_s;
-      if (live && !w.cannot_run.count(runner.id())) return;
-    }
+    if (workers_.SomeLiveCanRun(runner.id(), now)) return;
   }
   EndStudy(study, StudyState::kFailed, "no worker can run its trials: " + why, now);
 }

@@ -31,6 +31,7 @@
 #include "coordinator/core/study_registry.h"
 #include "coordinator/core/study_runner.h"
 #include "coordinator/core/summaries.h"
+#include "coordinator/core/worker_table.h"
 #include "coordinator/store/task_thread.h"
 #include "search/decision.h"
 
@@ -206,12 +207,7 @@ class Coordinator {
 
  private:
   friend struct CoordinatorTestPeer;  // tests/coordinator/coordinator_locks_test.cc
-  struct Worker {
-    WorkerRecord record;
-    double last_seen = 0;
-    int64_t last_study_id = 0;         // its idle time is reported with this study
-    std::set<int64_t> cannot_run;      // studies it refused (worker_cannot_run)
-  };
+  using Worker = WorkerTable::Worker;
   double Now() const { return options_.clock(); }
   // A study locked, or empty (false) when it is not served here.
   struct LockedStudy {
@@ -266,8 +262,6 @@ class Coordinator {
                                            const std::map<std::string, double>& metrics,
                                            const std::string& error, bool cannot_run = false);
   void ExpireEvaluationLeases(double now);
-  // Finds a registered worker and notes that it is alive. The caller holds table_mu_.
-  Status TouchWorker(const std::string& worker_id, double now, Worker** out);
   // The lease as held by the worker (and the worker touched), under the table lock; the
   // pointer stays valid while the caller holds the lease's study lock.
   // FAILED_PRECONDITION too when the lease is not `study`'s (the one the caller locked).
@@ -345,7 +339,7 @@ class Coordinator {
   StudyRegistry studies_;  // the studies served, each with its lock; their study leases
   std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
   std::mutex table_mu_;  // guards the four below (see "Locks")
-  std::map<std::string, Worker> workers_;
+  WorkerTable workers_;  // registered workers: last heard from, refusals (core/worker_table.h)
   LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
   Ledger ledger_;  // every dollar: segments, idle stretches, study totals
   std::map<int64_t, common::Tags> tags_;  // each study's tags, for quotas across studies

@@ -112,7 +112,8 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
     std::string name;
     {
       std::lock_guard<std::mutex> table(table_mu_);
-      name = workers_.at(worker_id).record.name;
+      const Worker* w = workers_.Find(worker_id);
+      name = w ? w->record.name : worker_id;
     }
     const std::string why = "requeued: worker " + name + " cannot run it: " + error;
     try {
@@ -128,9 +129,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
     ApplyLeaseEnd(*study, lease_id, now);
     {
       std::lock_guard<std::mutex> table(table_mu_);
-      if (auto it = workers_.find(worker_id); it != workers_.end()) {
-        it->second.cannot_run.insert(study_id);
-      }
+      workers_.Refuse(worker_id, study_id);
     }
     spdlog::warn("[study {}] trial {} {}; that worker gets none of the study's trials", study_id,
                  number, why);
@@ -162,7 +161,7 @@ Status Coordinator::Heartbeat(const std::string& worker_id,
   std::lock_guard<std::mutex> table(table_mu_);
   const double now = Now();
   Worker* w = nullptr;
-  if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+  if (Status s = workers_.Touch(worker_id, now, &w); !s.ok()) return s;
   for (auto& id : leases_.Heartbeat(worker_id, lease_ids, now)) revoked->push_back(std::move(id));
   return Status::Ok();
 }

@@ -200,7 +200,7 @@ std::optional<Status> Coordinator::EndEvaluationLease(
     const EvaluationLease* held = leases_.FindEvaluation(lease_id);
     if (!held) return std::nullopt;
     Worker* w = nullptr;
-    if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+    if (Status s = workers_.Touch(worker_id, now, &w); !s.ok()) return s;
     if (held->worker_id != worker_id) {
       return Status::Error(Status::Code::kFailedPrecondition,
                            "lease '" + lease_id + "' belongs to another worker");
@@ -215,13 +215,10 @@ std::optional<Status> Coordinator::EndEvaluationLease(
   e.state = cannot_run ? EvaluationState::kPending : state;
   if (cannot_run && options_.fail_unrunnable_studies) {
     // Embedded run: when no other live worker can run it, nobody else will come.
-    bool someone = false;
     std::lock_guard<std::mutex> table(table_mu_);
-    for (const auto& [id, other] : workers_) {
-      someone |= id != worker_id && now - other.last_seen <= options_.lease_timeout_s &&
-                 !other.cannot_run.count(lease.study_id);
+    if (!workers_.SomeLiveCanRun(lease.study_id, now, worker_id)) {
+      e.state = EvaluationState::kFailed;
     }
-    if (!someone) e.state = EvaluationState::kFailed;
   }
   if (e.state == EvaluationState::kDone) {
     e.metrics = metrics;
@@ -240,9 +237,7 @@ std::optional<Status> Coordinator::EndEvaluationLease(
   {
     std::lock_guard<std::mutex> table(table_mu_);
     leases_.EndEvaluation(lease_id);
-    if (auto it = workers_.find(worker_id); cannot_run && it != workers_.end()) {
-      it->second.cannot_run.insert(lease.study_id);
-    }
+    if (cannot_run) workers_.Refuse(worker_id, lease.study_id);
   }
   const std::string what = e.state == EvaluationState::kPending && cannot_run
                                ? "requeued: the worker cannot run it: " + error
