@@ -123,7 +123,7 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   StudyRunner* runner = study.runner.get();
   const int64_t study_id = study.id();
   std::string why_none;
-  UpdateQuotaUse(*runner, now);
+  costs_.UpdateQuotaUse(*runner, now);
   auto next = runner->PickNext(now, StudyDollars(study_id, now), &why_none);
   if (!next) return std::nullopt;
   TrialLease lease{RandomId("L-"), worker_id, study_id, next->number, now};

@@ -33,7 +33,8 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
       after_commit_(std::make_unique<TaskThread>("sift-committed")),
       options_(std::move(options)),
       studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner),
-      workers_(options_.lease_timeout_s) {
+      workers_(options_.lease_timeout_s),
+      costs_(*store_, table_mu_, ledger_, options_.quotas, options_.forecast_interval_s) {
   if (!options_.clock) options_.clock = SystemNow;
   const double now = Now();
   for (const auto& w : store_->ListWorkers()) {
@@ -96,7 +97,7 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   {
     std::lock_guard<std::mutex> table(table_mu_);
     costs = ledger_.RestoreStudy(s.id, segments, now);
-    tags_[s.id] = tags;
+    costs_.SetTags(s.id, tags);
   }
   for (const auto& [number, cost] : costs) {
     if (number >= 0 && number < static_cast<int64_t>(trials.size())) {
@@ -145,34 +146,6 @@ Coordinator::~Coordinator() {
   after_commit_.reset();
 }
 
-Status Coordinator::StorageError(const std::exception& e, const std::string& what) {
-  const std::string msg = e.what();
-  if (dynamic_cast<const StudyFenced*>(&e) != nullptr) {
-    // The database refused it: another coordinator serves the study now. NOT_FOUND, as for
-    // any study not served here, so the worker gives the trial up and looks elsewhere.
-    spdlog::warn("fenced while recording {}: {}", what, msg);
-    return Status::Error(Status::Code::kNotFound,
-                         "could not record " + what + ": " + msg +
-                             "; this coordinator no longer serves the study");
-  }
-  spdlog::error("storage error while {}: {}", what, msg);
-  // UNAVAILABLE, whatever the cause (disk full, file-size limit, read-only file): the failed
-  // transaction was rolled back, and the same call succeeds once the disk does, so clients retry.
-  return Status::Error(Status::Code::kUnavailable, "could not record " + what +
-                                                       ": database write failed (" + msg +
-                                                       "); nothing was changed, retry later");
-}
-
-Status Coordinator::AwaitCommit(const std::shared_future<void>& committed,
-                                const std::string& what) {
-  try {
-    committed.get();
-  } catch (const std::exception& e) {
-    return StorageError(e, what);
-  }
-  return Status::Ok();
-}
-
 Status Coordinator::CreateStudy(const std::string& config_text, const std::string& origin,
                                 int64_t* id, std::vector<std::string>* errors,
                                 const std::string& user) {
@@ -201,7 +174,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   std::lock_guard<std::mutex> creating(create_mu_);
   if (Status s = studies_.RunningCap(); !s.ok()) return s;
   const double now = Now();
-  if (Status s = CheckQuotas(config.tags, now); !s.ok()) return s;
+  if (Status s = costs_.CheckQuotas(config.tags, now); !s.ok()) return s;
   StudyRecord record;
   record.name = config.name;
   record.config_text = config_text;
@@ -220,7 +193,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
                config.budget.max_trials, config.budget.max_epochs);
   {
     std::lock_guard<std::mutex> table(table_mu_);
-    tags_[*id] = config.tags;
+    costs_.SetTags(*id, config.tags);
   }
   studies_.Add(std::make_shared<ServedStudy>(
       std::make_unique<StudyRunner>(*id, std::move(config), now)));
@@ -394,7 +367,7 @@ void Coordinator::Tick() {
   for (const auto& study : studies_.All()) {
     std::lock_guard<std::mutex> lock(study->mu);
     if (study->dropped) continue;
-    if (IsOpen(study->runner->state())) WatchCosts(*study, now);
+    if (IsOpen(study->runner->state())) costs_.Watch(*study, now);
     MaybeFinishStudy(*study, now);
   }
   std::vector<std::pair<std::string, double>> lost;  // workers idle and silent: (id, end)
@@ -426,10 +399,10 @@ void Coordinator::MaybeFinishStudy(ServedStudy& study, double now) {
     if (leases_.AnyOf(runner.id())) return;  // a worker still owes a completion
   }
   std::string reason;
-  UpdateQuotaUse(runner, now);
+  costs_.UpdateQuotaUse(runner, now);
   const double spent = StudyDollars(runner.id(), now);
   if (!runner.Finished(now, spent, &reason)) return;
-  FireBudgetAlerts(study, spent, now);
+  costs_.FireBudgetAlerts(study, spent, now);
   const auto& trials = runner.view().trials;
   const bool all_failed =
       !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {

@@ -17,8 +17,7 @@
 
 #include "common/config/config.h"
 #include "common/config/price_catalog.h"
-#include "coordinator/cost/alert_command.h"
-#include "coordinator/cost/alerts.h"
+#include "coordinator/core/cost_watch.h"
 #include "coordinator/cost/forecast.h"
 #include "coordinator/store/group_commit.h"
 #include "coordinator/core/lease_table.h"
@@ -27,6 +26,7 @@
 #include "coordinator/cost/quota.h"
 #include "coordinator/store/records.h"
 #include "coordinator/core/status.h"
+#include "coordinator/core/storage_error.h"
 #include "coordinator/store/store.h"
 #include "coordinator/core/study_registry.h"
 #include "coordinator/core/study_runner.h"
@@ -287,9 +287,6 @@ class Coordinator {
   // Ends the study FAILED when every live worker refused it (fail_unrunnable_studies).
   void MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now);
   void EndStudy(ServedStudy& study, StudyState state, const std::string& reason, double now);
-  Status StorageError(const std::exception& e, const std::string& what);
-  // Waits for a queued write: OK once committed, else StorageError for what failed it.
-  Status AwaitCommit(const std::shared_future<void>& committed, const std::string& what);
   // A report whose write failed to commit: takes back what ReportProgress applied to memory
   // (the study is rebuilt from the Store once every write queued before it has landed).
   void UndoReport(ServedStudy& study, const std::string& lease_id, int64_t number, int64_t seq,
@@ -302,21 +299,6 @@ class Coordinator {
   Status EndLeaseAndRequeue(ServedStudy& study, const std::string& lease_id, double end,
                             const std::string& reason, const std::string& checkpoint,
                             double wasted);
-  // Cost controls (coordinator/core/cost_watch.cc, quota.cc). The caller holds the study's lock.
-  // Alerts and recorded forecasts due for an open study: each recorded once, logged, and its
-  // command (if any) run off this thread.
-  void WatchCosts(ServedStudy& study, double now);
-  // The budget thresholds crossed and not yet alerted, each fired once (also before a study
-  // that its budget ends is closed, so that no crossed threshold goes unannounced).
-  // `spent`: the study's dollars now (the caller has them: each read takes the table lock).
-  void FireBudgetAlerts(ServedStudy& study, double spent, double now);
-  void FireCostEvent(ServedStudy& study, const CostEvent& event, double now);
-  // Sets what the runner's quotas have spent across their studies, before it decides.
-  void UpdateQuotaUse(StudyRunner& runner, double now);
-  // Dollars of every study tagged key=value (open leases to `now`). The caller holds table_mu_.
-  double TagDollars(const std::string& key, const std::string& value, double now) const;
-  // RESOURCE_EXHAUSTED when a quota on `tags` is spent already.
-  Status CheckQuotas(const common::Tags& tags, double now);
   // What its trials' summaries take from memory: newest checkpoints, test evaluations. Valid
   // while the study's lock is held.
   static TrialExtras TrialExtrasOf(const ServedStudy& study);
@@ -342,9 +324,10 @@ class Coordinator {
   WorkerTable workers_;  // registered workers: last heard from, refusals (core/worker_table.h)
   LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
   Ledger ledger_;  // every dollar: segments, idle stretches, study totals
-  std::map<int64_t, common::Tags> tags_;  // each study's tags, for quotas across studies
-  // Last: destroyed first, so it waits for commands still running while the rest is intact.
-  AlertCommands alert_commands_;
+  // Alerts, forecasts and quotas; holds the studies' tags (under table_mu_) and the alert
+  // commands. Last: destroyed first, so it waits for commands still running while the rest is
+  // intact.
+  CostWatch costs_;
 };
 
 }  // namespace sift::coordinator

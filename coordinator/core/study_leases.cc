@@ -98,7 +98,7 @@ void Coordinator::DropStudy(int64_t study_id) {
   std::lock_guard<std::mutex> table(table_mu_);
   ledger_.DropStudy(study_id);
   leases_.DropStudy(study_id);
-  tags_.erase(study_id);
+  costs_.DropTags(study_id);
 }
 
 void Coordinator::ReleaseStudyLeases() { studies_.ReleaseAll(); }

@@ -137,7 +137,7 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
   // A non-finite objective (or training loss, under stop_on_divergence) ends the trial as
   // DIVERGED: the scheduler never sees the value, and the trial is not retried.
   const std::string diverged = DivergenceReason(runner->config(), epoch, metrics);
-  UpdateQuotaUse(*runner, now);
+  costs_.UpdateQuotaUse(*runner, now);
   *decision = !diverged.empty() ? search::Decision::Stop(diverged)
                                 : runner->Decide(lease->number, epoch, m->second, now, spent);
   // A paused study's trial hands back at this epoch: PAUSE makes its worker checkpoint and
