@@ -185,10 +185,10 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   out->data_json = study.data_json;
   out->metric = config.objective.metric;
   if (!options_.checkpoint_dir.empty() && options_.shared_checkpoints) {
-    out->checkpoint_dir = StudyCheckpointDir(study_id);
+    out->checkpoint_dir = checkpoints_.StudyDir(study_id);
   }
-  out->resume_checkpoint = ResumeCheckpoint(study, next->number);
-  out->resume_fallbacks = OlderCheckpoints(study_id, next->number, out->resume_checkpoint);
+  out->resume_checkpoint = TrialCheckpoints::Resume(study, next->number);
+  out->resume_fallbacks = checkpoints_.Older(study_id, next->number, out->resume_checkpoint);
   out->checkpoint_every_epochs = config.checkpoint.every_epochs;
   out->trial = config.trial;
   lock.unlock();

@@ -34,6 +34,7 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions option
       options_(std::move(options)),
       studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner),
       workers_(options_.lease_timeout_s),
+      checkpoints_(options_.checkpoint_dir, table_mu_, leases_),
       costs_(*store_, table_mu_, ledger_, options_.quotas, options_.forecast_interval_s) {
   if (!options_.clock) options_.clock = SystemNow;
   const double now = Now();
@@ -133,7 +134,7 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
                ToString(s.state), trials.size(), open_leases);
   RestoreEvaluations(*study);
-  PruneCheckpoints(*study);
+  checkpoints_.Prune(*study);
 }
 
 Coordinator::~Coordinator() {
@@ -214,7 +215,7 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
       out->forecast = f;
     }
   }
-  if (!options_.checkpoint_dir.empty()) out->checkpoint_dir = StudyCheckpointDir(id);
+  if (!options_.checkpoint_dir.empty()) out->checkpoint_dir = checkpoints_.StudyDir(id);
   // Idle stretches still open, to now or the worker's last sign of life.
   std::lock_guard<std::mutex> table(table_mu_);
   ledger_.OpenIdleOf(
@@ -235,7 +236,7 @@ std::vector<StudySummary> Coordinator::ListStudies() {
 
 TrialExtras Coordinator::TrialExtrasOf(const ServedStudy& study) {
   TrialExtras extras;
-  extras.checkpoint = [&study](int64_t number) { return ResumeCheckpoint(study, number); };
+  extras.checkpoint = [&study](int64_t number) { return TrialCheckpoints::Resume(study, number); };
   extras.evaluation = [&study](int64_t number) -> std::optional<EvaluationRecord> {
     auto it = study.evaluations.find(number);
     if (it == study.evaluations.end()) return std::nullopt;
@@ -358,7 +359,7 @@ void Coordinator::Tick() {
     }
     if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
     ApplyLeaseEnd(*study, id, end);
-    PruneCheckpoints(*study);
+    checkpoints_.Prune(*study);
     spdlog::warn("[study {}] trial {}: lease {} of worker {} expired (no heartbeat for {:.0f} s){}",
                  lease.study_id, lease.number, id, lease.worker_id, now - lease.last_seen,
                  requeue ? "; requeued" : "");
@@ -447,7 +448,7 @@ void Coordinator::EndStudy(ServedStudy& study, StudyState state, const std::stri
   }
   for (const auto& [n, why] : parked) runner.ApplyState(n, TrialState::kStopped);
   runner.ApplyStudyState(state, reason);
-  PruneCheckpoints(study);
+  checkpoints_.Prune(study);
   if (state == StudyState::kCompleted) QueueBestEvaluation(study, now);
   auto log = state == StudyState::kFailed ? spdlog::level::err : spdlog::level::info;
   spdlog::log(log, "[study {}] {}: {}; ${:.4f} spent", runner.id(),

@@ -31,6 +31,7 @@
 #include "coordinator/core/study_registry.h"
 #include "coordinator/core/study_runner.h"
 #include "coordinator/core/summaries.h"
+#include "coordinator/core/trial_checkpoints.h"
 #include "coordinator/core/worker_table.h"
 #include "coordinator/store/task_thread.h"
 #include "search/decision.h"
@@ -271,15 +272,6 @@ class Coordinator {
   // Ends a lease of `study` (locked): closes its segment and charges the trial. The Store write
   // is the caller's.
   void ApplyLeaseEnd(ServedStudy& study, const std::string& lease_id, double end);
-  static std::string ResumeCheckpoint(const ServedStudy& study, int64_t number);
-  // The trial's checkpoints on disk older than `newest`, newest first.
-  std::vector<std::string> OlderCheckpoints(int64_t study_id, int64_t number,
-                                            const std::string& newest) const;
-  Status CheckCheckpointName(const std::string& name, int64_t number) const;
-  std::string StudyCheckpointDir(int64_t study_id) const;
-  // Deletes the study's checkpoints that its checkpoint.keep no longer wants; never fails.
-  // `only`: judge just these names instead of listing the directory (a report's superseded one).
-  void PruneCheckpoints(const ServedStudy& study, const std::vector<std::string>& only = {});
   void MaybeFinishStudy(ServedStudy& study, double now);
   // Records the worker's idle stretch, if one is open, as ending at `end`. Takes the table lock
   // (the caller does not hold it) and writes the stretch to the Store after letting it go.
@@ -324,6 +316,8 @@ class Coordinator {
   WorkerTable workers_;  // registered workers: last heard from, refusals (core/worker_table.h)
   LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
   Ledger ledger_;  // every dollar: segments, idle stretches, study totals
+  // Resume points, fallbacks and retention in options_.checkpoint_dir (reads leases_).
+  TrialCheckpoints checkpoints_;
   // Alerts, forecasts and quotas; holds the studies' tags (under table_mu_) and the alert
   // commands. Last: destroyed first, so it waits for commands still running while the rest is
   // intact.

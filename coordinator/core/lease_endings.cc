@@ -38,7 +38,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
     study.lock.unlock();
     return AwaitCommit(first, "the completion");
   }
-  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
+  if (Status s = TrialCheckpoints::CheckName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = study->runner.get();
   const auto& trial = runner->view().trials.at(lease->number);
   const double now = Now();
@@ -92,7 +92,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   spdlog::info("[study {}] trial {} {}", study_id, number,
                completes ? reason : std::string("released (") + segment_reason + ")");
   MaybeFinishStudy(*study, now);
-  PruneCheckpoints(*study);
+  checkpoints_.Prune(*study);
   return Status::Ok();
 }
 
@@ -151,7 +151,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
   ApplyLeaseEnd(*study, lease_id, now);
   spdlog::warn("[study {}] trial {} {}", study_id, number, reason);
   MaybeFinishStudy(*study, now);
-  PruneCheckpoints(*study);
+  checkpoints_.Prune(*study);
   return Status::Ok();
 }
 
@@ -175,7 +175,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   }
   TrialLease* lease = nullptr;
   if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
-  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
+  if (Status s = TrialCheckpoints::CheckName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = study->runner.get();
   const double now = Now();
   double wasted = 0.0;
@@ -206,7 +206,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   spdlog::warn("[study {}] trial {}: worker {} preempted ({}); {}{}", study_id, number, worker_id,
                reason, requeue ? "requeued" : "released",
                checkpoint.empty() ? "" : ", resumes from " + checkpoint);
-  PruneCheckpoints(*study);
+  checkpoints_.Prune(*study);
   return Status::Ok();
 }
 

@@ -186,7 +186,7 @@ Status Coordinator::EndLeaseAndRequeue(ServedStudy& study, const std::string& le
   ApplyLeaseEnd(study, lease_id, end);
   spdlog::info("[study {}] trial {} handed back ({}){}", lease.study_id, lease.number, reason,
                checkpoint.empty() ? "" : "; resumes from " + checkpoint);
-  PruneCheckpoints(study);
+  checkpoints_.Prune(study);
   return Status::Ok();
 }
 

@@ -65,7 +65,7 @@ Status Coordinator::QueueEvaluation(ServedStudy& study, int64_t number, const st
                              ": only a finished trial that did not fail or diverge has a model "
                              "to score on the test split");
   }
-  if (ResumeCheckpoint(study, number).empty() || options_.checkpoint_dir.empty()) {
+  if (TrialCheckpoints::Resume(study, number).empty() || options_.checkpoint_dir.empty()) {
     return Status::Error(Status::Code::kFailedPrecondition,
                          name + " has no checkpoint to score (checkpoints are kept in the "
                                 "coordinator's --checkpoint-dir)");
@@ -97,7 +97,7 @@ void Coordinator::QueueBestEvaluation(ServedStudy& study, double now) {
   double best_score = 0;
   for (const auto& t : view.trials) {
     const auto v = t.LastValue();
-    if (!v || !HasModel(t.state) || ResumeCheckpoint(study, t.number).empty()) continue;
+    if (!v || !HasModel(t.state) || TrialCheckpoints::Resume(study, t.number).empty()) continue;
     if (!best || view.Score(*v) > best_score) {
       best = t.number;
       best_score = view.Score(*v);
@@ -175,9 +175,9 @@ bool Coordinator::AssignEvaluation(const std::string& worker_id, const Worker& w
       out->data = config.data;
       out->data_json = study->data_json;
       out->metric = config.objective.metric;
-      if (options_.shared_checkpoints) out->checkpoint_dir = StudyCheckpointDir(study_id);
+      if (options_.shared_checkpoints) out->checkpoint_dir = checkpoints_.StudyDir(study_id);
       // Exactly the trial's model: no fallback to an older checkpoint of it.
-      out->resume_checkpoint = ResumeCheckpoint(*study, number);
+      out->resume_checkpoint = TrialCheckpoints::Resume(*study, number);
       out->resume_fallbacks.clear();
       out->checkpoint_every_epochs = config.checkpoint.every_epochs;
       out->evaluate_test = true;

@@ -120,7 +120,9 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
                                     "trial " + std::to_string(lease->number) + " is " +
                                         search::ToString(trial.state) + ", not running"));
   }
-  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return answer_now(s);
+  if (Status s = TrialCheckpoints::CheckName(checkpoint, lease->number); !s.ok()) {
+    return answer_now(s);
+  }
   if (epoch != trial.LastResource() + 1 || epoch > runner->config().budget.max_epochs) {
     return answer_now(Status::Error(Status::Code::kInvalidArgument,
                                     "trial " + std::to_string(lease->number) + ": epoch " +
@@ -167,7 +169,7 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
       : decision->action == search::Action::kPause && !lease->study_paused ? TrialState::kPaused
                                                                            : trial.state;
   // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
-  const std::string previous = checkpoint.empty() ? "" : ResumeCheckpoint(*study, r.number);
+  const std::string previous = checkpoint.empty() ? "" : TrialCheckpoints::Resume(*study, r.number);
   // Once committed: a failed write is taken back, and only then can the checkpoint it
   // superseded go (the directory is swept when the lease ends); both under the study's lock, so
   // not on the writer thread, which callers holding that lock wait for. Then the worker hears
@@ -194,7 +196,7 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
     }
     if (!previous.empty() && previous != r.checkpoint) {
       std::lock_guard<std::mutex> relock(served->mu);
-      if (!served->dropped) PruneCheckpoints(*served, {previous});
+      if (!served->dropped) checkpoints_.Prune(*served, {previous});
     }
     // At most about one info line a second per study (progress_log.h); the rest at debug,
     // formatted only when shown.
