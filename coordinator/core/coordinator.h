@@ -117,9 +117,9 @@ double SystemNow();
 //    them. A call may wait for a commit under it: the commit thread takes no study or table
 //    lock (a report's completion that needs its study's lock, UndoReport or pruning, runs on
 //    the after-commit thread).
-//  - the table lock (table_mu_): the LeaseTable's maps and each lease's last_seen, the workers,
-//    the Ledger and the studies' tags (quotas add dollars across studies). Held briefly: never
-//    across a Store write or a commit wait.
+//  - the table lock (table_mu_): the LeaseTable's maps and each lease's last_seen, the
+//    WorkerTable, the Ledger and CostWatch's tags of the studies (quotas add dollars across
+//    studies). Held briefly: never across a Store write or a commit wait.
 //  - the registry's own locks (its map under a shared_mutex, its study leases): leaves, held
 //    only inside StudyRegistry's methods.
 // Order: create_mu_ (CreateStudy only) -> study -> table -> registry. No call holds two study
@@ -312,7 +312,9 @@ class Coordinator {
   CoordinatorOptions options_;
   StudyRegistry studies_;  // the studies served, each with its lock; their study leases
   std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
-  std::mutex table_mu_;  // guards the four below (see "Locks")
+  // Guards the three below and costs_' tags (see "Locks"); checkpoints_ and costs_ take it
+  // themselves where they read them.
+  std::mutex table_mu_;
   WorkerTable workers_;  // registered workers: last heard from, refusals (core/worker_table.h)
   LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
   Ledger ledger_;  // every dollar: segments, idle stretches, study totals
