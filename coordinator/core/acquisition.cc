@@ -38,7 +38,7 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
   }
   {
     std::lock_guard<std::mutex> table(table_mu_);
-    workers_[request.id] = Worker{request, now, 0, {}};
+    workers_.Add(request, now);
   }
   spdlog::info("worker {} registered: {} {} {} at ${:.4f}/h, {} threads", request.id,
                request.name, request.instance_type, request.market, request.price_per_hour,
@@ -54,7 +54,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
   {
     std::lock_guard<std::mutex> table(table_mu_);
     Worker* w = nullptr;
-    if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+    if (Status s = workers_.Touch(worker_id, now, &w); !s.ok()) return s;
     me = *w;
   }
   // Test evaluations first: short, and a finished study's report waits for its best trial's.
@@ -94,8 +94,8 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
   double idle_since = now;
   {
     std::lock_guard<std::mutex> table(table_mu_);
-    auto it = workers_.find(worker_id);
-    const Worker& w = it != workers_.end() ? it->second : me;
+    const Worker* found = workers_.Find(worker_id);
+    const Worker& w = found ? *found : me;
     ledger_.OpenIdle(worker_id, w.last_study_id, now, w.record.price_per_hour, w.record.market);
     idle_since = ledger_.IdleOf(worker_id)->start;
   }
@@ -123,7 +123,7 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   StudyRunner* runner = study.runner.get();
   const int64_t study_id = study.id();
   std::string why_none;
-  UpdateQuotaUse(*runner, now);
+  costs_.UpdateQuotaUse(*runner, now);
   auto next = runner->PickNext(now, StudyDollars(study_id, now), &why_none);
   if (!next) return std::nullopt;
   TrialLease lease{RandomId("L-"), worker_id, study_id, next->number, now};
@@ -170,9 +170,7 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
     std::lock_guard<std::mutex> table(table_mu_);
     leases_.Grant(lease);
     ledger_.Open(seg);
-    if (auto it = workers_.find(worker_id); it != workers_.end()) {
-      it->second.last_study_id = study_id;
-    }
+    workers_.NoteStudy(worker_id, study_id);
   }
   const common::StudyConfig& config = runner->config();
   out->study_id = study_id;
@@ -187,10 +185,10 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   out->data_json = study.data_json;
   out->metric = config.objective.metric;
   if (!options_.checkpoint_dir.empty() && options_.shared_checkpoints) {
-    out->checkpoint_dir = StudyCheckpointDir(study_id);
+    out->checkpoint_dir = checkpoints_.StudyDir(study_id);
   }
-  out->resume_checkpoint = ResumeCheckpoint(study, next->number);
-  out->resume_fallbacks = OlderCheckpoints(study_id, next->number, out->resume_checkpoint);
+  out->resume_checkpoint = TrialCheckpoints::Resume(study, next->number);
+  out->resume_fallbacks = checkpoints_.Older(study_id, next->number, out->resume_checkpoint);
   out->checkpoint_every_epochs = config.checkpoint.every_epochs;
   out->trial = config.trial;
   lock.unlock();
@@ -238,23 +236,12 @@ void Coordinator::RereadStudy(ServedStudy& study) {
   }
 }
 
-Status Coordinator::TouchWorker(const std::string& worker_id, double now, Worker** out) {
-  auto it = workers_.find(worker_id);
-  if (it == workers_.end()) {
-    return Status::Error(Status::Code::kNotFound,
-                         "unknown worker '" + worker_id + "': register first");
-  }
-  it->second.last_seen = now;
-  *out = &it->second;
-  return Status::Ok();
-}
-
 Status Coordinator::CheckLease(const ServedStudy* study, const std::string& worker_id,
                                const std::string& lease_id, TrialLease** out,
                                bool completing_ok) {
   std::lock_guard<std::mutex> table(table_mu_);
   Worker* w = nullptr;
-  if (Status s = TouchWorker(worker_id, Now(), &w); !s.ok()) return s;
+  if (Status s = workers_.Touch(worker_id, Now(), &w); !s.ok()) return s;
   if (Status s = leases_.Held(worker_id, lease_id, out); !s.ok()) return s;
   if (!study || (*out)->study_id != study->id()) {  // granted since the caller looked
     return Status::Error(Status::Code::kFailedPrecondition,

@@ -5,7 +5,7 @@
 namespace sift::coordinator {
 
 std::vector<std::string> CheckpointsToDelete(const std::vector<std::string>& files,
-                                             const std::map<int64_t, TrialCheckpoints>& trials,
+                                             const std::map<int64_t, TrialCheckpointState>& trials,
                                              CheckpointKeep keep) {
   std::vector<std::string> out;
   // A partial write (a worker's "<name>.tmp.*", an upload's "<name>.part") outlives its writer
@@ -33,7 +33,7 @@ std::vector<std::string> CheckpointsToDelete(const std::vector<std::string>& fil
     if (!pos) continue;
     const auto it = trials.find(pos->trial);
     if (it == trials.end()) continue;
-    const TrialCheckpoints& t = it->second;
+    const TrialCheckpointState& t = it->second;
     if (keep == CheckpointKeep::kBest && t.settled && best != pos->trial) {
       out.push_back(name);
       continue;

@@ -17,7 +17,7 @@ enum class CheckpointKeep {
 };
 
 // What the coordinator knows of one trial.
-struct TrialCheckpoints {
+struct TrialCheckpointState {
   std::string newest;    // the newest checkpoint recorded for it (its resume point); "" none
   bool settled = false;  // finished (completed, stopped or failed) and no lease open
   bool failed = false;
@@ -29,7 +29,7 @@ struct TrialCheckpoints {
 // are not checkpoint names, or name trials not in `trials`, are never touched. Partial writes
 // of a settled trial go under every `keep`.
 std::vector<std::string> CheckpointsToDelete(const std::vector<std::string>& files,
-                                             const std::map<int64_t, TrialCheckpoints>& trials,
+                                             const std::map<int64_t, TrialCheckpointState>& trials,
                                              CheckpointKeep keep);
 
 }  // namespace sift::coordinator

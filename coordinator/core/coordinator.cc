@@ -27,45 +27,19 @@ std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
   return "";
 }
 
-namespace {
-
-// A worker silent past the lease timeout is lost: its leases have expired and its idle stretch
-// is closed. Past kMaxLostWorkers of them the longest silent are forgotten, so that memory is
-// bounded by the workers alive, not by every registration ever (a crash-looping or hostile
-// client registers again and again; they were all reloaded at each start too). A forgotten
-// worker stays in the database; if it comes back, AcquireTrial answers NOT_FOUND and it
-// registers anew, as sift-worker does. (A template: the maps' element types are private.)
-constexpr size_t kMaxLostWorkers = 1000;
-
-template <typename Workers>
-void ForgetLostWorkers(Workers& workers, const std::set<std::string>& holding,
-                       const Ledger& ledger, double now, double timeout_s) {
-  std::vector<std::pair<double, std::string>> lost;  // (last seen, id)
-  for (const auto& [id, w] : workers) {
-    if (now - w.last_seen > timeout_s && !ledger.IdleOf(id) && !holding.count(id)) {
-      lost.emplace_back(w.last_seen, id);
-    }
-  }
-  if (lost.size() <= kMaxLostWorkers) return;
-  const size_t forget = lost.size() - kMaxLostWorkers;
-  std::partial_sort(lost.begin(), lost.begin() + static_cast<std::ptrdiff_t>(forget), lost.end());
-  for (size_t i = 0; i < forget; ++i) workers.erase(lost[i].second);
-  spdlog::info("forgot {} workers silent for more than {:.0f} s (kept the {} heard from last)",
-               forget, timeout_s, kMaxLostWorkers);
-}
-
-}  // namespace
-
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
     : store_(std::make_unique<FencedStore>(std::move(store))),
       commit_(std::make_unique<GroupCommit>(*store_)),
       after_commit_(std::make_unique<TaskThread>("sift-committed")),
       options_(std::move(options)),
-      studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner) {
+      studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner),
+      workers_(options_.lease_timeout_s),
+      checkpoints_(options_.checkpoint_dir, table_mu_, leases_),
+      costs_(*store_, table_mu_, ledger_, options_.quotas, options_.forecast_interval_s) {
   if (!options_.clock) options_.clock = SystemNow;
   const double now = Now();
   for (const auto& w : store_->ListWorkers()) {
-    workers_[w.id] = Worker{w, now, 0, {}};
+    workers_.Add(w, now);
   }
   for (const auto& s : store_->ListStudies()) {
     // With study leases, an open study another coordinator serves is left to it.
@@ -129,7 +103,7 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   {
     std::lock_guard<std::mutex> table(table_mu_);
     costs = ledger_.RestoreStudy(s.id, segments, now);
-    tags_[s.id] = tags;
+    costs_.SetTags(s.id, tags);
   }
   for (const auto& [number, cost] : costs) {
     if (number >= 0 && number < static_cast<int64_t>(trials.size())) {
@@ -165,7 +139,7 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   spdlog::info("restored study {} '{}' ({}): {} trials, {} open leases", s.id, s.name,
                ToString(s.state), trials.size(), open_leases);
   RestoreEvaluations(*study);
-  PruneCheckpoints(*study);
+  checkpoints_.Prune(*study);
 }
 
 Coordinator::~Coordinator() {
@@ -176,34 +150,6 @@ Coordinator::~Coordinator() {
   } catch (const std::exception&) {
   }
   after_commit_.reset();
-}
-
-Status Coordinator::StorageError(const std::exception& e, const std::string& what) {
-  const std::string msg = e.what();
-  if (dynamic_cast<const StudyFenced*>(&e) != nullptr) {
-    // The database refused it: another coordinator serves the study now. NOT_FOUND, as for
-    // any study not served here, so the worker gives the trial up and looks elsewhere.
-    spdlog::warn("fenced while recording {}: {}", what, msg);
-    return Status::Error(Status::Code::kNotFound,
-                         "could not record " + what + ": " + msg +
-                             "; this coordinator no longer serves the study");
-  }
-  spdlog::error("storage error while {}: {}", what, msg);
-  // UNAVAILABLE, whatever the cause (disk full, file-size limit, read-only file): the failed
-  // transaction was rolled back, and the same call succeeds once the disk does, so clients retry.
-  return Status::Error(Status::Code::kUnavailable, "could not record " + what +
-                                                       ": database write failed (" + msg +
-                                                       "); nothing was changed, retry later");
-}
-
-Status Coordinator::AwaitCommit(const std::shared_future<void>& committed,
-                                const std::string& what) {
-  try {
-    committed.get();
-  } catch (const std::exception& e) {
-    return StorageError(e, what);
-  }
-  return Status::Ok();
 }
 
 Status Coordinator::CreateStudy(const std::string& config_text, const std::string& origin,
@@ -238,7 +184,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
   std::lock_guard<std::mutex> creating(create_mu_);
   if (Status s = studies_.RunningCap(); !s.ok()) return s;
   const double now = Now();
-  if (Status s = CheckQuotas(config.tags, now); !s.ok()) return s;
+  if (Status s = costs_.CheckQuotas(config.tags, now); !s.ok()) return s;
   StudyRecord record;
   record.name = config.name;
   record.config_text = config_text;
@@ -257,7 +203,7 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
                config.budget.max_trials, config.budget.max_epochs);
   {
     std::lock_guard<std::mutex> table(table_mu_);
-    tags_[*id] = config.tags;
+    costs_.SetTags(*id, config.tags);
   }
   if (!priors.points.empty()) {
     spdlog::info("study {}: warm start from {} finished trials of earlier studies", *id,
@@ -282,15 +228,12 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
       out->forecast = f;
     }
   }
-  if (!options_.checkpoint_dir.empty()) out->checkpoint_dir = StudyCheckpointDir(id);
+  if (!options_.checkpoint_dir.empty()) out->checkpoint_dir = checkpoints_.StudyDir(id);
   // Idle stretches still open, to now or the worker's last sign of life.
   std::lock_guard<std::mutex> table(table_mu_);
   ledger_.OpenIdleOf(
       id,
-      [&](const std::string& worker_id) {
-        const Worker& w = workers_.at(worker_id);
-        return now - w.last_seen <= options_.lease_timeout_s ? now : w.last_seen;
-      },
+      [&](const std::string& worker_id) { return workers_.HeardUntil(worker_id, now); },
       &out->idle_seconds, &out->idle_dollars);
   return Status::Ok();
 }
@@ -306,7 +249,7 @@ std::vector<StudySummary> Coordinator::ListStudies() {
 
 TrialExtras Coordinator::TrialExtrasOf(const ServedStudy& study) {
   TrialExtras extras;
-  extras.checkpoint = [&study](int64_t number) { return ResumeCheckpoint(study, number); };
+  extras.checkpoint = [&study](int64_t number) { return TrialCheckpoints::Resume(study, number); };
   extras.evaluation = [&study](int64_t number) -> std::optional<EvaluationRecord> {
     auto it = study.evaluations.find(number);
     if (it == study.evaluations.end()) return std::nullopt;
@@ -429,7 +372,7 @@ void Coordinator::Tick() {
     }
     if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
     ApplyLeaseEnd(*study, id, end);
-    PruneCheckpoints(*study);
+    checkpoints_.Prune(*study);
     spdlog::warn("[study {}] trial {}: lease {} of worker {} expired (no heartbeat for {:.0f} s){}",
                  lease.study_id, lease.number, id, lease.worker_id, now - lease.last_seen,
                  requeue ? "; requeued" : "");
@@ -438,22 +381,17 @@ void Coordinator::Tick() {
   for (const auto& study : studies_.All()) {
     std::lock_guard<std::mutex> lock(study->mu);
     if (study->dropped) continue;
-    if (IsOpen(study->runner->state())) WatchCosts(*study, now);
+    if (IsOpen(study->runner->state())) costs_.Watch(*study, now);
     MaybeFinishStudy(*study, now);
   }
   std::vector<std::pair<std::string, double>> lost;  // workers idle and silent: (id, end)
   {
     std::lock_guard<std::mutex> table(table_mu_);
-    for (const auto& [id, w] : workers_) {
-      const Ledger::Idle* idle = ledger_.IdleOf(id);
-      if (idle && now - w.last_seen > options_.lease_timeout_s) {
-        lost.emplace_back(id, std::max(idle->start, w.last_seen));
-      }
-    }
+    lost = workers_.LostIdle(ledger_, now);
   }
   for (const auto& [id, end] : lost) CloseIdle(id, end, "lost");
   std::lock_guard<std::mutex> table(table_mu_);
-  ForgetLostWorkers(workers_, leases_.Holders(), ledger_, now, options_.lease_timeout_s);
+  workers_.ForgetLost(leases_.Holders(), ledger_, now);
 }
 
 void Coordinator::MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now) {
@@ -462,10 +400,7 @@ void Coordinator::MaybeFailUnrunnable(ServedStudy& study, const std::string& why
   {
     std::lock_guard<std::mutex> table(table_mu_);
     if (leases_.AnyOf(runner.id())) return;  // some worker is running one of its trials
-    for (const auto& [id, w] : workers_) {
-      const bool live = now - w.last_seen <= options_.lease_timeout_s;
-      if (live && !w.cannot_run.count(runner.id())) return;
-    }
+    if (workers_.SomeLiveCanRun(runner.id(), now)) return;
   }
   EndStudy(study, StudyState::kFailed, "no worker can run its trials: " + why, now);
 }
@@ -478,10 +413,10 @@ void Coordinator::MaybeFinishStudy(ServedStudy& study, double now) {
     if (leases_.AnyOf(runner.id())) return;  // a worker still owes a completion
   }
   std::string reason;
-  UpdateQuotaUse(runner, now);
+  costs_.UpdateQuotaUse(runner, now);
   const double spent = StudyDollars(runner.id(), now);
   if (!runner.Finished(now, spent, &reason)) return;
-  FireBudgetAlerts(study, spent, now);
+  costs_.FireBudgetAlerts(study, spent, now);
   const auto& trials = runner.view().trials;
   const bool all_failed =
       !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {
@@ -526,7 +461,7 @@ void Coordinator::EndStudy(ServedStudy& study, StudyState state, const std::stri
   }
   for (const auto& [n, why] : parked) runner.ApplyState(n, TrialState::kStopped);
   runner.ApplyStudyState(state, reason);
-  PruneCheckpoints(study);
+  checkpoints_.Prune(study);
   if (state == StudyState::kCompleted) QueueBestEvaluation(study, now);
   auto log = state == StudyState::kFailed ? spdlog::level::err : spdlog::level::info;
   spdlog::log(log, "[study {}] {}: {}; ${:.4f} spent", runner.id(),

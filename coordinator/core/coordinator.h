@@ -17,8 +17,7 @@
 
 #include "common/config/config.h"
 #include "common/config/price_catalog.h"
-#include "coordinator/cost/alert_command.h"
-#include "coordinator/cost/alerts.h"
+#include "coordinator/core/cost_watch.h"
 #include "coordinator/cost/forecast.h"
 #include "coordinator/store/group_commit.h"
 #include "coordinator/core/lease_table.h"
@@ -27,10 +26,13 @@
 #include "coordinator/cost/quota.h"
 #include "coordinator/store/records.h"
 #include "coordinator/core/status.h"
+#include "coordinator/core/storage_error.h"
 #include "coordinator/store/store.h"
 #include "coordinator/core/study_registry.h"
 #include "coordinator/core/study_runner.h"
 #include "coordinator/core/summaries.h"
+#include "coordinator/core/trial_checkpoints.h"
+#include "coordinator/core/worker_table.h"
 #include "coordinator/store/task_thread.h"
 #include "search/decision.h"
 
@@ -115,9 +117,9 @@ double SystemNow();
 //    them. A call may wait for a commit under it: the commit thread takes no study or table
 //    lock (a report's completion that needs its study's lock, UndoReport or pruning, runs on
 //    the after-commit thread).
-//  - the table lock (table_mu_): the LeaseTable's maps and each lease's last_seen, the workers,
-//    the Ledger and the studies' tags (quotas add dollars across studies). Held briefly: never
-//    across a Store write or a commit wait.
+//  - the table lock (table_mu_): the LeaseTable's maps and each lease's last_seen, the
+//    WorkerTable, the Ledger and CostWatch's tags of the studies (quotas add dollars across
+//    studies). Held briefly: never across a Store write or a commit wait.
 //  - the registry's own locks (its map under a shared_mutex, its study leases): leaves, held
 //    only inside StudyRegistry's methods.
 // Order: create_mu_ (CreateStudy only) -> study -> table -> registry. No call holds two study
@@ -206,12 +208,7 @@ class Coordinator {
 
  private:
   friend struct CoordinatorTestPeer;  // tests/coordinator/coordinator_locks_test.cc
-  struct Worker {
-    WorkerRecord record;
-    double last_seen = 0;
-    int64_t last_study_id = 0;         // its idle time is reported with this study
-    std::set<int64_t> cannot_run;      // studies it refused (worker_cannot_run)
-  };
+  using Worker = WorkerTable::Worker;
   double Now() const { return options_.clock(); }
   // A study locked, or empty (false) when it is not served here.
   struct LockedStudy {
@@ -266,8 +263,6 @@ class Coordinator {
                                            const std::map<std::string, double>& metrics,
                                            const std::string& error, bool cannot_run = false);
   void ExpireEvaluationLeases(double now);
-  // Finds a registered worker and notes that it is alive. The caller holds table_mu_.
-  Status TouchWorker(const std::string& worker_id, double now, Worker** out);
   // The lease as held by the worker (and the worker touched), under the table lock; the
   // pointer stays valid while the caller holds the lease's study lock.
   // FAILED_PRECONDITION too when the lease is not `study`'s (the one the caller locked).
@@ -277,15 +272,6 @@ class Coordinator {
   // Ends a lease of `study` (locked): closes its segment and charges the trial. The Store write
   // is the caller's.
   void ApplyLeaseEnd(ServedStudy& study, const std::string& lease_id, double end);
-  static std::string ResumeCheckpoint(const ServedStudy& study, int64_t number);
-  // The trial's checkpoints on disk older than `newest`, newest first.
-  std::vector<std::string> OlderCheckpoints(int64_t study_id, int64_t number,
-                                            const std::string& newest) const;
-  Status CheckCheckpointName(const std::string& name, int64_t number) const;
-  std::string StudyCheckpointDir(int64_t study_id) const;
-  // Deletes the study's checkpoints that its checkpoint.keep no longer wants; never fails.
-  // `only`: judge just these names instead of listing the directory (a report's superseded one).
-  void PruneCheckpoints(const ServedStudy& study, const std::vector<std::string>& only = {});
   void MaybeFinishStudy(ServedStudy& study, double now);
   // Records the worker's idle stretch, if one is open, as ending at `end`. Takes the table lock
   // (the caller does not hold it) and writes the stretch to the Store after letting it go.
@@ -293,9 +279,6 @@ class Coordinator {
   // Ends the study FAILED when every live worker refused it (fail_unrunnable_studies).
   void MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now);
   void EndStudy(ServedStudy& study, StudyState state, const std::string& reason, double now);
-  Status StorageError(const std::exception& e, const std::string& what);
-  // Waits for a queued write: OK once committed, else StorageError for what failed it.
-  Status AwaitCommit(const std::shared_future<void>& committed, const std::string& what);
   // A report whose write failed to commit: takes back what ReportProgress applied to memory
   // (the study is rebuilt from the Store once every write queued before it has landed).
   void UndoReport(ServedStudy& study, const std::string& lease_id, int64_t number, int64_t seq,
@@ -308,21 +291,6 @@ class Coordinator {
   Status EndLeaseAndRequeue(ServedStudy& study, const std::string& lease_id, double end,
                             const std::string& reason, const std::string& checkpoint,
                             double wasted);
-  // Cost controls (coordinator/core/cost_watch.cc, quota.cc). The caller holds the study's lock.
-  // Alerts and recorded forecasts due for an open study: each recorded once, logged, and its
-  // command (if any) run off this thread.
-  void WatchCosts(ServedStudy& study, double now);
-  // The budget thresholds crossed and not yet alerted, each fired once (also before a study
-  // that its budget ends is closed, so that no crossed threshold goes unannounced).
-  // `spent`: the study's dollars now (the caller has them: each read takes the table lock).
-  void FireBudgetAlerts(ServedStudy& study, double spent, double now);
-  void FireCostEvent(ServedStudy& study, const CostEvent& event, double now);
-  // Sets what the runner's quotas have spent across their studies, before it decides.
-  void UpdateQuotaUse(StudyRunner& runner, double now);
-  // Dollars of every study tagged key=value (open leases to `now`). The caller holds table_mu_.
-  double TagDollars(const std::string& key, const std::string& value, double now) const;
-  // RESOURCE_EXHAUSTED when a quota on `tags` is spent already.
-  Status CheckQuotas(const common::Tags& tags, double now);
   // What its trials' summaries take from memory: newest checkpoints, test evaluations. Valid
   // while the study's lock is held.
   static TrialExtras TrialExtrasOf(const ServedStudy& study);
@@ -344,13 +312,18 @@ class Coordinator {
   CoordinatorOptions options_;
   StudyRegistry studies_;  // the studies served, each with its lock; their study leases
   std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
-  std::mutex table_mu_;  // guards the four below (see "Locks")
-  std::map<std::string, Worker> workers_;
+  // Guards the three below and costs_' tags (see "Locks"); checkpoints_ and costs_ take it
+  // themselves where they read them.
+  std::mutex table_mu_;
+  WorkerTable workers_;  // registered workers: last heard from, refusals (core/worker_table.h)
   LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
   Ledger ledger_;  // every dollar: segments, idle stretches, study totals
-  std::map<int64_t, common::Tags> tags_;  // each study's tags, for quotas across studies
-  // Last: destroyed first, so it waits for commands still running while the rest is intact.
-  AlertCommands alert_commands_;
+  // Resume points, fallbacks and retention in options_.checkpoint_dir (reads leases_).
+  TrialCheckpoints checkpoints_;
+  // Alerts, forecasts and quotas; holds the studies' tags (under table_mu_) and the alert
+  // commands. Last: destroyed first, so it waits for commands still running while the rest is
+  // intact.
+  CostWatch costs_;
 };
 
 }  // namespace sift::coordinator

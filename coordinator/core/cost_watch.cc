@@ -1,20 +1,27 @@
-// The Coordinator's cost alerts and recorded forecasts (coordinator/cost/alerts.h decides what
-// is due; this records, logs and runs the commands), called at every Tick for open studies.
+#include "coordinator/core/cost_watch.h"
+
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "coordinator/core/coordinator.h"
+#include "coordinator/core/storage_error.h"
 #include "coordinator/core/stored_study.h"
+#include "coordinator/cost/forecast.h"
 
 namespace sift::coordinator {
 
-void Coordinator::FireCostEvent(ServedStudy& study, const CostEvent& event, double now) {
+double CostWatch::StudyDollars(int64_t study_id, double now) {
+  std::lock_guard<std::mutex> table(table_mu_);
+  return ledger_.StudyDollars(study_id, now);
+}
+
+void CostWatch::FireCostEvent(ServedStudy& study, const CostEvent& event, double now) {
   const StudyRunner& runner = *study.runner;
   const common::StudyConfig& config = runner.config();
   CostFacts facts{runner.id(), config.name, config.tags, now, StudyDollars(runner.id(), now),
                   config.budget};
   const std::string detail = CostEventJson(event, facts);
   try {
-    store_->InsertStudyEvent({runner.id(), now, "coordinator", event.action, detail});
+    store_.InsertStudyEvent({runner.id(), now, "coordinator", event.action, detail});
   } catch (const std::exception& e) {
     StorageError(e, "a cost alert");  // not recorded: the next tick tries again
     return;
@@ -31,7 +38,7 @@ void Coordinator::FireCostEvent(ServedStudy& study, const CostEvent& event, doub
   }
 }
 
-void Coordinator::FireBudgetAlerts(ServedStudy& study, double spent, double now) {
+void CostWatch::FireBudgetAlerts(ServedStudy& study, double spent, double now) {
   const common::StudyConfig& config = study.runner->config();
   for (const auto& e :
        DueBudgetAlerts(config.alerts, spent, config.budget.max_dollars, study.cost_events)) {
@@ -39,7 +46,7 @@ void Coordinator::FireBudgetAlerts(ServedStudy& study, double spent, double now)
   }
 }
 
-void Coordinator::WatchCosts(ServedStudy& study, double now) {
+void CostWatch::Watch(ServedStudy& study, double now) {
   const StudyRunner& runner = *study.runner;
   const int64_t id = runner.id();
   const common::StudyConfig& config = runner.config();
@@ -56,14 +63,14 @@ void Coordinator::WatchCosts(ServedStudy& study, double now) {
   const double progress = StudyProgress(config.budget, spent, ended);
   const bool record_pending = DueForecastPoint(progress, recorded).has_value();
   if (ended == 0 || (!alert_pending && !record_pending) ||
-      ended == study.forecast_ended || now - study.forecast_at < options_.forecast_interval_s) {
+      ended == study.forecast_ended || now - study.forecast_at < forecast_interval_s_) {
     return;
   }
   study.forecast_at = now;
   study.forecast_ended = ended;
   Forecast f;
   try {
-    f = ForecastOf(runner, store_->ListTrials(id), store_->ListSegments(id), now);
+    f = ForecastOf(runner, store_.ListTrials(id), store_.ListSegments(id), now);
   } catch (const std::exception& e) {
     spdlog::warn("[study {}] cannot make its forecast: {}", id, e.what());
     return;
@@ -72,6 +79,45 @@ void Coordinator::WatchCosts(ServedStudy& study, double now) {
   if (auto alert = DueForecastAlert(config.alerts, f, config.budget, study.cost_events)) {
     FireCostEvent(study, *alert, now);
   }
+}
+
+double CostWatch::TagDollars(const std::string& key, const std::string& value,
+                             double now) const {
+  std::vector<int64_t> tagged;
+  for (const auto& [id, tags] : tags_) {
+    const auto it = tags.find(key);
+    if (it != tags.end() && it->second == value) tagged.push_back(id);
+  }
+  return ledger_.StudiesDollars(tagged, now);
+}
+
+void CostWatch::UpdateQuotaUse(StudyRunner& runner, double now) {
+  if (quotas_.empty()) return;
+  std::vector<QuotaUse> uses;
+  const common::Tags& tags = runner.config().tags;
+  std::lock_guard<std::mutex> table(table_mu_);
+  for (const auto& q : quotas_) {
+    const auto it = tags.find(q.key);
+    if (it == tags.end() || it->second != q.value) continue;
+    uses.push_back({q.Name(), q.dollars, TagDollars(q.key, q.value, now)});
+  }
+  runner.SetQuotaUse(std::move(uses));  // (the runner is the caller's, under its study lock)
+}
+
+Status CostWatch::CheckQuotas(const common::Tags& tags, double now) {
+  std::lock_guard<std::mutex> table(table_mu_);
+  for (const auto& q : quotas_) {
+    const auto it = tags.find(q.key);
+    if (it == tags.end() || it->second != q.value) continue;
+    const double spent = TagDollars(q.key, q.value, now);
+    if (spent >= q.dollars) {
+      return Status::Error(Status::Code::kResourceExhausted,
+                           fmt::format("quota {}: ${:.4f} spent of ${:.4f} by the studies tagged "
+                                       "so; raise --quota or tag the study otherwise",
+                                       q.Name(), spent, q.dollars));
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace sift::coordinator

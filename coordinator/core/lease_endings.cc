@@ -38,7 +38,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
     study.lock.unlock();
     return AwaitCommit(first, "the completion");
   }
-  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
+  if (Status s = TrialCheckpoints::CheckName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = study->runner.get();
   const auto& trial = runner->view().trials.at(lease->number);
   const double now = Now();
@@ -92,7 +92,7 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
   spdlog::info("[study {}] trial {} {}", study_id, number,
                completes ? reason : std::string("released (") + segment_reason + ")");
   MaybeFinishStudy(*study, now);
-  PruneCheckpoints(*study);
+  checkpoints_.Prune(*study);
   return Status::Ok();
 }
 
@@ -112,7 +112,8 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
     std::string name;
     {
       std::lock_guard<std::mutex> table(table_mu_);
-      name = workers_.at(worker_id).record.name;
+      const Worker* w = workers_.Find(worker_id);
+      name = w ? w->record.name : worker_id;
     }
     const std::string why = "requeued: worker " + name + " cannot run it: " + error;
     try {
@@ -128,9 +129,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
     ApplyLeaseEnd(*study, lease_id, now);
     {
       std::lock_guard<std::mutex> table(table_mu_);
-      if (auto it = workers_.find(worker_id); it != workers_.end()) {
-        it->second.cannot_run.insert(study_id);
-      }
+      workers_.Refuse(worker_id, study_id);
     }
     spdlog::warn("[study {}] trial {} {}; that worker gets none of the study's trials", study_id,
                  number, why);
@@ -152,7 +151,7 @@ Status Coordinator::FailTrial(const std::string& worker_id, const std::string& l
   ApplyLeaseEnd(*study, lease_id, now);
   spdlog::warn("[study {}] trial {} {}", study_id, number, reason);
   MaybeFinishStudy(*study, now);
-  PruneCheckpoints(*study);
+  checkpoints_.Prune(*study);
   return Status::Ok();
 }
 
@@ -162,7 +161,7 @@ Status Coordinator::Heartbeat(const std::string& worker_id,
   std::lock_guard<std::mutex> table(table_mu_);
   const double now = Now();
   Worker* w = nullptr;
-  if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+  if (Status s = workers_.Touch(worker_id, now, &w); !s.ok()) return s;
   for (auto& id : leases_.Heartbeat(worker_id, lease_ids, now)) revoked->push_back(std::move(id));
   return Status::Ok();
 }
@@ -176,7 +175,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   }
   TrialLease* lease = nullptr;
   if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
-  if (Status s = CheckCheckpointName(checkpoint, lease->number); !s.ok()) return s;
+  if (Status s = TrialCheckpoints::CheckName(checkpoint, lease->number); !s.ok()) return s;
   StudyRunner* runner = study->runner.get();
   const double now = Now();
   double wasted = 0.0;
@@ -207,7 +206,7 @@ Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string
   spdlog::warn("[study {}] trial {}: worker {} preempted ({}); {}{}", study_id, number, worker_id,
                reason, requeue ? "requeued" : "released",
                checkpoint.empty() ? "" : ", resumes from " + checkpoint);
-  PruneCheckpoints(*study);
+  checkpoints_.Prune(*study);
   return Status::Ok();
 }
 

@@ -155,7 +155,7 @@ Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
   spdlog::info("[study {}] budget changed by {}: {}", id, Who(user), detail);
   // A lowered budget may end the study now; a raised one applies to the next AcquireTrial.
   // Thresholds it puts behind the spend are announced first, each once.
-  FireBudgetAlerts(*study, StudyDollars(id, now), now);
+  costs_.FireBudgetAlerts(*study, StudyDollars(id, now), now);
   MaybeFinishStudy(*study, now);
   return Status::Ok();
 }
@@ -186,7 +186,7 @@ Status Coordinator::EndLeaseAndRequeue(ServedStudy& study, const std::string& le
   ApplyLeaseEnd(study, lease_id, end);
   spdlog::info("[study {}] trial {} handed back ({}){}", lease.study_id, lease.number, reason,
                checkpoint.empty() ? "" : "; resumes from " + checkpoint);
-  PruneCheckpoints(study);
+  checkpoints_.Prune(study);
   return Status::Ok();
 }
 

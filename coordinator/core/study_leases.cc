@@ -72,7 +72,7 @@ void Coordinator::RenewStudyLeases(double now) {
       if (!workers_loaded) {
         const auto records = store_->ListWorkers();
         std::lock_guard<std::mutex> table(table_mu_);
-        for (const auto& w : records) workers_.try_emplace(w.id, Worker{w, now, 0, {}});
+        for (const auto& w : records) workers_.AddIfAbsent(w, now);
         workers_loaded = true;
       }
       spdlog::warn("[study {}] taking it over: its lease was free (its coordinator stopped)",
@@ -98,7 +98,7 @@ void Coordinator::DropStudy(int64_t study_id) {
   std::lock_guard<std::mutex> table(table_mu_);
   ledger_.DropStudy(study_id);
   leases_.DropStudy(study_id);
-  tags_.erase(study_id);
+  costs_.DropTags(study_id);
 }
 
 void Coordinator::ReleaseStudyLeases() { studies_.ReleaseAll(); }

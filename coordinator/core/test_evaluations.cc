@@ -65,7 +65,7 @@ Status Coordinator::QueueEvaluation(ServedStudy& study, int64_t number, const st
                              ": only a finished trial that did not fail or diverge has a model "
                              "to score on the test split");
   }
-  if (ResumeCheckpoint(study, number).empty() || options_.checkpoint_dir.empty()) {
+  if (TrialCheckpoints::Resume(study, number).empty() || options_.checkpoint_dir.empty()) {
     return Status::Error(Status::Code::kFailedPrecondition,
                          name + " has no checkpoint to score (checkpoints are kept in the "
                                 "coordinator's --checkpoint-dir)");
@@ -97,7 +97,7 @@ void Coordinator::QueueBestEvaluation(ServedStudy& study, double now) {
   double best_score = 0;
   for (const auto& t : view.trials) {
     const auto v = t.LastValue();
-    if (!v || !HasModel(t.state) || ResumeCheckpoint(study, t.number).empty()) continue;
+    if (!v || !HasModel(t.state) || TrialCheckpoints::Resume(study, t.number).empty()) continue;
     if (!best || view.Score(*v) > best_score) {
       best = t.number;
       best_score = view.Score(*v);
@@ -175,9 +175,9 @@ bool Coordinator::AssignEvaluation(const std::string& worker_id, const Worker& w
       out->data = config.data;
       out->data_json = study->data_json;
       out->metric = config.objective.metric;
-      if (options_.shared_checkpoints) out->checkpoint_dir = StudyCheckpointDir(study_id);
+      if (options_.shared_checkpoints) out->checkpoint_dir = checkpoints_.StudyDir(study_id);
       // Exactly the trial's model: no fallback to an older checkpoint of it.
-      out->resume_checkpoint = ResumeCheckpoint(*study, number);
+      out->resume_checkpoint = TrialCheckpoints::Resume(*study, number);
       out->resume_fallbacks.clear();
       out->checkpoint_every_epochs = config.checkpoint.every_epochs;
       out->evaluate_test = true;
@@ -200,7 +200,7 @@ std::optional<Status> Coordinator::EndEvaluationLease(
     const EvaluationLease* held = leases_.FindEvaluation(lease_id);
     if (!held) return std::nullopt;
     Worker* w = nullptr;
-    if (Status s = TouchWorker(worker_id, now, &w); !s.ok()) return s;
+    if (Status s = workers_.Touch(worker_id, now, &w); !s.ok()) return s;
     if (held->worker_id != worker_id) {
       return Status::Error(Status::Code::kFailedPrecondition,
                            "lease '" + lease_id + "' belongs to another worker");
@@ -215,13 +215,10 @@ std::optional<Status> Coordinator::EndEvaluationLease(
   e.state = cannot_run ? EvaluationState::kPending : state;
   if (cannot_run && options_.fail_unrunnable_studies) {
     // Embedded run: when no other live worker can run it, nobody else will come.
-    bool someone = false;
     std::lock_guard<std::mutex> table(table_mu_);
-    for (const auto& [id, other] : workers_) {
-      someone |= id != worker_id && now - other.last_seen <= options_.lease_timeout_s &&
-                 !other.cannot_run.count(lease.study_id);
+    if (!workers_.SomeLiveCanRun(lease.study_id, now, worker_id)) {
+      e.state = EvaluationState::kFailed;
     }
-    if (!someone) e.state = EvaluationState::kFailed;
   }
   if (e.state == EvaluationState::kDone) {
     e.metrics = metrics;
@@ -240,9 +237,7 @@ std::optional<Status> Coordinator::EndEvaluationLease(
   {
     std::lock_guard<std::mutex> table(table_mu_);
     leases_.EndEvaluation(lease_id);
-    if (auto it = workers_.find(worker_id); cannot_run && it != workers_.end()) {
-      it->second.cannot_run.insert(lease.study_id);
-    }
+    if (cannot_run) workers_.Refuse(worker_id, lease.study_id);
   }
   const std::string what = e.state == EvaluationState::kPending && cannot_run
                                ? "requeued: the worker cannot run it: " + error

@@ -1,30 +1,30 @@
-// The Coordinator's trial checkpoints: where each trial resumes, the older ones it falls back
-// to, their names and folder, and the retention that deletes what no trial needs.
+#include "coordinator/core/trial_checkpoints.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
+#include <map>
+#include <set>
 
 #include "common/checkpoint_names.h"
 #include "coordinator/core/checkpoint_retention.h"
 #include "coordinator/core/checkpoint_store.h"
-#include "coordinator/core/coordinator.h"
 
 namespace sift::coordinator {
 
 using search::TrialState;
 
-std::string Coordinator::ResumeCheckpoint(const ServedStudy& study, int64_t number) {
+std::string TrialCheckpoints::Resume(const ServedStudy& study, int64_t number) {
   auto it = study.resume.find(number);
   return it == study.resume.end() ? "" : it->second;
 }
 
-std::vector<std::string> Coordinator::OlderCheckpoints(int64_t study_id, int64_t number,
-                                                       const std::string& newest) const {
+std::vector<std::string> TrialCheckpoints::Older(int64_t study_id, int64_t number,
+                                                 const std::string& newest) const {
   const auto limit = common::ParseCheckpointName(newest);
-  if (!limit || options_.checkpoint_dir.empty()) return {};
+  if (!limit || !enabled()) return {};
   std::vector<std::pair<common::CheckpointPosition, std::string>> older;
-  for (const auto& name : ListCheckpointFiles(StudyCheckpointDir(study_id))) {
+  for (const auto& name : ListCheckpointFiles(StudyDir(study_id))) {
     const auto p = common::ParseCheckpointName(name);
     if (p && p->trial == number && *p < *limit) older.emplace_back(*p, name);
   }
@@ -35,45 +35,25 @@ std::vector<std::string> Coordinator::OlderCheckpoints(int64_t study_id, int64_t
   return out;
 }
 
-Status Coordinator::RecordRedoneWork(const std::string& worker_id, const std::string& lease_id,
-                                     double redone_seconds, const std::string& damaged) {
-  LockedStudy study = LockStudy(StudyOfLease(lease_id));
-  TrialLease* lease = nullptr;
-  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
-  if (!std::isfinite(redone_seconds) || redone_seconds < 0) {
-    return Status::Error(Status::Code::kInvalidArgument, "redone_seconds must be >= 0");
-  }
-  try {
-    store_->SetRedoneSeconds(lease->study_id, lease_id, redone_seconds);
-  } catch (const std::exception& e) {
-    return StorageError(e, "the redone work");
-  }
-  spdlog::warn("[study {}] trial {}: checkpoint '{}' was damaged or missing; its worker fell back "
-               "to an older one and redid {:.1f} s of work (counted as waste)",
-               lease->study_id, lease->number, damaged, redone_seconds);
-  return Status::Ok();
-}
-
-Status Coordinator::CheckCheckpointName(const std::string& name, int64_t number) const {
+Status TrialCheckpoints::CheckName(const std::string& name, int64_t number) {
   if (name.empty() || common::IsCheckpointNameOf(name, number)) return Status::Ok();
   return Status::Error(Status::Code::kInvalidArgument,
                        "checkpoint '" + name + "' is not a checkpoint name of trial " +
                            std::to_string(number));
 }
 
-std::string Coordinator::StudyCheckpointDir(int64_t study_id) const {
-  return options_.checkpoint_dir + "/study-" + std::to_string(study_id);
+std::string TrialCheckpoints::StudyDir(int64_t study_id) const {
+  return dir_ + "/study-" + std::to_string(study_id);
 }
 
-void Coordinator::PruneCheckpoints(const ServedStudy& study,
-                                   const std::vector<std::string>& only) {
-  if (options_.checkpoint_dir.empty()) return;
+void TrialCheckpoints::Prune(const ServedStudy& study, const std::vector<std::string>& only) {
+  if (!enabled()) return;
   const StudyRunner& runner = *study.runner;
   const std::string& keep_name = runner.config().checkpoint.keep;
   const CheckpointKeep keep = keep_name == "all"    ? CheckpointKeep::kAll
                               : keep_name == "best" ? CheckpointKeep::kBest
                                                     : CheckpointKeep::kLatest;
-  const std::string dir = StudyCheckpointDir(runner.id());
+  const std::string dir = StudyDir(runner.id());
   const std::vector<std::string> files = only.empty() ? ListCheckpointFiles(dir) : only;
   if (files.empty()) return;
   // Only the trials that have files matter, except that keeping the best compares them all:
@@ -93,11 +73,11 @@ void Coordinator::PruneCheckpoints(const ServedStudy& study,
     const bool open = e.state == EvaluationState::kPending || e.state == EvaluationState::kRunning;
     if (open) leased.insert(number);
   }
-  std::map<int64_t, TrialCheckpoints> trials;
+  std::map<int64_t, TrialCheckpointState> trials;
   const auto& view = runner.view();
   auto judge = [&](const search::TrialView& t) {
-    TrialCheckpoints& c = trials[t.number];
-    c.newest = ResumeCheckpoint(study, t.number);
+    TrialCheckpointState& c = trials[t.number];
+    c.newest = Resume(study, t.number);
     c.settled = search::IsTerminal(t.state) && !leased.count(t.number);
     c.failed = t.state == TrialState::kFailed || t.state == TrialState::kDiverged;
     if (auto v = t.LastValue()) c.score = view.Score(*v);
@@ -118,41 +98,6 @@ void Coordinator::PruneCheckpoints(const ServedStudy& study,
   }
   spdlog::debug("[study {}] deleted {} checkpoints (keep: {}), {:.1f} MB freed", runner.id(),
                 doomed.size() - problems.size(), keep_name, freed / 1048576.0);
-}
-
-Status Coordinator::CheckpointPath(const std::string& worker_id, const std::string& lease_id,
-                                   const std::string& name, std::string* path) {
-  LockedStudy study = LockStudy(StudyOfLease(lease_id));
-  std::optional<EvaluationLease> evaluation;
-  if (study) {
-    std::lock_guard<std::mutex> table(table_mu_);
-    if (const EvaluationLease* e = leases_.FindEvaluation(lease_id);
-        e && e->worker_id == worker_id && e->study_id == study->id()) {
-      evaluation = *e;
-    }
-  }
-  if (evaluation) {
-    // An evaluation reads the one checkpoint it was given, and writes none.
-    if (name != ResumeCheckpoint(*study, evaluation->number)) {
-      return Status::Error(Status::Code::kInvalidArgument,
-                           "'" + name + "' is not the checkpoint this evaluation scores");
-    }
-    *path = StudyCheckpointDir(evaluation->study_id) + "/" + name;
-    return Status::Ok();
-  }
-  TrialLease* lease = nullptr;
-  if (Status s = CheckLease(study.study.get(), worker_id, lease_id, &lease); !s.ok()) return s;
-  if (options_.checkpoint_dir.empty()) {
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "this coordinator keeps no checkpoints (start it with --checkpoint-dir)");
-  }
-  if (!common::IsCheckpointNameOf(name, lease->number)) {
-    return Status::Error(Status::Code::kInvalidArgument,
-                         "'" + name + "' is not a checkpoint name of trial " +
-                             std::to_string(lease->number) + " (the lease's trial)");
-  }
-  *path = StudyCheckpointDir(lease->study_id) + "/" + name;
-  return Status::Ok();
 }
 
 }  // namespace sift::coordinator

@@ -44,7 +44,7 @@ TEST(CheckpointRetention, LatestDeletesOnlyWhatTheRecordedOneSupersedes) {
       "trial-2-e1.ckpt",  // no checkpoint recorded yet
       "trial-9-e1.ckpt",  // a trial this study does not know: not ours to judge
       "sift.db",         "trial-0-e3.ckpt.part"};
-  std::map<int64_t, TrialCheckpoints> trials;
+  std::map<int64_t, TrialCheckpointState> trials;
   trials[0].newest = "trial-0-e3.ckpt";
   trials[1] = {"trial-1-e1.ckpt", /*settled=*/true, false, 0.8};  // e2 never recorded
   trials[2] = {};
@@ -57,7 +57,7 @@ TEST(CheckpointRetention, LatestDeletesOnlyWhatTheRecordedOneSupersedes) {
 TEST(CheckpointRetention, BestKeepsTheBestSettledTrialAndEveryUnsettledResumePoint) {
   const std::vector<std::string> files = {"trial-0-e3.ckpt", "trial-1-e3.ckpt", "trial-2-e1.ckpt",
                                           "trial-3-e2.ckpt", "trial-4-e3.ckpt", "trial-5-e3.ckpt"};
-  std::map<int64_t, TrialCheckpoints> trials;
+  std::map<int64_t, TrialCheckpointState> trials;
   trials[0] = {"trial-0-e3.ckpt", true, false, 0.80};
   trials[1] = {"trial-1-e3.ckpt", true, false, 0.85};   // best settled
   trials[2] = {"trial-2-e1.ckpt", false, false, 0.99};  // running (or paused): keeps its point
@@ -78,7 +78,7 @@ TEST(CheckpointRetention, PartialWritesGoOnceTheirTrialSettlesWhateverTheKeep) {
   const std::vector<std::string> files = {"trial-0-e2.ckpt.tmp.4242.0", "trial-0-e1.ckpt.part",
                                           "trial-1-e2.ckpt.tmp.77.3",   "trial-1-e1.ckpt.part",
                                           "trial-1-e1.ckpt.bak",        "trial-1-e1.ckpt.part.x"};
-  std::map<int64_t, TrialCheckpoints> trials;
+  std::map<int64_t, TrialCheckpointState> trials;
   trials[0] = {"trial-0-e1.ckpt", /*settled=*/true, false, 0.5};
   trials[1] = {"trial-1-e1.ckpt", /*settled=*/false, false, 0.6};  // its writer may be live
   for (auto keep : {CheckpointKeep::kAll, CheckpointKeep::kLatest, CheckpointKeep::kBest}) {

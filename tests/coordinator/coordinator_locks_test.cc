@@ -27,7 +27,7 @@ struct CoordinatorTestPeer {
   }
   static double LastSeen(Coordinator& c, const std::string& worker_id) {
     std::lock_guard<std::mutex> table(c.table_mu_);
-    return c.workers_.at(worker_id).last_seen;
+    return c.workers_.Find(worker_id)->last_seen;
   }
   static size_t Leases(Coordinator& c, int64_t study_id) {
     std::lock_guard<std::mutex> table(c.table_mu_);

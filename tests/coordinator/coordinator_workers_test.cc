@@ -49,8 +49,8 @@ TEST_F(CoordinatorTest, StandaloneTellsAnIdleWorkerToLeaveAfterItsGraceEvenWithN
 
 // Issue 11: memory must stay bounded under hostile calls. Registrations were not (each stayed in
 // memory for good): of the workers silent past the lease timeout, only the 1,000 heard from last
-// (kMaxLostWorkers) are remembered. A live worker, or one holding a lease, never is forgotten; a
-// forgotten one is told to register again.
+// (WorkerTable's max_lost) are remembered. A live worker, or one holding a lease, never is
+// forgotten; a forgotten one is told to register again.
 TEST_F(CoordinatorTest, OnlyTheLostWorkersHeardFromLastAreRemembered) {
   c_.reset();
   Open(/*embedded=*/false);
