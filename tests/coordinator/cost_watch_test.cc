@@ -8,7 +8,7 @@
 #include <filesystem>
 
 namespace sift::coordinator {
-namespace {
+namespace cost_watch_test {
 
 class CostWatchTest : public ::testing::Test {
  protected:
@@ -115,5 +115,5 @@ TEST_F(CostWatchTest, AQuotaSumsEveryStudyWithItsTagUntilOneIsDropped) {
   EXPECT_TRUE(watch.CheckQuotas(vision, 3).ok());  // $3: a's alone
 }
 
-}  // namespace
+}  // namespace cost_watch_test
 }  // namespace sift::coordinator

@@ -11,7 +11,7 @@
 #include "common/config/config.h"
 
 namespace sift::coordinator {
-namespace {
+namespace trial_checkpoints_test {
 
 using search::TrialState;
 
@@ -116,5 +116,5 @@ TEST_F(TrialCheckpointsTest, PruningSparesTheFilesALeasedTrialMayStillReport) {
   EXPECT_TRUE(Exists(study_dir, "trial-0-e2.ckpt"));
 }
 
-}  // namespace
+}  // namespace trial_checkpoints_test
 }  // namespace sift::coordinator

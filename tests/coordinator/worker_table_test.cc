@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace sift::coordinator {
-namespace {
+namespace worker_table_test {
 
 WorkerRecord Record(const std::string& id, const std::string& name = "") {
   WorkerRecord r;
@@ -95,5 +95,5 @@ TEST(WorkerTable, OnlyTheLongestSilentLostWorkersAreForgottenPastTheCap) {
   EXPECT_EQ(t.ForgetLost(holding, ledger, 210), 0u);  // at the cap now
 }
 
-}  // namespace
+}  // namespace worker_table_test
 }  // namespace sift::coordinator

@@ -6,7 +6,7 @@
 #include "tests/search/multi/mo_views.h"
 
 namespace sift::search {
-namespace {
+namespace mo_asha_scheduler_test {
 
 using testing::AddTrial;
 using testing::MoStudy;
@@ -94,5 +94,5 @@ TEST(MoAshaScheduler, TheFactoryBuildsItForSeveralObjectives) {
             nullptr);
 }
 
-}  // namespace
+}  // namespace mo_asha_scheduler_test
 }  // namespace sift::search

@@ -5,7 +5,7 @@
 #include "tests/search/multi/mo_views.h"
 
 namespace sift::search {
-namespace {
+namespace mo_median_scheduler_test {
 
 using testing::AddTrial;
 using testing::MoStudy;
@@ -58,5 +58,5 @@ TEST(MoMedianScheduler, WaitsForMinTrialsAndMinResource) {
   EXPECT_EQ(Judge({{0.4, 2, 0}, {0.5, 3, 0}}, o).action, Action::kContinue);
 }
 
-}  // namespace
+}  // namespace mo_median_scheduler_test
 }  // namespace sift::search

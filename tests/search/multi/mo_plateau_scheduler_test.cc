@@ -5,7 +5,7 @@
 #include "tests/search/multi/mo_views.h"
 
 namespace sift::search {
-namespace {
+namespace mo_plateau_scheduler_test {
 
 using testing::AddTrial;
 using testing::MoStudy;
@@ -41,5 +41,5 @@ TEST(MoPlateauScheduler, WhileInfeasibleOnlyLessViolationIsProgress) {
   EXPECT_EQ(Judge({{0.5, 1, 2}, {0.5, 1, 2}, {0.5, 1, 1}}).action, Action::kContinue);
 }
 
-}  // namespace
+}  // namespace mo_plateau_scheduler_test
 }  // namespace sift::search

@@ -9,7 +9,7 @@
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
-namespace {
+namespace motpe_searcher_test {
 
 using testing::AddTrial;
 using testing::MoStudy;
@@ -85,5 +85,5 @@ TEST(MoTpeSearcher, TheFactoryBuildsItForSeveralObjectives) {
   EXPECT_TRUE(errors.empty());
 }
 
-}  // namespace
+}  // namespace motpe_searcher_test
 }  // namespace sift::search

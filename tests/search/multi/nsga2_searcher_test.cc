@@ -8,7 +8,7 @@
 #include "tests/search/searcher_sim.h"
 
 namespace sift::search {
-namespace {
+namespace nsga2_searcher_test {
 
 using testing::AddTrial;
 using testing::MoStudy;
@@ -72,5 +72,5 @@ TEST(Nsga2Searcher, ParallelAsksDifferAndEachIsItsTrialNumbers) {
   EXPECT_EQ(s.Suggest(study, 1)[0], batch[1]);
 }
 
-}  // namespace
+}  // namespace nsga2_searcher_test
 }  // namespace sift::search

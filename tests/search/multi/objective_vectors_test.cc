@@ -10,7 +10,7 @@
 #include "tests/search/multi/mo_views.h"
 
 namespace sift::search {
-namespace {
+namespace objective_vectors_test {
 
 using testing::AddTrial;
 using testing::MoStudy;
@@ -114,5 +114,5 @@ TEST(ObjectiveVectors, InTopAgreesWithTheTopTrials) {
   }
 }
 
-}  // namespace
+}  // namespace objective_vectors_test
 }  // namespace sift::search
