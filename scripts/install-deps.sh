@@ -10,7 +10,7 @@ PACKAGES=(
   libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev
   libsqlitecpp-dev libsqlite3-dev sqlite3 libyaml-cpp-dev libcli11-dev zlib1g-dev
   openssl libssl-dev  # libssl-dev: TLS on the --http port (coordinator/http/stream.cc)
-  chromium  # headless, for the HTML report's tests (tests/coordinator/html_report_browser_test.cc)
+  chromium  # headless, for the HTML report's tests (tests/coordinator/report/html/html_report_browser_test.cc)
   dataset-fashion-mnist
   clang libclang-rt-14-dev clang-format
   libpqxx-dev postgresql-15

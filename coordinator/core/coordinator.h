@@ -207,7 +207,7 @@ class Coordinator {
   void ReleaseStudyLeases();
 
  private:
-  friend struct CoordinatorTestPeer;  // tests/coordinator/coordinator_locks_test.cc
+  friend struct CoordinatorTestPeer;  // tests/coordinator/core/coordinator_locks_test.cc
   using Worker = WorkerTable::Worker;
   double Now() const { return options_.clock(); }
   // A study locked, or empty (false) when it is not served here.

@@ -1,5 +1,5 @@
 // The study config's errors: one class of mistake at a time, the exact message with its line.
-#include "tests/coordinator/config_test.h"
+#include "tests/common/config/config_test.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "common/config/price_catalog.h"
 #include "common/hparams/hparams.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace config_errors_test {
 
 using namespace config_test;  // NOLINT: the suites' helpers
@@ -314,4 +314,4 @@ TEST(StudyConfigErrors, ReportsAMissingFile) {
 }
 
 }  // namespace config_errors_test
-}  // namespace sift::coordinator
+}  // namespace sift::common

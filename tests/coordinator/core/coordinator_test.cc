@@ -1,5 +1,5 @@
 // The Coordinator without gRPC: study life cycle, leases, idempotence, budgets, restart.
-#include "tests/coordinator/coordinator_test.h"
+#include "tests/coordinator/core/coordinator_test.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

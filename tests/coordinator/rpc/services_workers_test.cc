@@ -1,6 +1,6 @@
 // The Workers service over a real server: a trial from lease to completion, reports answered
 // once committed, refusals, checkpoints up and back.
-#include "tests/coordinator/services_test.h"
+#include "tests/coordinator/rpc/services_test.h"
 
 #include <gtest/gtest.h>
 

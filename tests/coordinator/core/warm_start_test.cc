@@ -3,7 +3,7 @@
 // suggestions after a restart. The earlier trials never become this study's.
 #include <cmath>
 
-#include "tests/coordinator/coordinator_test.h"
+#include "tests/coordinator/core/coordinator_test.h"
 
 namespace sift::coordinator {
 namespace warm_start_test {

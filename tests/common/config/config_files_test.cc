@@ -1,5 +1,5 @@
 // Config files: a study named after its file, and every shipped example.
-#include "tests/coordinator/config_test.h"
+#include "tests/common/config/config_test.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "common/config/price_catalog.h"
 #include "common/hparams/hparams.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace config_files_test {
 
 using namespace config_test;  // NOLINT: the suites' helpers
@@ -114,4 +114,4 @@ TEST(ExampleConfigs, ThePriceCatalogLoadsAndPricesThisMachine) {
 }
 
 }  // namespace config_files_test
-}  // namespace sift::coordinator
+}  // namespace sift::common

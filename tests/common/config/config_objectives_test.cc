@@ -7,9 +7,9 @@
 
 #include "common/config/config_diff.h"
 #include "tests/common/data_files.h"
-#include "tests/coordinator/config_test.h"
+#include "tests/common/config/config_test.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace config_objectives_test {
 
 using namespace config_test;  // NOLINT: the suites' helpers
@@ -338,4 +338,4 @@ TEST(StudyConfigObjectives, AChangedListIsAChangeWhenAStudyResumes) {
 }
 
 }  // namespace config_objectives_test
-}  // namespace sift::coordinator
+}  // namespace sift::common

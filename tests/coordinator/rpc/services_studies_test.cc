@@ -1,5 +1,5 @@
 // The Studies service over a real server: its answers, bad input, status and roles.
-#include "tests/coordinator/services_test.h"
+#include "tests/coordinator/rpc/services_test.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "tests/coordinator/synthetic_study.h"
+#include "tests/coordinator/report/synthetic_study.h"
 
 #include <fmt/format.h>
 

@@ -10,7 +10,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "tests/coordinator/trial_fixture.h"
+#include "tests/coordinator/core/trial_fixture.h"
 
 namespace sift::coordinator {
 namespace report_test {

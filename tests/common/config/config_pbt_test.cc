@@ -8,7 +8,7 @@
 #include "common/config/config_pbt.h"
 #include "search/factory.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace config_pbt_test {
 
 constexpr const char* kGate = "scheduler.type: pbt is not runnable yet";
@@ -155,4 +155,4 @@ TEST(PbtConfig, RaysListNamesAreAnsweredOnceWithSiftsName) {
 }
 
 }  // namespace config_pbt_test
-}  // namespace sift::coordinator
+}  // namespace sift::common

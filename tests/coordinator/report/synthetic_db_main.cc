@@ -4,7 +4,7 @@
 #include <iostream>
 #include <string>
 
-#include "tests/coordinator/synthetic_study.h"
+#include "tests/coordinator/report/synthetic_study.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -11,7 +11,7 @@
 
 #include "coordinator/report/html/html_report.h"
 #include "coordinator/store/store.h"
-#include "tests/coordinator/synthetic_study.h"
+#include "tests/coordinator/report/synthetic_study.h"
 #include "tests/headless_chromium.h"
 
 namespace sift::testing {

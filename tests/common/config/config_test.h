@@ -17,7 +17,7 @@
 #include "common/config/price_catalog.h"
 #include "common/hparams/hparams.h"
 
-namespace sift::coordinator::config_test {
+namespace sift::common::config_test {
 
 using search::ParamType;
 using search::ParamValue;
@@ -168,4 +168,4 @@ inline void ExpectFullStudy(const common::StudyConfig& c) {
   EXPECT_EQ(c.checkpoint.keep, "best");
 }
 
-}  // namespace sift::coordinator::config_test
+}  // namespace sift::common::config_test

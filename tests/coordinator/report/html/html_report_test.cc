@@ -12,7 +12,7 @@
 #include "coordinator/report/html/chart_data.h"
 #include "coordinator/report/html/charts.h"
 #include "coordinator/report/html/html_report.h"
-#include "tests/coordinator/trial_fixture.h"
+#include "tests/coordinator/core/trial_fixture.h"
 
 namespace sift::coordinator {
 namespace html_report_test {

@@ -1,5 +1,5 @@
 // The Coordinator without gRPC: checkpoint retention, resume points and diverging trials.
-#include "tests/coordinator/coordinator_test.h"
+#include "tests/coordinator/core/coordinator_test.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

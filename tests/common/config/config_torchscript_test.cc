@@ -9,7 +9,7 @@
 #include "common/hparams/hparams.h"
 #include "tests/common/data_files.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace config_torchscript_test {
 
 using sift::data::testing::TempDir;
@@ -96,4 +96,4 @@ TEST(TorchScriptConfig, ValidateListsTheMissingModelFiles) {
 }
 
 }  // namespace config_torchscript_test
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -1,5 +1,5 @@
 // The Coordinator without gRPC: the held-out test evaluation of finished trials.
-#include "tests/coordinator/coordinator_test.h"
+#include "tests/coordinator/core/coordinator_test.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -18,7 +18,7 @@
 #include "coordinator/http/live.h"
 #include "coordinator/rpc/server.h"
 #include "coordinator/store/store.h"
-#include "tests/coordinator/synthetic_study.h"
+#include "tests/coordinator/report/synthetic_study.h"
 #include "tests/headless_chromium.h"
 
 namespace sift::testing {

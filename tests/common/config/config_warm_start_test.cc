@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/coordinator/config_test.h"
+#include "tests/common/config/config_test.h"
 
-namespace sift::coordinator::config_test {
+namespace sift::common::config_test {
 namespace config_warm_start_test {
 
 TEST(WarmStartConfig, ReadsIdsAndWeight) {
@@ -82,4 +82,4 @@ TEST(WarmStartConfig, ADatabaseIsFoundBesideTheConfig) {
 }
 
 }  // namespace config_warm_start_test
-}  // namespace sift::coordinator::config_test
+}  // namespace sift::common::config_test

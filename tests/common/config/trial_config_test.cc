@@ -9,7 +9,7 @@
 
 #include "common/config/config.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace trial_config_test {
 
 constexpr const char* kSpace = "search_space:\n  width: {type: int, low: 8, high: 64}\n";
@@ -107,4 +107,4 @@ TEST(TrialConfig, BadSettingsAreErrorsNamingTheField) {
 }
 
 }  // namespace trial_config_test
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -1,5 +1,5 @@
 // The study config: every section parsed, defaults, shorthands, types.
-#include "tests/coordinator/config_test.h"
+#include "tests/common/config/config_test.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "common/config/price_catalog.h"
 #include "common/hparams/hparams.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace config_test {
 
 using namespace config_test;  // NOLINT: the suites' helpers
@@ -236,4 +236,4 @@ TEST(StudyConfig, StopOnDivergenceIsOnUnlessTurnedOff) {
 }
 
 }  // namespace config_test
-}  // namespace sift::coordinator
+}  // namespace sift::common

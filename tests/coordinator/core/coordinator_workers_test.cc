@@ -1,6 +1,6 @@
 // The Coordinator without gRPC: idle and lost workers, unrunnable studies, pauses and budget
 // changes.
-#include "tests/coordinator/coordinator_test.h"
+#include "tests/coordinator/core/coordinator_test.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -10,7 +10,7 @@
 #include "common/data/validate.h"
 #include "tests/common/data_files.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace data_config_test {
 
 using sift::data::testing::TempDir;
@@ -308,4 +308,4 @@ TEST(DataValidation, HuberLossIsForRegression) {
 }
 
 }  // namespace data_config_test
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/coordinator/trial_fixture.h"
+#include "tests/coordinator/core/trial_fixture.h"
 
 namespace sift::coordinator {
 namespace export_pick_test {

@@ -10,7 +10,7 @@
 
 #include "common/config/config.h"
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace config_limits_test {
 
 std::vector<std::string> Parse(const std::string& text, const common::ConfigLimits& limits = {}) {
@@ -151,4 +151,4 @@ TEST(ConfigLimits, ManyErrorsArePrintedUpToTheLimitThenCounted) {
 }
 
 }  // namespace config_limits_test
-}  // namespace sift::coordinator
+}  // namespace sift::common

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace sift::coordinator {
+namespace sift::common {
 namespace price_catalog_test {
 
 constexpr const char* kCatalog = R"({
@@ -117,4 +117,4 @@ TEST(PriceCatalog, LoadNamesTheFile) {
 }
 
 }  // namespace price_catalog_test
-}  // namespace sift::coordinator
+}  // namespace sift::common
