@@ -14,8 +14,7 @@ inline constexpr const char* kTrainImages = "train-images-idx3-ubyte.gz";
 inline constexpr const char* kTrainLabels = "train-labels-idx1-ubyte.gz";
 inline constexpr const char* kTestImages = "t10k-images-idx3-ubyte.gz";
 inline constexpr const char* kTestLabels = "t10k-labels-idx1-ubyte.gz";
-inline constexpr const char* kDataFiles[] = {kTrainImages, kTrainLabels, kTestImages,
-                                             kTestLabels};
+inline constexpr const char* kDataFiles[] = {kTrainImages, kTrainLabels, kTestImages, kTestLabels};
 
 // "" when `dir` holds every data file readable; otherwise the problem, naming what is missing.
 // Only presence and readability: the contents are checked when the worker decodes them.

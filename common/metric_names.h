@@ -42,8 +42,8 @@ inline bool IsMeasuredMetric(const std::string& metric) {
 
 // What a built-in trial can be asked to optimise, in the order error messages list them.
 inline constexpr const char* kObjectiveMetrics[] = {
-    kValAccuracy, kValLoss, kTrainLoss,          kValRmse,    kValMae,
-    kValR2,       kValBalancedAccuracy, kValMacroF1, kValRocAuc};
+    kValAccuracy,         kValLoss,    kTrainLoss, kValRmse, kValMae, kValR2,
+    kValBalancedAccuracy, kValMacroF1, kValRocAuc};
 
 inline bool IsBuiltinObjective(const std::string& metric) {
   return std::find(std::begin(kObjectiveMetrics), std::end(kObjectiveMetrics), metric) !=

@@ -23,9 +23,12 @@ struct ChildFailure {
 std::string Describe(const ChildFailure& f, const SpawnOptions& o) {
   const std::string why = std::strerror(f.error);
   switch (f.step) {
-    case ChildFailure::kChdir: return "cannot enter " + o.dir + ": " + why;
-    case ChildFailure::kDup: return "cannot run " + o.argv[0] + ": dup2: " + why;
-    default: return "cannot run " + o.argv[0] + ": " + why;
+    case ChildFailure::kChdir:
+      return "cannot enter " + o.dir + ": " + why;
+    case ChildFailure::kDup:
+      return "cannot run " + o.argv[0] + ": dup2: " + why;
+    default:
+      return "cannot run " + o.argv[0] + ": " + why;
   }
 }
 
@@ -40,12 +43,15 @@ std::string SourceFd(const Stdio& s, const std::string& program, const char* nam
       if (s.fd < 0) return "cannot run " + program + ": no descriptor for its " + name;
       *fd = s.fd;
       return "";
-    case Stdio::Kind::kNull: path = "/dev/null"; break;
+    case Stdio::Kind::kNull:
+      path = "/dev/null";
+      break;
     case Stdio::Kind::kFile:
       path = s.path;
       if (flags != O_RDONLY) flags |= O_CREAT | (s.append ? O_APPEND : O_TRUNC);
       break;
-    default: return "";
+    default:
+      return "";
   }
   *fd = open(path.c_str(), flags | O_CLOEXEC, 0644);
   if (*fd < 0) return "cannot open " + path + ": " + std::strerror(errno);
@@ -120,15 +126,16 @@ pid_t Spawn(const SpawnOptions& o, std::string* error) {
   const char* names[3] = {"stdin", "stdout", "stderr"};
   for (int i = 0; i < 3; ++i) {
     errno = EINVAL;  // what a refusal without a failed call reports
-    *error = SourceFd(*streams[i], o.argv[0], names[i], i == 0 ? O_RDONLY : O_WRONLY, &opened,
-                      &src[i]);
+    *error =
+        SourceFd(*streams[i], o.argv[0], names[i], i == 0 ? O_RDONLY : O_WRONLY, &opened, &src[i]);
     if (!error->empty()) {
       close_opened();
       return -1;
     }
   }
   // Everything the child touches is built before the fork.
-  std::vector<std::string> argv_copy = o.argv, env_copy = o.env.value_or(std::vector<std::string>{});
+  std::vector<std::string> argv_copy = o.argv,
+                           env_copy = o.env.value_or(std::vector<std::string>{});
   std::vector<char*> argv, envp;
   for (auto& s : argv_copy) argv.push_back(s.data());
   argv.push_back(nullptr);

@@ -15,9 +15,9 @@ namespace sift::common {
 struct Stdio {
   enum class Kind { kInherit, kClose, kNull, kFile, kFd, kStdout };
   Kind kind = Kind::kInherit;
-  std::string path;     // kFile: opened by the parent before the fork (an output created 0644)
-  bool append = true;   // kFile: append, else truncate
-  int fd = -1;          // kFd: the caller's descriptor, which stays the caller's to close
+  std::string path;    // kFile: opened by the parent before the fork (an output created 0644)
+  bool append = true;  // kFile: append, else truncate
+  int fd = -1;         // kFd: the caller's descriptor, which stays the caller's to close
 
   static Stdio Inherit() { return {}; }
   static Stdio Close() { return {Kind::kClose, "", true, -1}; }
@@ -30,13 +30,13 @@ struct Stdio {
 };
 
 struct SpawnOptions {
-  std::vector<std::string> argv;                 // argv[0] is the program
-  std::optional<std::vector<std::string>> env;   // "NAME=value" each; unset: ours
-  bool search_path = false;  // find argv[0] on $PATH when it has no '/'
-  bool own_group = false;    // a process group of its own (pgid == pid), set by both sides
-  bool die_with_parent = false;  // SIGKILL when the spawning thread ends (PR_SET_PDEATHSIG)
+  std::vector<std::string> argv;                // argv[0] is the program
+  std::optional<std::vector<std::string>> env;  // "NAME=value" each; unset: ours
+  bool search_path = false;                     // find argv[0] on $PATH when it has no '/'
+  bool own_group = false;          // a process group of its own (pgid == pid), set by both sides
+  bool die_with_parent = false;    // SIGKILL when the spawning thread ends (PR_SET_PDEATHSIG)
   bool clear_signal_mask = false;  // start with no signal blocked
-  std::string dir;           // working directory; empty: ours
+  std::string dir;                 // working directory; empty: ours
   Stdio in, out, err;
 };
 

@@ -9,6 +9,6 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sift::common::StudyConfig config;
   sift::common::ParseStudyConfig(std::string(reinterpret_cast<const char*>(data), size),
-                                      "fuzz.yaml", &config);
+                                 "fuzz.yaml", &config);
   return 0;
 }

@@ -21,8 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (scan.request.headers.size() > static_cast<size_t>(limits.max_headers)) std::abort();
       if (scan.request.path.empty() || scan.request.path[0] != '/') std::abort();
     }
-    if (scan.state == HttpRequestScan::kReject &&
-        scan.status != 400 && scan.status != 413 && scan.status != 431) {
+    if (scan.state == HttpRequestScan::kReject && scan.status != 400 && scan.status != 413 &&
+        scan.status != 431) {
       std::abort();
     }
     if (auto it = scan.request.headers.find("cookie"); it != scan.request.headers.end()) {

@@ -36,7 +36,7 @@ struct CurveOptions {
   // Pseudo-points the finished trials' noise counts for in each fit (0: no prior).
   static constexpr int64_t kPriorDof = 4;
 
-  int64_t min_epochs = 3;  // never stop before this epoch
+  int64_t min_epochs = 3;   // never stop before this epoch
   double threshold = 0.05;  // stop when P(final better than the k-th best) is below this
   int64_t k = 1;            // which best final value a trial must beat
   double level = 0.9;       // coverage of the interval written into the reason
@@ -74,8 +74,8 @@ class CurveScheduler : public Scheduler {
   bool maximize_ = true;
   std::unique_ptr<CurveGrid> grid_;
   ReportCursor cursor_;
-  RankWindow<Final, WorseFirst> finals_;  // scores at max epochs, focused on the k-th best
-  RankWindow<Final, WorseFirst> noise_;   // finished trials' noise variances, at the median
+  RankWindow<Final, WorseFirst> finals_;         // scores at max epochs, focused on the k-th best
+  RankWindow<Final, WorseFirst> noise_;          // finished trials' noise variances, at the median
   std::unordered_map<int64_t, CurveSums> sums_;  // by trial number, while it may report
   size_t sweep_at_ = 64;  // sums_ size at which ended trials' sums are dropped
   EnsembleForecast last_;

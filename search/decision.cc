@@ -4,9 +4,12 @@ namespace sift::search {
 
 const char* ToString(Action a) {
   switch (a) {
-    case Action::kContinue: return "CONTINUE";
-    case Action::kStop: return "STOP";
-    case Action::kPause: return "PAUSE";
+    case Action::kContinue:
+      return "CONTINUE";
+    case Action::kStop:
+      return "STOP";
+    case Action::kPause:
+      return "PAUSE";
   }
   return "UNKNOWN";
 }

@@ -18,7 +18,8 @@ const char* ToString(Action a);
 
 struct Decision {
   Action action = Action::kContinue;
-  std::string reason;  // human-readable, stored with the trial: "no improvement > 0.001 in 3 epochs"
+  std::string
+      reason;  // human-readable, stored with the trial: "no improvement > 0.001 in 3 epochs"
 
   static Decision Continue(std::string why = "") { return {Action::kContinue, std::move(why)}; }
   static Decision Stop(std::string why) { return {Action::kStop, std::move(why)}; }

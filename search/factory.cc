@@ -19,10 +19,10 @@
 #include "search/pbt_scheduler.h"
 #include "search/plateau_scheduler.h"
 #include "search/predict_guard.h"
+#include "search/random_searcher.h"
 #include "search/rungs.h"
 #include "search/sobol_searcher.h"
 #include "search/tpe/tpe_searcher.h"
-#include "search/random_searcher.h"
 
 namespace sift::search {
 namespace {
@@ -43,8 +43,8 @@ MedianOptions ReadMedian(OptionReader& r, const std::string& prefix) {
   o.min_resource = r.Int(prefix + "min_resource", o.min_resource, 1, kMaxInt);
   o.min_trials = r.Int(prefix + "min_trials", o.min_trials, 1, kMaxInt);
   o.grace = r.Double(prefix + "grace", o.grace, 0.0, 1e300);
-  o.running_average = r.String(prefix + "compare", "best", {"best", "running_average"}) ==
-                      "running_average";
+  o.running_average =
+      r.String(prefix + "compare", "best", {"best", "running_average"}) == "running_average";
   return o;
 }
 
@@ -52,8 +52,8 @@ AshaOptions ReadAsha(OptionReader& r, const SchedulerContext& context, bool hype
   AshaOptions o;
   o.eta = r.Int("eta", 3, 2, 1000);
   o.min_resource = r.Int("min_resource", 1, 1, kMaxInt);
-  o.max_resource = r.Int("max_resource", context.max_resource, 1,
-                         std::max<int64_t>(1, context.max_resource));
+  o.max_resource =
+      r.Int("max_resource", context.max_resource, 1, std::max<int64_t>(1, context.max_resource));
   if (o.min_resource > o.max_resource) {
     r.AddError("min_resource", "must be <= max_resource (" + std::to_string(o.max_resource) + ")");
     o.min_resource = o.max_resource;
@@ -124,12 +124,11 @@ TpeOptions ReadTpe(OptionReader& r) {
   const TpeKernelOptions optuna;
   const bool sift = o.kernel.multivariate && scott;
   o.kernel.consider_prior = r.Bool("consider_prior", o.kernel.consider_prior);
-  o.kernel.prior_weight = r.Double("prior_weight", sift ? o.kernel.prior_weight : optuna.prior_weight,
-                                   1e-6, 1e6);
+  o.kernel.prior_weight =
+      r.Double("prior_weight", sift ? o.kernel.prior_weight : optuna.prior_weight, 1e-6, 1e6);
   o.kernel.consider_magic_clip = r.Bool("consider_magic_clip", o.kernel.consider_magic_clip);
-  o.kernel.magic_clip_scale =
-      r.Double("magic_clip_scale", sift ? o.kernel.magic_clip_scale : optuna.magic_clip_scale,
-               1e-3, 1e3);
+  o.kernel.magic_clip_scale = r.Double(
+      "magic_clip_scale", sift ? o.kernel.magic_clip_scale : optuna.magic_clip_scale, 1e-3, 1e3);
   o.kernel.consider_endpoints = r.Bool("consider_endpoints", o.kernel.consider_endpoints);
   return o;
 }
@@ -302,8 +301,9 @@ std::unique_ptr<Scheduler> MakeScheduler(const std::string& type, const Options&
   const bool asked = r.Has("predict") || HasPrefix(options, "predict.");
   const bool guard = (rungs || asked) && r.Bool("predict", HasPrefix(options, "predict."));
   if (guard && several) {
-    r.AddError("predict", "the curve model guards one objective only; with several objectives "
-                          "use asha or hyperband without predict");
+    r.AddError("predict",
+               "the curve model guards one objective only; with several objectives "
+               "use asha or hyperband without predict");
   } else if (guard && !rungs) {
     r.AddError("predict", "guards asha or hyperband only (type: curve is the predictor itself)");
   } else if (guard) {

@@ -86,8 +86,7 @@ Decision MedianScheduler::OnReport(const StudyView& study, const TrialView& tria
   const bool recorded = v.Has(trial.number, average);
   const int64_t others = v.size() - (recorded ? 1 : 0);
   if (others < options_.min_trials || others <= 0) return Decision::Continue();
-  const double median =
-      v.MedianWithout({MedianSplit::Orderable(average), trial.number}, recorded);
+  const double median = v.MedianWithout({MedianSplit::Orderable(average), trial.number}, recorded);
   double mine = average;
   if (!options_.running_average) {
     mine = study.Score(trial.values.begin()->second);

@@ -16,9 +16,9 @@
 namespace sift::search {
 
 struct MedianOptions {
-  int64_t min_resource = 1;   // never stop before this epoch
-  int64_t min_trials = 3;     // other trials needed at epoch t before the rule applies
-  double grace = 0.0;         // stop only when worse than the median by more than this
+  int64_t min_resource = 1;      // never stop before this epoch
+  int64_t min_trials = 3;        // other trials needed at epoch t before the rule applies
+  double grace = 0.0;            // stop only when worse than the median by more than this
   bool running_average = false;  // compare the trial's running average instead of its best
 };
 
@@ -48,7 +48,7 @@ class MedianSplit {
 
  private:
   RankWindow<Entry, std::less<Entry>> averages_;  // focused on size() / 2
-  std::vector<double> recorded_;  // by trial number; NaN when not recorded
+  std::vector<double> recorded_;                  // by trial number; NaN when not recorded
 };
 
 class MedianScheduler : public Scheduler {

@@ -84,9 +84,9 @@ void ObservationIndex::Update(const StudyView& study, int64_t number) {
     }
   }
   const Observation& old = entry_[n];
-  const bool same = in == static_cast<bool>(in_[n]) &&
-                    (!in || (old.score == o.score && old.resource == o.resource &&
-                             old.completed == o.completed));
+  const bool same =
+      in == static_cast<bool>(in_[n]) &&
+      (!in || (old.score == o.score && old.resource == o.resource && old.completed == o.completed));
   if (same) return;
   if (in_[n]) {
     ranked_.erase(old);

@@ -91,7 +91,7 @@ class ObservationIndex {
   std::set<Observation, Better> ranked_;
   std::set<int64_t> numbers_;
   std::set<std::pair<double, int64_t>> by_score_;
-  std::multiset<double> finite_;  // scores of the trials that did not diverge
+  std::multiset<double> finite_;    // scores of the trials that did not diverge
   std::vector<Observation> entry_;  // by trial number, valid where in_
   std::vector<char> in_;
   // Every trial below it is an observation (a running study's older trials have all ended), so

@@ -15,8 +15,8 @@ int64_t OptionReader::Int(const std::string& key, int64_t def, int64_t min, int6
   int64_t v;
   if (const auto* i = std::get_if<int64_t>(&it->second)) {
     v = *i;
-  } else if (const auto* d = std::get_if<double>(&it->second); d && *d == std::floor(*d) &&
-             IntBoundInRange(*d)) {
+  } else if (const auto* d = std::get_if<double>(&it->second);
+             d && *d == std::floor(*d) && IntBoundInRange(*d)) {
     v = static_cast<int64_t>(*d);
   } else {
     AddError(key, "must be an integer");
@@ -99,11 +99,16 @@ namespace {
 // Sift's option for each.
 const std::map<std::string, std::string>& PeerNames() {
   static const std::map<std::string, std::string> names = {
-      {"grace_period", "min_resource"},  {"reduction_factor", "eta"},
-      {"max_t", "max_resource"},         {"n_startup_trials", "n_startup"},
-      {"n_warmup_steps", "min_resource"}, {"n_min_trials", "min_trials"},
-      {"min_early_stopping_rate", "min_resource"}, {"perturbation_interval", "interval_epochs"},
-      {"quantile_fraction", "quantile"}, {"perturbation_factors", "perturb"},
+      {"grace_period", "min_resource"},
+      {"reduction_factor", "eta"},
+      {"max_t", "max_resource"},
+      {"n_startup_trials", "n_startup"},
+      {"n_warmup_steps", "min_resource"},
+      {"n_min_trials", "min_trials"},
+      {"min_early_stopping_rate", "min_resource"},
+      {"perturbation_interval", "interval_epochs"},
+      {"quantile_fraction", "quantile"},
+      {"perturbation_factors", "perturb"},
       {"hyperparam_mutations", "mutable"}};
   return names;
 }

@@ -83,8 +83,8 @@ std::vector<Exploit> PlanPbtInterval(const PbtOptions& options, const SearchSpac
   for (size_t i = 0; i < k; ++i) {
     const PbtMember& m = *ranked[i];
     if (!m.can_resume) continue;
-    Rng rng(DeriveSeed(seed, {0x9B7ULL, static_cast<uint64_t>(epoch),
-                              static_cast<uint64_t>(m.trial)}));
+    Rng rng(
+        DeriveSeed(seed, {0x9B7ULL, static_cast<uint64_t>(epoch), static_cast<uint64_t>(m.trial)}));
     const PbtMember& donor = *donors[rng.Below(donors.size())];
     // Copying an equal member gains nothing and would only add noise to the lineage.
     if (!(Rankable(m.score) < donor.score)) continue;
@@ -96,8 +96,8 @@ std::vector<Exploit> PlanPbtInterval(const PbtOptions& options, const SearchSpac
     e.params = space != nullptr ? ExplorePbtParams(options, *space, donor.params, rng, &changes)
                                 : donor.params;
     e.reason = "pbt: epoch " + std::to_string(epoch) + ": copies trial " +
-               std::to_string(donor.trial) + " (" + Number(donor.score) + " > " +
-               Number(m.score) + ")";
+               std::to_string(donor.trial) + " (" + Number(donor.score) + " > " + Number(m.score) +
+               ")";
     for (size_t c = 0; c < changes.size(); ++c) e.reason += (c == 0 ? "; " : ", ") + changes[c];
     plan.push_back(std::move(e));
   }
@@ -185,7 +185,8 @@ std::optional<Exploit> PbtScheduler::ExploitOnResume(const StudyView& study, int
     return std::nullopt;
   }
   const int64_t epoch = t.LastResource();
-  for (auto& e : PlanPbtInterval(options_, study.space, study.seed, epoch, MembersAt(study, epoch))) {
+  for (auto& e :
+       PlanPbtInterval(options_, study.space, study.seed, epoch, MembersAt(study, epoch))) {
     if (e.trial == trial) return std::move(e);
   }
   return std::nullopt;

@@ -28,8 +28,8 @@ namespace sift::search {
 
 struct PbtOptions {
   int64_t population = 4;
-  int64_t interval_epochs = 1;        // members pause every this many epochs
-  double quantile = 0.25;             // bottom and top fraction (at most half the population)
+  int64_t interval_epochs = 1;         // members pause every this many epochs
+  double quantile = 0.25;              // bottom and top fraction (at most half the population)
   double resample_probability = 0.25;  // per parameter: draw afresh instead of perturbing
   std::vector<double> perturb = {0.8, 1.2};  // numeric values are multiplied by one of these
   std::vector<std::string> mutable_params;   // explored at an exploit; the others are kept

@@ -9,8 +9,8 @@ namespace sift::search {
 struct PlateauOptions {
   int64_t patience = 3;
   double min_delta = 0.0;
-  double smoothing = 0.0;     // EMA weight of the past in [0, 1); 0 = raw values
-  int64_t min_resource = 1;   // never stop before this many epochs
+  double smoothing = 0.0;    // EMA weight of the past in [0, 1); 0 = raw values
+  int64_t min_resource = 1;  // never stop before this many epochs
 };
 
 // The rule's walk along one curve: the best smoothed score so far and when it last improved by

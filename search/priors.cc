@@ -62,13 +62,12 @@ void SplitPriors(const std::vector<Prior>& priors, double gamma, int64_t gamma_m
   std::vector<char> is_good(priors.size(), 0);
   for (auto& [source, members] : by_source) {
     // Best first; ties by position, so the split does not depend on the sort.
-    std::stable_sort(members.begin(), members.end(), [&](size_t x, size_t y) {
-      return priors[x].score > priors[y].score;
-    });
+    std::stable_sort(members.begin(), members.end(),
+                     [&](size_t x, size_t y) { return priors[x].score > priors[y].score; });
     const size_t n = members.size();
-    const size_t n_good = std::min<size_t>(
-        static_cast<size_t>(std::ceil(gamma * static_cast<double>(n))),
-        static_cast<size_t>(std::max<int64_t>(gamma_max, 0)));
+    const size_t n_good =
+        std::min<size_t>(static_cast<size_t>(std::ceil(gamma * static_cast<double>(n))),
+                         static_cast<size_t>(std::max<int64_t>(gamma_max, 0)));
     for (size_t k = 0; k < n_good; ++k) is_good[members[k]] = 1;
   }
   for (size_t i = 0; i < priors.size(); ++i) (is_good[i] ? good : bad)->push_back(i);

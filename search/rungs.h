@@ -77,7 +77,7 @@ class RungRecord {
   bool at_least_one_;
   int64_t top_count_ = 0;
   RankWindow<Entry, WorseFirst> scores_;  // ascending: the k-th best is rank n - k
-  std::vector<double> recorded_;  // by trial number: its score, NaN when not recorded
+  std::vector<double> recorded_;          // by trial number: its score, NaN when not recorded
 };
 
 }  // namespace sift::search

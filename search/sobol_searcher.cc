@@ -6,8 +6,8 @@ namespace sift::search {
 
 Params SobolSearcher::PointFor(const StudyView& study, uint64_t number) {
   const SearchSpace& space = *study.space;
-  const std::vector<double> u = SobolPoint(DeriveSeed(study.seed, {0x534F424CULL}), number,
-                                           static_cast<int>(space.size()));
+  const std::vector<double> u =
+      SobolPoint(DeriveSeed(study.seed, {0x534F424CULL}), number, static_cast<int>(space.size()));
   Params out;
   for (size_t i = 0; i < space.size(); ++i) {
     const ParamSpec& spec = space.params()[i];

@@ -21,7 +21,7 @@ bool SameValue(const ParamValue& a, const ParamValue& b) {
 std::vector<std::pair<ParamValue, size_t>> Duplicates(const std::vector<ParamValue>& values) {
   // Numbers compare by value (1 and 1.0 are one choice), labels as strings; NaN equals nothing.
   using Key = std::tuple<bool, double, std::string>;  // (is a label, number, label)
-  std::map<Key, std::pair<size_t, size_t>> seen;  // key -> (first index, count)
+  std::map<Key, std::pair<size_t, size_t>> seen;      // key -> (first index, count)
   for (size_t i = 0; i < values.size(); ++i) {
     double x;
     Key key;

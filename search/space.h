@@ -28,7 +28,7 @@ inline bool IntBoundInRange(double v) { return v >= -kMaxIntBound && v <= kMaxIn
 struct ParamSpec {
   std::string name;
   ParamType type = ParamType::kFloat;
-  double low = 0.0;   // float and int: inclusive bounds
+  double low = 0.0;  // float and int: inclusive bounds
   double high = 0.0;
   Scale scale = Scale::kLinear;
   std::vector<ParamValue> choices;  // categorical only

@@ -15,7 +15,9 @@ namespace {
 // virtual time so timers that the page sets run before the DOM is dumped.
 std::string Flags(const std::string& profile) {
   return "--headless --no-sandbox --disable-gpu --no-first-run --disable-extensions "
-         "--user-data-dir='" + profile + "' --virtual-time-budget=10000 "
+         "--user-data-dir='" +
+         profile +
+         "' --virtual-time-budget=10000 "
          "--enable-logging=stderr --v=0 ";
 }
 

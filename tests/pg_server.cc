@@ -91,7 +91,8 @@ std::string PgServer::Start() {
   const std::string as = run_as_.empty() ? "" : "runuser -u " + run_as_ + " -- ";
   port_ = FreePort();
   // No fsync: a test server's data need not survive a power loss, and it is much faster.
-  if (Shell(as + bin_ + "/initdb -D " + dir_ + "/data -U sift --auth=trust -E UTF8 --no-sync "
+  if (Shell(as + bin_ + "/initdb -D " + dir_ +
+                "/data -U sift --auth=trust -E UTF8 --no-sync "
                 "--no-instructions",
             &out) != 0) {
     return "initdb failed: " + out;
@@ -110,7 +111,8 @@ std::string PgServer::Start() {
 }
 
 std::string PgServer::NewDatabase() {
-  const std::string name = "sift_test_" + std::to_string(getpid()) + "_" + std::to_string(next_db_++);
+  const std::string name =
+      "sift_test_" + std::to_string(getpid()) + "_" + std::to_string(next_db_++);
   const std::string host = "postgresql://sift@127.0.0.1:" + std::to_string(port_);
   std::string out;
   if (Shell(bin_ + "/psql -q -X " + host + "/postgres -c 'CREATE DATABASE " + name + "'", &out) !=
@@ -122,8 +124,7 @@ std::string PgServer::NewDatabase() {
 
 int64_t PgServer::DatabaseBytes(const std::string& url) {
   std::string out;
-  if (Shell(bin_ + "/psql -q -X -A -t " + url +
-                " -c 'SELECT pg_database_size(current_database())'",
+  if (Shell(bin_ + "/psql -q -X -A -t " + url + " -c 'SELECT pg_database_size(current_database())'",
             &out) != 0) {
     return -1;
   }

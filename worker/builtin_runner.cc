@@ -53,27 +53,25 @@ std::shared_ptr<const Datasets> BuiltinRunner::Data(const v1::DataSpec& d) {
     const LoadedDataSummary s = Summarize(*cached_data_);
     spdlog::info("data {} loaded in {:.2f} s: {} train, {} val, {} test",
                  spec.is_idx() ? spec.dir : spec.ResolvedFormat() + " files",
-                 std::chrono::duration<double>(Clock::now() - t0).count(),
-                 s.train, s.val, s.test);
+                 std::chrono::duration<double>(Clock::now() - t0).count(), s.train, s.val, s.test);
   }
   return cached_data_;
 }
 
-void BuiltinRunner::Fail(const v1::TrialAssignment& a, const std::string& error,
-                         bool cannot_run) {
+void BuiltinRunner::Fail(const v1::TrialAssignment& a, const std::string& error, bool cannot_run) {
   link_->Fail(a, error, cannot_run);
 }
 
 // Saves and, without a shared directory, uploads. Returns "" or the problem.
 std::string BuiltinRunner::StoreCheckpoint(Trainer& trainer, const v1::TrialAssignment& a,
-                            const std::string& name) {
+                                           const std::string& name) {
   trainer.SaveCheckpoint(link_->LocalCheckpoint(a, name));
   return link_->StoreCheckpoint(a, name);
 }
 
 void BuiltinRunner::Preempt(Trainer& trainer, const v1::TrialAssignment& a) {
-  std::string name = common::PreemptCheckpointName(a.trial_number(), trainer.epoch(),
-                                                        trainer.step_in_epoch());
+  std::string name =
+      common::PreemptCheckpointName(a.trial_number(), trainer.epoch(), trainer.step_in_epoch());
   std::string problem;
   try {
     problem = StoreCheckpoint(trainer, a, name);
@@ -87,16 +85,17 @@ void BuiltinRunner::Preempt(Trainer& trainer, const v1::TrialAssignment& a) {
   }
   const std::string reason = spot_->reason();
   grpc::Status s = link_->Preempt(a, name, reason.empty() ? "SIGTERM" : reason);
-  spdlog::warn("trial {} preempted at epoch {} step {}: {}", a.trial_number(),
-               trainer.epoch() + 1, trainer.step_in_epoch(),
+  spdlog::warn("trial {} preempted at epoch {} step {}: {}", a.trial_number(), trainer.epoch() + 1,
+               trainer.step_in_epoch(),
                s.ok() ? "checkpointed and handed back" : s.error_message());
 }
 
 // Loads the newest intact checkpoint: resume_checkpoint, else each of resume_fallbacks, else
 // none (epoch 0). A damaged or missing one is logged and passed over; the epochs it held are
 // retrained. Returns "" or why the trial cannot go on (the coordinator unreachable).
-std::string BuiltinRunner::LoadNewestIntactCheckpoint(Trainer& trainer, const v1::TrialAssignment& a,
-                                       Resume* resume) {
+std::string BuiltinRunner::LoadNewestIntactCheckpoint(Trainer& trainer,
+                                                      const v1::TrialAssignment& a,
+                                                      Resume* resume) {
   if (a.resume_checkpoint().empty()) return "";
   std::vector<std::string> candidates = {a.resume_checkpoint()};
   candidates.insert(candidates.end(), a.resume_fallbacks().begin(), a.resume_fallbacks().end());
@@ -124,9 +123,8 @@ std::string BuiltinRunner::LoadNewestIntactCheckpoint(Trainer& trainer, const v1
       const auto p = common::ParseCheckpointName(name);
       resume->damaged_epoch = p ? p->epoch : a.start_epoch();
     }
-    spdlog::warn("trial {}: checkpoint {} is unusable ({}); falling back to {}",
-                 a.trial_number(), name, problem,
-                 i + 1 < candidates.size() ? candidates[i + 1] : "epoch 0");
+    spdlog::warn("trial {}: checkpoint {} is unusable ({}); falling back to {}", a.trial_number(),
+                 name, problem, i + 1 < candidates.size() ? candidates[i + 1] : "epoch 0");
   }
   return "";
 }
@@ -149,8 +147,8 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
     std::optional<MicroBatchChoice> micro;
     try {
       // The probe feeds samples of this data's shape (a CSV row, a 32x32 colour image).
-      micro = ResolveMicroBatch(&topts, link_->options().memory_limit_mb << 20,
-                                Summarize(*data).shape);
+      micro =
+          ResolveMicroBatch(&topts, link_->options().memory_limit_mb << 20, Summarize(*data).shape);
     } catch (const std::runtime_error& e) {
       return Fail(a, e.what());
     }
@@ -190,13 +188,12 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
         if (m.epoch <= resume.damaged_epoch) resume.redone_seconds += m.seconds;
         continue;
       }
-      std::map<std::string, double> reported = {
-          {common::kValLoss, m.val_loss},
-          {common::kTrainLoss, m.train_loss},
-          {common::kEpochSeconds, m.seconds},
-          {common::kSamplesPerSecond, m.samples_per_second},
-          {common::kDataWaitFraction, m.data_wait_fraction},
-          {common::kParams, static_cast<double>(m.params)}};
+      std::map<std::string, double> reported = {{common::kValLoss, m.val_loss},
+                                                {common::kTrainLoss, m.train_loss},
+                                                {common::kEpochSeconds, m.seconds},
+                                                {common::kSamplesPerSecond, m.samples_per_second},
+                                                {common::kDataWaitFraction, m.data_wait_fraction},
+                                                {common::kParams, static_cast<double>(m.params)}};
       // Measured once per trainer, reported every epoch so a scheduler sees it at every rung.
       if (std::isfinite(m.inference_ms)) reported[common::kInferenceMs] = m.inference_ms;
       if (m.regression) {
@@ -210,8 +207,7 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
         if (std::isfinite(m.val_roc_auc)) reported[common::kValRocAuc] = m.val_roc_auc;
       }
       const auto objective = reported.find(a.objective_metric());
-      diverged = m.diverged ||
-                 (objective != reported.end() && !std::isfinite(objective->second));
+      diverged = m.diverged || (objective != reported.end() && !std::isfinite(objective->second));
       if (diverged) {
         spdlog::warn("trial {} diverged in epoch {} (train_loss {}, val_loss {}); reporting it",
                      a.trial_number(), m.epoch, m.train_loss, m.val_loss);
@@ -258,8 +254,7 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
     // A promotion resumes exactly here, and a finished trial's model is its last epoch's,
     // whatever the checkpoint interval.
     if (checkpoint.empty() && trainer.epoch() > a.start_epoch() && !diverged) {
-      const std::string name =
-          common::EpochCheckpointName(a.trial_number(), trainer.epoch());
+      const std::string name = common::EpochCheckpointName(a.trial_number(), trainer.epoch());
       std::string problem;
       try {
         problem = StoreCheckpoint(trainer, a, name);
@@ -287,8 +282,8 @@ void BuiltinRunner::TrainAssigned(const v1::TrialAssignment& a) {
       final_metrics["batch_size"] = static_cast<double>(trainer.batch_size());
     }
     grpc::Status s = link_->Complete(a, &req);
-    if (!s.ok()) spdlog::warn("trial {}: completion not recorded: {}", a.trial_number(),
-                              s.error_message());
+    if (!s.ok())
+      spdlog::warn("trial {}: completion not recorded: {}", a.trial_number(), s.error_message());
   } catch (const std::exception& e) {
     Fail(a, e.what());
   }
@@ -309,9 +304,7 @@ void BuiltinRunner::Evaluate(const v1::TrialAssignment& a) {
     req.mutable_final_metrics()->insert(metrics.begin(), metrics.end());
     link_->Complete(a, &req);
   };
-  eval.fail = [this, &a](const std::string& error, bool cannot_run) {
-    Fail(a, error, cannot_run);
-  };
+  eval.fail = [this, &a](const std::string& error, bool cannot_run) { Fail(a, error, cannot_run); };
   RunTestEvaluation(a, eval);
 }
 

@@ -91,10 +91,11 @@ class CommandTrial {
   CommandTrial(const v1::TrialAssignment& a, CoordinatorLink* link, SpotSimulator* spot,
                std::atomic<bool>* stop, const std::string& log_dir)
       : a_(a), link_(link), spot_(spot), stop_(stop) {
-    const std::string tag = "study-" + std::to_string(a.study_id()) + "-trial-" +
-                            std::to_string(a.trial_number());
-    work_dir_ = (fs::temp_directory_path() /
-                 ("sift-command-" + std::to_string(getpid()) + "-" + tag)).string();
+    const std::string tag =
+        "study-" + std::to_string(a.study_id()) + "-trial-" + std::to_string(a.trial_number());
+    work_dir_ =
+        (fs::temp_directory_path() / ("sift-command-" + std::to_string(getpid()) + "-" + tag))
+            .string();
     checkpoint_dir_ = work_dir_ + "/checkpoint";
     if (std::string p = common::CreateDirectories(log_dir); !p.empty()) spdlog::warn("{}", p);
     stdout_log_ = log_dir + "/" + tag + ".stdout.log";
@@ -138,9 +139,9 @@ class CommandTrial {
       if (!problem.empty() && !missing) return problem;
       if (problem.empty()) {
         try {
-          UnpackDirectory(common::ReadFramedFile(path, common::kCheckpointMagic,
-                                                 common::kCheckpointVersion),
-                          checkpoint_dir_);
+          UnpackDirectory(
+              common::ReadFramedFile(path, common::kCheckpointMagic, common::kCheckpointVersion),
+              checkpoint_dir_);
         } catch (const std::exception& e) {
           problem = e.what();
           common::RemoveAll(checkpoint_dir_);
@@ -218,7 +219,16 @@ class CommandTrial {
     return "";
   }
 
-  enum class End { kRunning, kExited, kFinished, kStopped, kPaused, kPreempted, kAbandoned, kFailed };
+  enum class End {
+    kRunning,
+    kExited,
+    kFinished,
+    kStopped,
+    kPaused,
+    kPreempted,
+    kAbandoned,
+    kFailed
+  };
 
   void Supervise() {
     while (end_ == End::kRunning) {
@@ -241,11 +251,14 @@ class CommandTrial {
       }
     }
     switch (end_) {
-      case End::kExited: return Exited();
+      case End::kExited:
+        return Exited();
       case End::kFinished:
       case End::kStopped:
-      case End::kPaused: return Complete();
-      default: return;  // preempted, abandoned and failed trials said so already
+      case End::kPaused:
+        return Complete();
+      default:
+        return;  // preempted, abandoned and failed trials said so already
     }
   }
 
@@ -307,8 +320,8 @@ class CommandTrial {
     // built-in trainer does: the folder cannot change under the packing.
     Signal(SIGSTOP);
     std::string checkpoint;
-    if (std::string p = StoreFolder(common::EpochCheckpointName(a_.trial_number(), r.epoch),
-                                    &checkpoint);
+    if (std::string p =
+            StoreFolder(common::EpochCheckpointName(a_.trial_number(), r.epoch), &checkpoint);
         !p.empty()) {
       Kill();
       return Fail(p);
@@ -386,8 +399,8 @@ class CommandTrial {
     end_ = End::kPreempted;
     Terminate();
     std::string checkpoint;
-    std::string problem = StoreFolder(common::PreemptCheckpointName(a_.trial_number(), last_epoch_, 1),
-                                      &checkpoint);
+    std::string problem =
+        StoreFolder(common::PreemptCheckpointName(a_.trial_number(), last_epoch_, 1), &checkpoint);
     if (!problem.empty()) {
       spdlog::error("trial {}: no checkpoint on preemption ({}); it resumes from its last report",
                     a_.trial_number(), problem);
@@ -405,8 +418,10 @@ class CommandTrial {
       return Fail("the program " + DescribeExit(status_) + StderrTail());
     }
     if (last_epoch_ == a_.start_epoch() && last_epoch_ < a_.max_epochs()) {
-      return Fail("the program exited with status 0 without reporting an epoch (print "
-                  "{\"sift\": {\"epoch\": N, ...}} lines on stdout)" + StderrTail());
+      return Fail(
+          "the program exited with status 0 without reporting an epoch (print "
+          "{\"sift\": {\"epoch\": N, ...}} lines on stdout)" +
+          StderrTail());
     }
     Complete();
   }
@@ -446,14 +461,16 @@ class CommandTrial {
     if (pid_ <= 0) return;
     Signal(SIGCONT);
     Signal(SIGTERM);
-    const auto until = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(grace_ * 1000));
+    const auto until =
+        Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(grace_ * 1000));
     while (Clock::now() < until && !Reap()) Pump(50);
     Kill();
   }
 
   // After its last report: the grace period to exit by itself, then as Terminate.
   void WaitForExit() {
-    const auto until = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(grace_ * 1000));
+    const auto until =
+        Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(grace_ * 1000));
     while (Clock::now() < until && !Reap()) Pump(50);
     Terminate();
   }

@@ -14,8 +14,7 @@ namespace fs = std::filesystem;
 
 CoordinatorLink::CoordinatorLink(const WorkerOptions& options, std::atomic<bool>* stop)
     : options_(options), stop_(stop) {
-  scratch_dir_ =
-      (fs::temp_directory_path() / ("sift-worker-" + std::to_string(getpid()))).string();
+  scratch_dir_ = (fs::temp_directory_path() / ("sift-worker-" + std::to_string(getpid()))).string();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 << 20);
   // gRPC waits 1 s, then up to 120 s, between reconnects: a worker would idle (billed) that
@@ -54,9 +53,8 @@ grpc::Status CoordinatorLink::Register() {
   req.set_device(options_.device);
   req.set_threads(options_.threads);
   v1::RegisterWorkerResponse resp;
-  grpc::Status s = Call("RegisterWorker", [&] {
-    return stub_->RegisterWorker(Context().get(), req, &resp);
-  });
+  grpc::Status s =
+      Call("RegisterWorker", [&] { return stub_->RegisterWorker(Context().get(), req, &resp); });
   if (s.ok()) {
     {
       // The heartbeat thread reads both under mu_ (and a NOT_FOUND registers again while it
@@ -136,9 +134,7 @@ grpc::Status CoordinatorLink::Report(const v1::TrialAssignment& a, v1::ReportPro
                                      v1::ReportProgressResponse* resp) {
   req->set_worker_id(worker_id_);
   req->set_lease_id(a.lease_id());
-  return Call("ReportProgress", [&] {
-    return stub_->ReportProgress(Context().get(), *req, resp);
-  });
+  return Call("ReportProgress", [&] { return stub_->ReportProgress(Context().get(), *req, resp); });
 }
 
 grpc::Status CoordinatorLink::Complete(const v1::TrialAssignment& a,
@@ -146,9 +142,7 @@ grpc::Status CoordinatorLink::Complete(const v1::TrialAssignment& a,
   req->set_worker_id(worker_id_);
   req->set_lease_id(a.lease_id());
   v1::CompleteTrialResponse resp;
-  return Call("CompleteTrial", [&] {
-    return stub_->CompleteTrial(Context().get(), *req, &resp);
-  });
+  return Call("CompleteTrial", [&] { return stub_->CompleteTrial(Context().get(), *req, &resp); });
 }
 
 std::string CoordinatorLink::LocalCheckpoint(const v1::TrialAssignment& a,
@@ -163,8 +157,8 @@ std::string CoordinatorLink::StoreCheckpoint(const v1::TrialAssignment& a,
   if (!a.checkpoint_dir().empty()) return "";
   const std::string path = LocalCheckpoint(a, name);
   grpc::Status s = Call("UploadCheckpoint", [&] {
-    return UploadCheckpoint(stub_.get(), [this] { return Context(120); }, worker_id_,
-                            a.lease_id(), path, name);
+    return UploadCheckpoint(
+        stub_.get(), [this] { return Context(120); }, worker_id_, a.lease_id(), path, name);
   });
   common::Remove(path);  // the coordinator holds it now (or the upload failed)
   return s.ok() ? "" : "checkpoint upload failed: " + s.error_message();
@@ -178,8 +172,8 @@ std::string CoordinatorLink::FetchCheckpoint(const v1::TrialAssignment& a, const
     return *missing ? "no checkpoint " + path : "";
   }
   grpc::Status s = Call("DownloadCheckpoint", [&] {
-    return DownloadCheckpoint(stub_.get(), [this] { return Context(120); }, worker_id_,
-                              a.lease_id(), name, path);
+    return DownloadCheckpoint(
+        stub_.get(), [this] { return Context(120); }, worker_id_, a.lease_id(), name, path);
   });
   *missing = s.error_code() == grpc::StatusCode::NOT_FOUND ||
              s.error_code() == grpc::StatusCode::DATA_LOSS;

@@ -91,8 +91,8 @@ class CoordinatorLink {
 template <typename Fn>
 grpc::Status CoordinatorLink::Call(const char* what, Fn rpc) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(
-                                           static_cast<int64_t>(options_.retry_seconds * 1000));
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.retry_seconds * 1000));
   int backoff_ms = 200;
   while (true) {
     grpc::Status s = rpc();

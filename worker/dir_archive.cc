@@ -74,14 +74,17 @@ void UnpackDirectory(const std::string& archive, const std::string& dir) {
   size_t pos = kMagicSize;
   while (pos < archive.size()) {
     const uint64_t name_size = GetInt(archive, &pos, 4);
-    if (archive.size() - pos < name_size) throw std::runtime_error("checkpoint folder archive is truncated");
+    if (archive.size() - pos < name_size)
+      throw std::runtime_error("checkpoint folder archive is truncated");
     const fs::path rel = fs::path(archive.substr(pos, name_size)).lexically_normal();
     pos += name_size;
     if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") {
-      throw std::runtime_error("checkpoint folder archive names a path outside it: " + rel.string());
+      throw std::runtime_error("checkpoint folder archive names a path outside it: " +
+                               rel.string());
     }
     const uint64_t size = GetInt(archive, &pos, 8);
-    if (archive.size() - pos < size) throw std::runtime_error("checkpoint folder archive is truncated");
+    if (archive.size() - pos < size)
+      throw std::runtime_error("checkpoint folder archive is truncated");
     const fs::path target = fs::path(dir) / rel;
     if (std::string p = common::CreateDirectories(target.parent_path().string()); !p.empty()) {
       throw std::runtime_error(p);

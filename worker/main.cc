@@ -1,8 +1,8 @@
 // sift-worker: trains trials for a coordinator, or one trial standalone (`sift-worker train`).
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -53,7 +53,8 @@ int Main(int argc, char** argv) {
   sift::worker::StandaloneOptions s;
   auto* train = app.add_subcommand("train", "run one trial standalone, without a coordinator");
   train->add_option("--config", s.config_path, "study config (YAML or JSON)")->required();
-  train->add_option("--params", s.params_json, "searched parameters as JSON, e.g. '{\"lr\":0.001}'");
+  train->add_option("--params", s.params_json,
+                    "searched parameters as JSON, e.g. '{\"lr\":0.001}'");
   train->add_option("--epochs", s.epochs, "epochs (default: the config's budget.max_epochs)");
   train->add_option("--checkpoint", s.checkpoint_path, "save a checkpoint here after each epoch");
   train->add_option("--resume", s.resume_path, "resume from this checkpoint");

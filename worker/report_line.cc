@@ -1,8 +1,7 @@
 #include "worker/report_line.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace sift::worker {
 
@@ -31,15 +30,16 @@ std::optional<ReportLine> ParseReportLine(const std::string& line, std::string* 
     return std::nullopt;
   }
   const nlohmann::json& epoch = r["epoch"];
-  const bool whole = epoch.is_number_integer() ||
-                     (epoch.is_number_float() && std::floor(epoch.get<double>()) == epoch.get<double>() &&
-                      std::fabs(epoch.get<double>()) < 9e15);
+  const bool whole =
+      epoch.is_number_integer() ||
+      (epoch.is_number_float() && std::floor(epoch.get<double>()) == epoch.get<double>() &&
+       std::fabs(epoch.get<double>()) < 9e15);
   if (!whole || epoch.get<double>() < 1) {
     *error = "\"epoch\" must be a whole number >= 1, got " + epoch.dump();
     return std::nullopt;
   }
-  out.epoch = epoch.is_number_integer() ? epoch.get<int64_t>()
-                                        : static_cast<int64_t>(epoch.get<double>());
+  out.epoch =
+      epoch.is_number_integer() ? epoch.get<int64_t>() : static_cast<int64_t>(epoch.get<double>());
   for (const auto& [name, value] : r.items()) {
     if (name == "epoch") continue;
     if (name.empty()) {

@@ -10,8 +10,8 @@
 namespace sift::worker {
 
 struct ReportLine {
-  int64_t epoch = 0;                       // epochs completed, >= 1
-  std::map<std::string, double> metrics;   // everything but "epoch"
+  int64_t epoch = 0;                      // epochs completed, >= 1
+  std::map<std::string, double> metrics;  // everything but "epoch"
 };
 
 // nullopt when `line` is not a report (no top-level "sift" key). A line that is a report but

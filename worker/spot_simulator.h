@@ -19,8 +19,7 @@ class CoordinatorLink;
 class SpotSimulator {
  public:
   // `stop` is the worker's stop request, raised on a reclaim with notice.
-  SpotSimulator(double chance, uint64_t seed, const CoordinatorLink* link,
-                std::atomic<bool>* stop)
+  SpotSimulator(double chance, uint64_t seed, const CoordinatorLink* link, std::atomic<bool>* stop)
       : chance_(chance), seed_(seed), link_(link), stop_(stop) {}
   // Calls off a reclaim that has not come and waits for its timer: the timer reads the link,
   // which may go right after.

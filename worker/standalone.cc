@@ -38,7 +38,7 @@ int RunStandalone(const StandaloneOptions& o) {
   topts.seed = config.seed;
   topts.device = o.device;
   // As `sift run` gives its workers: --threads, else the config's worker.threads, else 1.
-  const int threads = o.threads > 0                  ? o.threads
+  const int threads = o.threads > 0               ? o.threads
                       : config.worker.threads > 0 ? static_cast<int>(config.worker.threads)
                                                   : 1;
   topts.num_threads = threads;
@@ -69,13 +69,15 @@ int RunStandalone(const StandaloneOptions& o) {
       if (m.regression) best_name = "val_rmse";
       if (!(m.regression ? score >= best : score <= best)) best = score;  // NaN: the first
       sps = m.samples_per_second;
-      spdlog::info("epoch {}/{}: train_loss {:.4f} val_loss {:.4f} {} {:.4f} | {:.1f} s, "
-                   "{:.0f} samples/s, data wait {:.1f}%",
-                   m.epoch, topts.max_epochs, m.train_loss, m.val_loss, best_name, score, m.seconds,
-                   m.samples_per_second, 100 * m.data_wait_fraction);
+      spdlog::info(
+          "epoch {}/{}: train_loss {:.4f} val_loss {:.4f} {} {:.4f} | {:.1f} s, "
+          "{:.0f} samples/s, data wait {:.1f}%",
+          m.epoch, topts.max_epochs, m.train_loss, m.val_loss, best_name, score, m.seconds,
+          m.samples_per_second, 100 * m.data_wait_fraction);
     }
     std::cout << "best " << best_name << " " << best;
-    for (const auto& [name, value] : trainer.TestMetrics()) std::cout << ", " << name << " " << value;
+    for (const auto& [name, value] : trainer.TestMetrics())
+      std::cout << ", " << name << " " << value;
     std::cout << ", " << sps << " samples/s, peak RSS " << PeakRssBytes() / 1048576.0 << " MiB\n";
   } catch (const std::exception& e) {
     std::cerr << "train: " << e.what() << "\n";

@@ -9,7 +9,7 @@ namespace sift::worker {
 struct StandaloneOptions {
   std::string config_path;
   std::string params_json = "{}";
-  int epochs = 0;  // 0: the config's budget.max_epochs
+  int epochs = 0;   // 0: the config's budget.max_epochs
   int threads = 0;  // --threads; 0: the config's worker.threads (1 when that is 0 too)
   std::string device = "cpu";
   std::string cache_dir;

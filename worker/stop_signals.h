@@ -3,11 +3,12 @@
 //
 // Why not signal(): to run a handler the kernel writes a frame (about 3 KB here: the registers
 // and the AVX state) below the interrupted thread's stack pointer. oneDNN's sgemm kernels, which
-// the trainer calls through Sgemm (worker/trainer/kernels/sgemm.h), point the stack pointer at a buffer
-// they allocated on the heap while they run. A SIGTERM arriving then wrote its frame over the heap
-// memory just below that buffer (the end of a layer's output tensor and glibc's chunk headers):
-// "corrupted size vs. prev_size while consolidating" or a crash freeing a tensor, later. With the
-// signals blocked in every other thread no frame is ever written: sigwait takes them as data.
+// the trainer calls through Sgemm (worker/trainer/kernels/sgemm.h), point the stack pointer at a
+// buffer they allocated on the heap while they run. A SIGTERM arriving then wrote its frame over
+// the heap memory just below that buffer (the end of a layer's output tensor and glibc's chunk
+// headers): "corrupted size vs. prev_size while consolidating" or a crash freeing a tensor, later.
+// With the signals blocked in every other thread no frame is ever written: sigwait takes them as
+// data.
 #pragma once
 
 #include <pthread.h>

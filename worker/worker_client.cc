@@ -103,9 +103,10 @@ int WorkerClient::Run() {
         break;
       case v1::AcquireTrialResponse::SHUTDOWN:
         if (options.exit_when_idle) {
-          spdlog::info("coordinator has no more work for this worker (idle exit after {:.0f} s, "
-                       "or the run is over); exiting, no lease held",
-                       options.idle_exit_seconds);
+          spdlog::info(
+              "coordinator has no more work for this worker (idle exit after {:.0f} s, "
+              "or the run is over); exiting, no lease held",
+              options.idle_exit_seconds);
           return 0;
         }
         [[fallthrough]];

@@ -16,16 +16,16 @@ struct WorkerOptions {
   std::string name;
   std::string instance_type = "local-cpu";
   std::string market = "on-demand";
-  double price_per_hour = 0;   // 0: the coordinator's catalog price
+  double price_per_hour = 0;  // 0: the coordinator's catalog price
   int threads = 1;
   std::string device = "cpu";
-  std::string cache_dir;        // preprocessed-dataset cache; "" disables it
+  std::string cache_dir;                     // preprocessed-dataset cache; "" disables it
   std::string trial_log_dir = "trial-logs";  // command trials' stdout and stderr, per trial
   bool exit_when_idle = false;  // exit on SHUTDOWN (embedded run) instead of waiting for work
   // With exit_when_idle: leave once no study had work for this worker for this long (the
   // coordinator answers SHUTDOWN); 0 waits for the coordinator to say so (embedded run).
   double idle_exit_seconds = 60;
-  double retry_seconds = 120;   // how long to keep retrying an unreachable coordinator
+  double retry_seconds = 120;  // how long to keep retrying an unreachable coordinator
   // After a stop request (SIGTERM), the worker is gone within this many seconds whatever it is
   // doing: a spot VM's notice (Kubernetes' default grace period is 30 s) does not wait.
   double grace_seconds = 25;

@@ -15,10 +15,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <future>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -213,8 +213,11 @@ class CallbackWorker {
  public:
   CallbackWorker(int index, std::shared_ptr<grpc::Channel> channel, std::string token,
                  Shared* shared)
-      : index_(index), stub_(v1::Workers::NewStub(channel)), token_(std::move(token)),
-        shared_(shared), draw_(0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(index + 1)) {}
+      : index_(index),
+        stub_(v1::Workers::NewStub(channel)),
+        token_(std::move(token)),
+        shared_(shared),
+        draw_(0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(index + 1)) {}
 
   // Registers (blocking), then runs until the load is done; Wait returns then.
   void Start() {
@@ -513,9 +516,10 @@ int main(int argc, char** argv) {
   const auto n = static_cast<double>(shared.reports.load());
   const std::string cpu_per_report =
       alive ? std::to_string(static_cast<long long>(cpu / n * 1e6 + 0.5)) + " us" : "-";
-  std::printf("| %s | %d | %lld | %.0f | %s | %.1f ms | %.1f ms | %lld |\n", label.c_str(),
-              workers, static_cast<long long>(trials), n / seconds, cpu_per_report.c_str(),
-              Percentile(shared.latencies_us, 0.5) / 1000, Percentile(shared.latencies_us, 0.99) / 1000,
+  std::printf("| %s | %d | %lld | %.0f | %s | %.1f ms | %.1f ms | %lld |\n", label.c_str(), workers,
+              static_cast<long long>(trials), n / seconds, cpu_per_report.c_str(),
+              Percentile(shared.latencies_us, 0.5) / 1000,
+              Percentile(shared.latencies_us, 0.99) / 1000,
               static_cast<long long>(shared.reports.load()));
   // Where the coordinator's CPU went (threads alive at the end), and the generator's own.
   std::string by_thread;

@@ -6,6 +6,8 @@
 // invariant broke (a lost or changed report, the ledger apart from the trials' costs, growth).
 //
 //   coordinator_soak --store sqlite --workers 64 --reports 1000000 --restarts 5 --samples 20
+#include "tests/soak/soak.h"
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -16,7 +18,6 @@
 #include "tests/integration/process.h"
 #include "tests/pg_server.h"
 #include "tests/soak/process_probe.h"
-#include "tests/soak/soak.h"
 
 int main(int argc, char** argv) {
   using namespace sift::testing;

@@ -90,11 +90,11 @@ inline void PrintMachine() {
       break;
     }
   }
-  std::printf("machine: %s, %u hardware threads; search/ is single-threaded, no BLAS (Eigen %d.%d.%d, "
-              "SIMD: %s); compiler %s\n",
-              cpu.c_str(), std::thread::hardware_concurrency(), EIGEN_WORLD_VERSION,
-              EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse(),
-              __VERSION__);
+  std::printf(
+      "machine: %s, %u hardware threads; search/ is single-threaded, no BLAS (Eigen %d.%d.%d, "
+      "SIMD: %s); compiler %s\n",
+      cpu.c_str(), std::thread::hardware_concurrency(), EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+      EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse(), __VERSION__);
 }
 
 }  // namespace sift::bench

@@ -86,8 +86,10 @@ search::SearchSpace LoadgenSpace() {
   ParamSpec lr{"lr", ParamType::kFloat, 1e-4, 1e-1, Scale::kLog, {}, {}};
   ParamSpec hidden{"hidden", ParamType::kInt, 32, 512, Scale::kLog, {}, {}};
   ParamSpec dropout{"dropout", ParamType::kFloat, 0, 0.5, Scale::kLinear, {}, {}};
-  ParamSpec optimizer{"optimizer", ParamType::kCategorical, 0, 0, Scale::kLinear,
-                      {std::string("sgd"), std::string("adam")}, {}};
+  ParamSpec optimizer{
+      "optimizer", ParamType::kCategorical, 0,
+      0,           Scale::kLinear,          {std::string("sgd"), std::string("adam")},
+      {}};
   return search::SearchSpace({lr, hidden, dropout, optimizer});
 }
 
@@ -129,8 +131,9 @@ struct AskedStudy {
   std::unique_ptr<search::Searcher> searcher;
 };
 
-// Microseconds of one Suggest (interquartile mean, less the clock's own) after `at[0]` and after `at[1]` finished trials. The two
-// studies are asked in turn, so that a change in the machine's load falls on both alike.
+// Microseconds of one Suggest (interquartile mean, less the clock's own) after `at[0]` and after
+// `at[1]` finished trials. The two studies are asked in turn, so that a change in the machine's
+// load falls on both alike.
 std::pair<double, double> AskUs(const std::string& type, const search::SearchSpace& space,
                                 const int at[2], int asks) {
   AskedStudy near(type, space, at[0]), far(type, space, at[1]);
@@ -196,8 +199,7 @@ class ScheduledStudy {
         t->more_values[0][e] = rate * static_cast<double>(e);
       }
       double call_us, empty_us;
-      const search::Decision d =
-          Timed([&] { return s_->OnReport(study_, *t); }, call_us, empty_us);
+      const search::Decision d = Timed([&] { return s_->OnReport(study_, *t); }, call_us, empty_us);
       if (times) times->report[static_cast<int>(d.action)].Add(call_us, empty_us);
       if (d.action == search::Action::kStop) t->state = TrialState::kStopped;
       if (d.action == search::Action::kPause) t->state = TrialState::kPaused;
@@ -282,9 +284,10 @@ int main(int argc, char** argv) {
   };
   const int points[2] = {100, far};
   PrintMachine();
-  std::printf("\n## One decision at trial %d and at trial %d (us: interquartile mean less the clock's "
-              "own; schedulers: median of 5 rounds; target: within 1.5x)\n\n",
-              points[0], points[1]);
+  std::printf(
+      "\n## One decision at trial %d and at trial %d (us: interquartile mean less the clock's "
+      "own; schedulers: median of 5 rounds; target: within 1.5x)\n\n",
+      points[0], points[1]);
   std::printf("| decision | trial %d | trial %d | ratio | |\n|---|---|---|---|---|\n", points[0],
               points[1]);
   struct Case {
@@ -325,9 +328,10 @@ int main(int argc, char** argv) {
     }
   }
   if (!timer_us.empty()) {
-    std::printf("\nClock read twice around each call: %.3f us (interquartile mean, median of the "
-                "scheduler rounds), subtracted from every figure above.\n\n",
-                Median(timer_us));
+    std::printf(
+        "\nClock read twice around each call: %.3f us (interquartile mean, median of the "
+        "scheduler rounds), subtracted from every figure above.\n\n",
+        Median(timer_us));
   }
   const sift::search::SearchSpace space = LoadgenSpace();
   for (const char* type : {"random", "sobol", "grid", "tpe", "bohb", "gp"}) {

@@ -116,7 +116,8 @@ int main(int argc, char** argv) {
   using namespace sift::bench;
   PrintMachine();
   const auto ref = ReadReference(argc > 1 ? argv[1] : nullptr);
-  if (ref.count("info.optuna")) std::printf("reference: Optuna %s\n", ref.at("info.optuna").c_str());
+  if (ref.count("info.optuna"))
+    std::printf("reference: Optuna %s\n", ref.at("info.optuna").c_str());
   const int seeds = argc > 2 ? std::stoi(argv[2]) : 10;
   const auto searchers = ParseSearchers(argc > 3 ? argv[3] : "random,tpe,nsga2");
   const uint64_t first = argc > 4 ? std::stoull(argv[4]) : 0;
@@ -140,8 +141,8 @@ int main(int argc, char** argv) {
     }
     std::array<double, 2> best{0, 0};
     bool any = false;
-    for (const char* o : {"optuna_tpe", "optuna_tpe_multivariate", "optuna_motpe",
-                          "optuna_nsga2"}) {
+    for (const char* o :
+         {"optuna_tpe", "optuna_tpe_multivariate", "optuna_motpe", "optuna_nsga2"}) {
       const std::string key = "mo." + problem.name + "." + o + ".";
       if (!ref.count(key + "100") || !ref.count(key + "200")) continue;
       std::printf("| %s | %s (reference) | %s | %s | - |\n", problem.name.c_str(), o,

@@ -63,10 +63,14 @@ int main(int argc, char** argv) {
   using namespace sift::bench;
   PrintMachine();
   const auto ref = ReadReference(argc > 1 ? argv[1] : nullptr);
-  if (ref.count("info.optuna")) std::printf("reference: Optuna %s\n", ref.at("info.optuna").c_str());
+  if (ref.count("info.optuna"))
+    std::printf("reference: Optuna %s\n", ref.at("info.optuna").c_str());
   // label, type, options
   std::vector<std::tuple<std::string, std::string, sift::search::Options>> searchers = {
-      {"random", "random", {}}, {"sobol", "sobol", {}}, {"tpe", "tpe", {}}, {"gp", "gp", {}},
+      {"random", "random", {}},
+      {"sobol", "sobol", {}},
+      {"tpe", "tpe", {}},
+      {"gp", "gp", {}},
       {"bohb", "bohb", {}}};
   if (argc > 2 && std::strcmp(argv[2], "all") != 0) {
     searchers = ParseSearchers(argv[2]);
@@ -83,8 +87,10 @@ int main(int argc, char** argv) {
   const uint64_t first_seed = argc > 5 ? std::stoull(argv[5]) : 0;
   std::printf("\n## Median simple regret over %d seeds from %llu (lower is better)\n\n", seeds,
               static_cast<unsigned long long>(first_seed));
-  std::printf("| function | searcher | @%d | @%d | @%d | seconds per run |\n"
-              "|---|---|---|---|---|---|\n", budgets[0], budgets[1], budgets[2]);
+  std::printf(
+      "| function | searcher | @%d | @%d | @%d | seconds per run |\n"
+      "|---|---|---|---|---|---|\n",
+      budgets[0], budgets[1], budgets[2]);
   for (const TestFunction& fn : QualityFunctions()) {
     for (const auto& [label, type, options] : searchers) {
       std::vector<std::vector<double>> by_budget(3);
@@ -102,8 +108,8 @@ int main(int argc, char** argv) {
     // The best of Optuna's TPE variants per budget: what issue 26 asks Sift's TPE to match.
     std::vector<double> best(3, 1e300);
     bool any_tpe = false;
-    for (const char* o : {"optuna_random", "optuna_tpe", "optuna_tpe_multivariate",
-                          "optuna_tpe_logpdf_fixed"}) {
+    for (const char* o :
+         {"optuna_random", "optuna_tpe", "optuna_tpe_multivariate", "optuna_tpe_logpdf_fixed"}) {
       const std::string key = "quality." + fn.name + "." + o + ".";
       if (!ref.count(key + "25")) continue;
       std::printf("| %s | %s (reference) | %s | %s | %s | - |\n", fn.name.c_str(), o,

@@ -51,7 +51,10 @@ AskTimes TimeAsks(const std::string& type, const TestFunction& fn, int n, int as
     const double t0 = NowMs();
     auto p = searcher->Suggest(study, 1);
     const double dt = NowMs() - t0;
-    if (i == 0) cold = dt; else ms.push_back(dt);
+    if (i == 0)
+      cold = dt;
+    else
+      ms.push_back(dt);
     TrialView t;
     t.number = static_cast<int64_t>(study.trials.size());
     t.params = p[0];
@@ -65,8 +68,9 @@ AskTimes TimeAsks(const std::string& type, const TestFunction& fn, int n, int as
 void SearcherLatency(const std::map<std::string, std::string>& ref) {
   const TestFunction fn = QualityFunctions()[1];  // Hartmann-6
   std::printf("\n## Ask latency, 6-d (Hartmann-6 history of random trials)\n\n");
-  std::printf("| searcher | observations | cold ask ms | median ask ms | p90 ask ms | target | "
-              "Optuna 3.1 TPE ms | Optuna / ours |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| searcher | observations | cold ask ms | median ask ms | p90 ask ms | target | "
+      "Optuna 3.1 TPE ms | Optuna / ours |\n|---|---|---|---|---|---|---|---|\n");
   for (const char* type : {"tpe", "gp"}) {
     for (int n : {100, 1000, 5000}) {
       const bool gp = std::string(type) == "gp";
@@ -94,8 +98,9 @@ void SchedulerLatency() {
   constexpr int kTrials = 10000;
   constexpr int64_t kMax = 27;
   std::printf("\n## Scheduler decision latency, 10,000 trials (max 27 epochs)\n\n");
-  std::printf("| scheduler | median us | p99 us | NextPromotion median us | target |\n"
-              "|---|---|---|---|---|\n");
+  std::printf(
+      "| scheduler | median us | p99 us | NextPromotion median us | target |\n"
+      "|---|---|---|---|---|\n");
   struct Case {
     const char* label;
     const char* type;
@@ -153,7 +158,8 @@ void SchedulerLatency() {
 int main(int argc, char** argv) {
   sift::bench::PrintMachine();
   const auto ref = sift::bench::ReadReference(argc > 1 ? argv[1] : nullptr);
-  if (ref.count("info.optuna")) std::printf("reference: Optuna %s\n", ref.at("info.optuna").c_str());
+  if (ref.count("info.optuna"))
+    std::printf("reference: Optuna %s\n", ref.at("info.optuna").c_str());
   sift::bench::SchedulerLatency();
   sift::bench::SearcherLatency(ref);
   return 0;

@@ -38,7 +38,8 @@ Flags Parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto eq = a.find('=');
-    const std::string key = a.substr(0, eq), value = eq == std::string::npos ? "" : a.substr(eq + 1);
+    const std::string key = a.substr(0, eq),
+                      value = eq == std::string::npos ? "" : a.substr(eq + 1);
     if (key == "--budget") {
       f.budget = std::atof(value.c_str());
     } else if (key == "--threads") {
@@ -70,8 +71,8 @@ int main(int argc, char** argv) {
   spec.cache_dir = "/tmp/sift-bench-cache";
   auto data = sift::worker::LoadDatasets(spec);
   std::printf("# cpu bf16 instructions: %s; budget %.0f s per search, %zu trials, %d threads\n",
-              sift::worker::CpuHasNativeBf16() ? "yes" : "no", f.budget,
-              std::size(kLearningRates), f.threads);
+              sift::worker::CpuHasNativeBf16() ? "yes" : "no", f.budget, std::size(kLearningRates),
+              f.threads);
 
   std::stringstream list(f.precisions);
   std::string precision;

@@ -124,10 +124,11 @@ int main(int argc, char** argv) {
       "samples_per_second=%.1f data_wait_fraction=%.4f val_accuracy=%.4f gflops=%.2f "
       "peak_rss_mib=%.1f prefetch=%d torch_threads=%d sgemm=%s OMP_NUM_THREADS=%s "
       "OPENBLAS_NUM_THREADS=%s OPENBLAS_CORETYPE=%s LD_PRELOAD=%s MALLOC_CONF=%s\n",
-      trainer.device().c_str(), f.model.c_str(), trainer.precision().c_str(), static_cast<long long>(f.batch),
-      static_cast<long long>(f.micro), f.threads, m.samples_per_second, m.data_wait_fraction,
-      m.val_accuracy, gflops, sift::worker::PeakRssBytes() / 1048576.0, f.prefetch,
-      torch::get_num_threads(), sift::worker::SgemmUsesOneDnn() ? "onednn" : "aten", Env("OMP_NUM_THREADS"), Env("OPENBLAS_NUM_THREADS"),
-      Env("OPENBLAS_CORETYPE"), Env("LD_PRELOAD"), Env("MALLOC_CONF"));
+      trainer.device().c_str(), f.model.c_str(), trainer.precision().c_str(),
+      static_cast<long long>(f.batch), static_cast<long long>(f.micro), f.threads,
+      m.samples_per_second, m.data_wait_fraction, m.val_accuracy, gflops,
+      sift::worker::PeakRssBytes() / 1048576.0, f.prefetch, torch::get_num_threads(),
+      sift::worker::SgemmUsesOneDnn() ? "onednn" : "aten", Env("OMP_NUM_THREADS"),
+      Env("OPENBLAS_NUM_THREADS"), Env("OPENBLAS_CORETYPE"), Env("LD_PRELOAD"), Env("MALLOC_CONF"));
   return 0;
 }

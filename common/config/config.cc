@@ -152,8 +152,8 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   // Several objectives are read once data.task is known; one is read here.
   const bool several = top.Has("objectives");
   if (!several) ParseObjective(top, &d, &cfg.objective, command, &cfg.target);
-  const Params valid_fixed = command ? ParseCommandParams(top, &d, &cfg.fixed)
-                                     : ParseTrainer(top, &d, &cfg.fixed);
+  const Params valid_fixed =
+      command ? ParseCommandParams(top, &d, &cfg.fixed) : ParseTrainer(top, &d, &cfg.fixed);
   // A model file, like a data file, is named relative to the config's folder.
   for (const char* key : {"path", "init_from"}) {
     auto it = cfg.fixed.find(key);
@@ -215,7 +215,8 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
     for (const auto& e : errors) d.ErrorUnder("searcher", e);
     if (cfg.warm_start.enabled() && cfg.objectives.size() > 1) {
       d.Error("warm_start", "earlier studies' results rank by one objective; a study with " +
-                                std::to_string(cfg.objectives.size()) + " objectives cannot use them");
+                                std::to_string(cfg.objectives.size()) +
+                                " objectives cannot use them");
     } else if (searcher && cfg.warm_start.enabled() && !searcher->SetPriors({})) {
       d.Error("warm_start", "searcher " + cfg.searcher.type +
                                 " does not learn from earlier results; use tpe or gp");
@@ -230,18 +231,21 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
     const YAML::Node budget = static_cast<const YAML::Node&>(root)["budget"];
     if (space_ok) CheckPbt(budget.IsMap() && budget["max_trials"].IsDefined(), &d, &cfg);
     // Gated until the coordinator carries out exploits and the worker applies the new values.
-    d.Error("scheduler.type", "pbt is not runnable yet: the coordinator does not copy "
-                              "checkpoints between members; `sift validate` checks its options");
+    d.Error("scheduler.type",
+            "pbt is not runnable yet: the coordinator does not copy "
+            "checkpoints between members; `sift validate` checks its options");
   }
   // Gated until the coordinator records every objective's and constraint's values per report
   // and hands them to the searcher and scheduler (StudyView::objectives, ::constraints).
   if (several) {
-    d.Error("objectives", "several objectives are not runnable yet: the coordinator ranks "
-                          "trials by one; `sift validate` checks them");
+    d.Error("objectives",
+            "several objectives are not runnable yet: the coordinator ranks "
+            "trials by one; `sift validate` checks them");
   }
   if (!cfg.constraints.empty()) {
-    d.Error("constraints", "not runnable yet: the coordinator does not measure or enforce them; "
-                           "`sift validate` checks them");
+    d.Error("constraints",
+            "not runnable yet: the coordinator does not measure or enforce them; "
+            "`sift validate` checks them");
   }
 
   *out = std::move(cfg);
@@ -257,8 +261,7 @@ std::vector<std::string> LoadStudyConfig(const std::string& path, StudyConfig* o
   // Reading stops one chunk past the limit (a /dev/zero never ends).
   std::string contents;
   char chunk[1 << 16];
-  while (contents.size() <= limits.max_bytes &&
-         in.read(chunk, sizeof(chunk)).gcount() > 0) {
+  while (contents.size() <= limits.max_bytes && in.read(chunk, sizeof(chunk)).gcount() > 0) {
     contents.append(chunk, static_cast<size_t>(in.gcount()));
   }
   if (in.bad()) return {path + ": cannot read (" + std::strerror(errno) + ")"};

@@ -88,8 +88,8 @@ struct StudyConfig {
   std::vector<search::Objective> objectives;
   // constraints: {metric, max: X} or {metric, min: X}; a trial that breaks one is infeasible.
   std::vector<search::Constraint> constraints;
-  search::SearchSpace space;    // search_space: name -> {type, low, high, scale, choices, condition}
-  search::Params fixed;         // trainer: settings every trial uses (model, precision, ...)
+  search::SearchSpace space;  // search_space: name -> {type, low, high, scale, choices, condition}
+  search::Params fixed;       // trainer: settings every trial uses (model, precision, ...)
   AlgorithmConfig searcher{"random", {}};
   AlgorithmConfig scheduler{"fifo", {}};
   BudgetConfig budget;
@@ -128,7 +128,8 @@ std::string ConfigDir(const std::string& config_path);
 
 // Reads the study's data files (data::ValidateData) and checks the objective against the task
 // the data states or implies, so bad data fails before any trial. `summary` gets one line.
-std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::string* summary = nullptr);
+std::vector<std::string> ValidateStudyData(const StudyConfig& config,
+                                           std::string* summary = nullptr);
 
 // Reads the file and calls ParseStudyConfig (data paths relative to the file's folder); a
 // missing file is one error naming the path. A file over limits.max_bytes is not read past the

@@ -99,8 +99,10 @@ void ParseAlerts(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d, AlertConfig* 
   if (const YAML::Node t = r.Get("thresholds"); t.IsDefined() && !t.IsNull()) {
     out->thresholds.clear();
     if (!t.IsSequence()) {
-      d->Error("alerts.thresholds", "must be a list of percents of budget.max_dollars, e.g. "
-                                    "[50, 80, 100]; got " + Describe(t));
+      d->Error("alerts.thresholds",
+               "must be a list of percents of budget.max_dollars, e.g. "
+               "[50, 80, 100]; got " +
+                   Describe(t));
     } else if (t.size() > 20) {
       d->Error("alerts.thresholds", OverLimit(t.size(), "thresholds", 20, "max_thresholds"));
     } else {
@@ -143,8 +145,10 @@ void ParseAlerts(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d, AlertConfig* 
         }
       }
     } else {
-      d->Error("alerts.command", "must be a shell command (a string) or a list (program, then "
-                                 "arguments), got " + Describe(c));
+      d->Error("alerts.command",
+               "must be a shell command (a string) or a list (program, then "
+               "arguments), got " +
+                   Describe(c));
     }
   }
   if (r.Double("timeout", &out->timeout_seconds) &&

@@ -44,8 +44,10 @@ void ParseFileRef(MapReader& r, const std::string& key, Diagnostics* d, data::Fi
     if (!files.String("y", &out->labels)) d->Error(path + ".y", "missing; the labels' .npy file");
     files.RejectUnknown();
   } else {
-    d->Error(path, "must be a file path, {x: features.npy, y: labels.npy} or {images: ..., "
-                   "labels: ...} (idx), got " + yamlcfg::Describe(node));
+    d->Error(path,
+             "must be a file path, {x: features.npy, y: labels.npy} or {images: ..., "
+             "labels: ...} (idx), got " +
+                 yamlcfg::Describe(node));
     return;
   }
   if (out->path.empty()) d->Error(path, "must not be empty");
@@ -63,8 +65,10 @@ void ParseData(MapReader& top, Diagnostics* d, data::DataSpec* data) {
   }
   if (r.Int("val_size", &data->val_size)) AtLeast(d, "data.val_size", data->val_size, 1);
   if (r.Int("test_limit", &data->test_limit)) AtLeast(d, "data.test_limit", data->test_limit, 0);
-  for (auto [key, ref] : {std::pair{"file", &data->file}, {"train", &data->train},
-                          {"val", &data->val}, {"test", &data->test}}) {
+  for (auto [key, ref] : {std::pair{"file", &data->file},
+                          {"train", &data->train},
+                          {"val", &data->val},
+                          {"test", &data->test}}) {
     ParseFileRef(r, key, d, ref);
   }
   if (r.Has("split")) {
@@ -78,8 +82,9 @@ void ParseData(MapReader& top, Diagnostics* d, data::DataSpec* data) {
     if (data->file.empty() && !data->train.empty() && !other_files) {
       data->file = std::exchange(data->train, data::FileRef{});
     } else if (data->file.empty() && other_files) {
-      d->Error("data.split", "splits one file (data.file); with separate train and val files "
-                             "there is nothing to split (drop data.split)");
+      d->Error("data.split",
+               "splits one file (data.file); with separate train and val files "
+               "there is nothing to split (drop data.split)");
     }
   }
   r.Enum("task", {"classification", "regression"}, &data->task);
@@ -127,9 +132,12 @@ std::string MetricForData(const std::string& metric, bool single, const data::Da
            data.text_class + "'); " + use("val_accuracy") + " (or another classification metric)";
   }
   if (data.task == "classification" && common::IsRegressionMetric(metric)) {
-    return metric + " is for regression, but the label looks like a class (few distinct "
-                    "integers); " + use("val_accuracy") + ", or data.task: regression if the "
-                    "integers are amounts";
+    return metric +
+           " is for regression, but the label looks like a class (few distinct "
+           "integers); " +
+           use("val_accuracy") +
+           ", or data.task: regression if the "
+           "integers are amounts";
   }
   if (metric == common::kValRocAuc && data.classes != 2) {
     return "val_roc_auc is for two classes, the label has " + std::to_string(data.classes) +
@@ -178,7 +186,8 @@ std::vector<std::string> ValidateStudyData(const StudyConfig& config, std::strin
   common::HParams hp;
   if (data.task == "classification" && common::ParseHParams(config.fixed, &hp).empty() &&
       hp.loss != "mse") {
-    errors.push_back("trainer.loss: " + hp.loss + " is for regression; a classification study "
+    errors.push_back("trainer.loss: " + hp.loss +
+                     " is for regression; a classification study "
                      "trains on cross-entropy (drop trainer.loss, or set data.task: regression)");
   }
   return errors;

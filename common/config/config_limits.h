@@ -10,13 +10,13 @@
 namespace sift::common {
 
 struct ConfigLimits {
-  size_t max_bytes = 128 * 1024;      // the config text (a real one is a few hundred bytes)
-  size_t max_nodes = 20000;           // YAML nodes walked, each alias expansion counted again
-  size_t max_depth = 16;              // nesting of maps and lists (a real config has 4)
-  size_t max_parameters = 64;         // entries of search_space
-  size_t max_choices = 1000;          // choices of one categorical (and values of one condition)
-  size_t max_condition_depth = 8;     // parent -> child chains of conditions
-  size_t max_errors = 100;            // errors reported; the rest are counted in one line
+  size_t max_bytes = 128 * 1024;   // the config text (a real one is a few hundred bytes)
+  size_t max_nodes = 20000;        // YAML nodes walked, each alias expansion counted again
+  size_t max_depth = 16;           // nesting of maps and lists (a real config has 4)
+  size_t max_parameters = 64;      // entries of search_space
+  size_t max_choices = 1000;       // choices of one categorical (and values of one condition)
+  size_t max_condition_depth = 8;  // parent -> child chains of conditions
+  size_t max_errors = 100;         // errors reported; the rest are counted in one line
 
   // For configs accepted once already (a restart replays them): limits lowered since then must
   // not lose a study.

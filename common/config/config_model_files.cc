@@ -7,8 +7,8 @@
 namespace sift::common {
 namespace {
 
-using search::ParamType;
 using search::Params;
+using search::ParamType;
 using search::ParamValue;
 
 // More files than this is not a search over files: the check stops there.
@@ -20,8 +20,8 @@ std::string Text(const Params& fixed, const std::string& key) {
 }
 
 // The values `name` can take: fixed, a categorical's choices or an int range. "" or the problem.
-std::string ValuesOf(const std::string& name, const Params& fixed,
-                     const search::SearchSpace& space, std::vector<ParamValue>* out) {
+std::string ValuesOf(const std::string& name, const Params& fixed, const search::SearchSpace& space,
+                     std::vector<ParamValue>* out) {
   if (const auto it = fixed.find(name); it != fixed.end()) {
     out->push_back(it->second);
     return "";

@@ -49,8 +49,8 @@ void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out, bool
       return;
     }
   } else {
-    metric_ok = r.Enum("metric", {std::begin(common::kObjectiveMetrics),
-                                  std::end(common::kObjectiveMetrics)},
+    metric_ok = r.Enum("metric",
+                       {std::begin(common::kObjectiveMetrics), std::end(common::kObjectiveMetrics)},
                        &out->metric);
   }
   ReadDirection(r, d, /*known=*/true, /*judge=*/metric_ok || !metric_given, out);
@@ -60,12 +60,14 @@ void ParseObjective(MapReader& top, Diagnostics* d, search::Objective* out, bool
 void CheckMetricForTask(Diagnostics* d, const std::string& path, const std::string& metric,
                         const std::string& task) {
   if (task == "regression" && common::IsClassificationMetric(metric)) {
-    d->Error(path, metric + " is for classification; data.task is regression (use val_rmse, "
-                            "val_mae or val_r2)");
+    d->Error(path, metric +
+                       " is for classification; data.task is regression (use val_rmse, "
+                       "val_mae or val_r2)");
   } else if (task == "classification" && common::IsRegressionMetric(metric)) {
-    d->Error(path, metric + " is for regression; data.task is classification (use "
-                            "val_accuracy, val_balanced_accuracy, val_macro_f1, val_roc_auc or "
-                            "val_loss)");
+    d->Error(path, metric +
+                       " is for regression; data.task is classification (use "
+                       "val_accuracy, val_balanced_accuracy, val_macro_f1, val_roc_auc or "
+                       "val_loss)");
   }
 }
 

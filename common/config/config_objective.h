@@ -29,7 +29,7 @@ void CheckObjectiveForTask(yamlcfg::MapReader& top, yamlcfg::Diagnostics* d,
                            const std::string& task, search::Objective* objective);
 
 // A metric of the other task (val_accuracy in a regression study) is an error at `path`.
-void CheckMetricForTask(yamlcfg::Diagnostics* d, const std::string& path,
-                        const std::string& metric, const std::string& task);
+void CheckMetricForTask(yamlcfg::Diagnostics* d, const std::string& path, const std::string& metric,
+                        const std::string& task);
 
 }  // namespace sift::common

@@ -84,8 +84,9 @@ void ParseObjectives(MapReader& top, Diagnostics* d, bool any_metric, const std:
     // objective: {target: X} beside a list is a target for no one objective in particular.
     const YAML::Node single = top.Get("objective");
     if (single.IsMap() && single.size() == 1 && single["target"].IsDefined()) {
-      d->Error("objective.target", "a target is for a single objective; with objectives: the "
-                                   "result is a Pareto set, not one value to reach");
+      d->Error("objective.target",
+               "a target is for a single objective; with objectives: the "
+               "result is a Pareto set, not one value to reach");
     } else {
       d->Error("objectives", "give either objective: (one) or objectives: (2 to 4), not both");
     }
@@ -113,8 +114,9 @@ void ParseObjectives(MapReader& top, Diagnostics* d, bool any_metric, const std:
     }
     if (r.Has("target")) {
       r.Get("target");
-      d->Error(r.PathOf("target"), "a target is for a single objective (objective.target); "
-                                   "several have a Pareto set, not one value to reach");
+      d->Error(r.PathOf("target"),
+               "a target is for a single objective (objective.target); "
+               "several have a Pareto set, not one value to reach");
     }
     r.RejectUnknown();
   });
@@ -125,8 +127,8 @@ void ParseConstraints(MapReader& top, Diagnostics* d, bool any_metric, const std
   const YAML::Node list = top.Get("constraints");
   if (!list.IsDefined() || list.IsNull()) return;
   if (!list.IsSequence()) {
-    d->Error("constraints", "must be a list of {metric, max: X} or {metric, min: X}, got " +
-                                Describe(list));
+    d->Error("constraints",
+             "must be a list of {metric, max: X} or {metric, min: X}, got " + Describe(list));
     return;
   }
   std::map<std::pair<std::string, bool>, std::string> seen;  // (metric, upper) -> its entry

@@ -33,8 +33,10 @@ std::string MutableProblem(const StudyConfig& config, const std::string& name) {
   if (config.trial.is_command()) return "";  // the program re-reads SIFT_PARAMS on resume
   const auto& knobs = PbtMutableKnobs();
   if (std::find(knobs.begin(), knobs.end(), name) == knobs.end()) {
-    return "'" + name + "' cannot change mid-training (a copied checkpoint fixes it); the ones "
-           "that can: " + Join(knobs);
+    return "'" + name +
+           "' cannot change mid-training (a copied checkpoint fixes it); the ones "
+           "that can: " +
+           Join(knobs);
   }
   if (name == "dropout" && IsTorchScriptModel(config)) {
     return "'dropout' is the TorchScript module's own; the trainer cannot change it mid-training";
@@ -54,9 +56,9 @@ void CheckPbt(bool max_trials_set, yamlcfg::Diagnostics* d, StudyConfig* config)
   search::Options& options = config->scheduler.options;
   const search::PbtOptions pbt = search::ReadPbtOptions(options);
   if (pbt.interval_epochs >= config->budget.max_epochs) {
-    d->Error("scheduler.interval_epochs",
-             "must be below budget.max_epochs (" + std::to_string(config->budget.max_epochs) +
-                 "), or no member is ever exploited");
+    d->Error("scheduler.interval_epochs", "must be below budget.max_epochs (" +
+                                              std::to_string(config->budget.max_epochs) +
+                                              "), or no member is ever exploited");
   }
   if (!max_trials_set) {
     config->budget.max_trials = pbt.population;
@@ -76,8 +78,9 @@ void CheckPbt(bool max_trials_set, yamlcfg::Diagnostics* d, StudyConfig* config)
     return;
   }
   if (config->trial.is_command()) {
-    d->Error("scheduler.mutable", "required for a command trial: list the parameters your "
-                                  "program re-reads from SIFT_PARAMS when it resumes");
+    d->Error("scheduler.mutable",
+             "required for a command trial: list the parameters your "
+             "program re-reads from SIFT_PARAMS when it resumes");
     return;
   }
   // The default: every searched parameter that can change mid-training, in the space's order.

@@ -72,8 +72,8 @@ ParamSpec ParseParam(const std::string& name, const YAML::Node& node, const Conf
     const YAML::Node choices = r.Get("choices");
     if (!choices.IsDefined()) {
       d->Error(path + ".choices", "missing; a categorical parameter lists its choices");
-    } else if (WithinLimit(choices, path + ".choices", "choices", limits.max_choices,
-                           "max_choices", d)) {
+    } else if (WithinLimit(choices, path + ".choices", "choices", limits.max_choices, "max_choices",
+                           d)) {
       ReadValues(choices, path + ".choices", /*allow_scalar=*/false, d, &p.choices);
     }
     for (const char* key : {"low", "high", "scale"}) {
@@ -202,8 +202,8 @@ void ParseSearchSpace(MapReader& top, const ConfigLimits& limits, Diagnostics* d
   if (!r.ok()) return;
   const auto entries = r.Entries();
   if (entries.size() > limits.max_parameters) {
-    d->Error("search_space", OverLimit(entries.size(), "parameters", limits.max_parameters,
-                                       "max_parameters"));
+    d->Error("search_space",
+             OverLimit(entries.size(), "parameters", limits.max_parameters, "max_parameters"));
     return;
   }
   std::vector<ParamSpec> params;
@@ -212,8 +212,7 @@ void ParseSearchSpace(MapReader& top, const ConfigLimits& limits, Diagnostics* d
     params.push_back(ParseParam(name, value, limits, d, &is_broken));
     if (is_broken) broken->insert(name);
   }
-  *out = search::SearchSpace(
-      OrderByCondition(std::move(params), limits.max_condition_depth, d));
+  *out = search::SearchSpace(OrderByCondition(std::move(params), limits.max_condition_depth, d));
   // What Validate says of a field that did not parse, or of a condition on a parameter that did
   // not, is noise: the cause already has its error.
   std::set<std::string> noise;

@@ -14,9 +14,8 @@ namespace sift::common {
 
 // Parses search_space into `out`. `broken` collects the parameters found faulty, whose values are
 // then not checked against the trainer.
-void ParseSearchSpace(yamlcfg::MapReader& top, const ConfigLimits& limits,
-                      yamlcfg::Diagnostics* d, search::SearchSpace* out,
-                      std::set<std::string>* broken);
+void ParseSearchSpace(yamlcfg::MapReader& top, const ConfigLimits& limits, yamlcfg::Diagnostics* d,
+                      search::SearchSpace* out, std::set<std::string>* broken);
 
 // A list of scalars (or, when `allow_scalar`, one scalar) as typed values.
 void ReadValues(const YAML::Node& node, const std::string& path, bool allow_scalar,

@@ -48,9 +48,9 @@ void FitRandomStartToBudget(StudyConfig* config) {
     const auto dims = static_cast<int64_t>(config->space.size());
     const int64_t startup = set && *set > 0 ? *set : std::max<int64_t>(5, dims + 1);
     if (startup >= trials) {
-      config->notes.push_back(AllRandom(set && *set > 0 ? "searcher.n_startup"
-                                                        : "searcher.n_startup (default)",
-                                        startup, trials));
+      config->notes.push_back(
+          AllRandom(set && *set > 0 ? "searcher.n_startup" : "searcher.n_startup (default)",
+                    startup, trials));
     }
   }
 }

@@ -106,8 +106,7 @@ Params ParseCommandParams(MapReader& top, Diagnostics* d, Params* all) {
   return *all;
 }
 
-void CheckSpaceAgainstFixed(const search::SearchSpace& space, const Params& fixed,
-                            Diagnostics* d) {
+void CheckSpaceAgainstFixed(const search::SearchSpace& space, const Params& fixed, Diagnostics* d) {
   for (const auto& p : space.params()) {
     if (fixed.count(p.name)) {
       d->Error("search_space." + p.name, "also fixed under trainer; set it in one place");
@@ -138,8 +137,9 @@ void CheckSpaceAgainstTrainer(const search::SearchSpace& space, const std::set<s
     }
     bool bounds_ok = true;
     for (const auto& [field, bound] : {std::pair{"low", p.low}, std::pair{"high", p.high}}) {
-      if (!std::isfinite(bound) || (p.type == ParamType::kInt && (bound != std::floor(bound) ||
-                                                                   !search::IntBoundInRange(bound)))) {
+      if (!std::isfinite(bound) ||
+          (p.type == ParamType::kInt &&
+           (bound != std::floor(bound) || !search::IntBoundInRange(bound)))) {
         bounds_ok = false;  // SearchSpace::Validate reported it
         continue;
       }

@@ -1,10 +1,10 @@
 #include "common/config/config_trial.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-
-#include <unistd.h>
 
 namespace sift::common {
 
@@ -63,8 +63,9 @@ void ParseTrial(yamlcfg::MapReader& top, const std::string& origin, yamlcfg::Dia
   yamlcfg::MapReader r(top.Get("trial"), "trial", d);
   const YAML::Node command = r.Get("command");
   if (!command.IsDefined() || command.IsNull()) {
-    d->Error("trial.command", "missing; the program and its arguments, e.g. "
-                              "[python3, train.py, --data, data/]");
+    d->Error("trial.command",
+             "missing; the program and its arguments, e.g. "
+             "[python3, train.py, --data, data/]");
   } else if (!command.IsSequence() || command.size() == 0) {
     d->Error("trial.command", "must be a non-empty list (program, then arguments), got " +
                                   yamlcfg::Describe(command));
@@ -84,7 +85,8 @@ void ParseTrial(yamlcfg::MapReader& top, const std::string& origin, yamlcfg::Dia
   std::string dir;
   fs::path folder = base;
   if (r.String("dir", &dir)) {
-    if (dir.empty()) d->Error("trial.dir", "must not be empty (leave it out for the config's folder)");
+    if (dir.empty())
+      d->Error("trial.dir", "must not be empty (leave it out for the config's folder)");
     folder = fs::path(dir).is_absolute() ? fs::path(dir) : base / dir;
   }
   out->dir = folder.lexically_normal().string();

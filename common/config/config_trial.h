@@ -17,5 +17,4 @@ void ParseTrial(yamlcfg::MapReader& top, const std::string& origin, yamlcfg::Dia
 // relative to trial.dir), else the problem naming it. Checked with the data, before any trial.
 std::string CheckCommandProgram(const TrialConfig& trial);
 
-
 }  // namespace sift::common

@@ -17,8 +17,8 @@ bool IsPostgresUrl(const std::string& db) {
 void ParseStudies(yamlcfg::MapReader& r, yamlcfg::Diagnostics* d, std::vector<int64_t>* out) {
   const YAML::Node list = r.Get("studies");
   if (!list.IsDefined() || !list.IsSequence() || list.size() == 0) {
-    d->Error("warm_start.studies", "must be a list of earlier study ids, e.g. [1, 2], got " +
-                                       yamlcfg::Describe(list));
+    d->Error("warm_start.studies",
+             "must be a list of earlier study ids, e.g. [1, 2], got " + yamlcfg::Describe(list));
     return;
   }
   if (list.size() > kMaxWarmStudies) {

@@ -301,10 +301,12 @@ namespace {
 // apart in spelling for Suggest to find.
 const std::map<std::string, std::string>& Synonyms() {
   static const std::map<std::string, std::string> words = {
-      {"normalize", "standardize"}, {"normalise", "standardize"}, {"scale", "standardize"},
-      {"target", "label"},          {"target_column", "label"},   {"y", "label"},
-      {"validation", "val"},        {"valid", "val"},             {"epochs", "max_epochs"},
-      {"n_trials", "max_trials"},   {"num_trials", "max_trials"}, {"sampler", "searcher"},
+      {"normalize", "standardize"}, {"normalise", "standardize"},
+      {"scale", "standardize"},     {"target", "label"},
+      {"target_column", "label"},   {"y", "label"},
+      {"validation", "val"},        {"valid", "val"},
+      {"epochs", "max_epochs"},     {"n_trials", "max_trials"},
+      {"num_trials", "max_trials"}, {"sampler", "searcher"},
       {"pruner", "scheduler"}};
   return words;
 }

@@ -1,10 +1,9 @@
 #include "common/data/data_spec.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "common/data_files.h"
@@ -15,11 +14,14 @@ namespace {
 using nlohmann::json;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 json RefJson(const FileRef& f) { return json{{"path", f.path}, {"labels", f.labels}}; }
-FileRef RefFrom(const json& j) { return {j.at("path").get<std::string>(), j.at("labels").get<std::string>()}; }
+FileRef RefFrom(const json& j) {
+  return {j.at("path").get<std::string>(), j.at("labels").get<std::string>()};
+}
 
 std::string Percent(double f) {
   char buf[32];
@@ -108,29 +110,44 @@ std::vector<std::string> CheckDataSpec(const DataSpec& s) {
   }
   const bool has_files = !s.file.empty() || !s.train.empty() || !s.val.empty() || !s.test.empty();
   if (format == "idx") {
-    if (!s.file.empty()) error("file", "idx data is not split from one file; give data.train (and data.test) as {images: ..., labels: ...}, or data.dir");
+    if (!s.file.empty())
+      error("file",
+            "idx data is not split from one file; give data.train (and data.test) as {images: ..., "
+            "labels: ...}, or data.dir");
     if (!has_files && s.dir.empty()) error("dir", "must not be empty");
-    if (has_files && s.train.empty()) error("train", "missing; give {images: ..., labels: ...} IDX files (or data.dir alone)");
+    if (has_files && s.train.empty())
+      error("train", "missing; give {images: ..., labels: ...} IDX files (or data.dir alone)");
     for (const auto& [name, ref] : {std::pair<const char*, const FileRef*>{"train", &s.train},
-                                    {"val", &s.val}, {"test", &s.test}}) {
-      if (!ref->empty() && ref->labels.empty()) error(name, "idx data needs two files: {images: images-idx3-ubyte.gz, labels: labels-idx1-ubyte.gz}");
+                                    {"val", &s.val},
+                                    {"test", &s.test}}) {
+      if (!ref->empty() && ref->labels.empty())
+        error(name,
+              "idx data needs two files: {images: images-idx3-ubyte.gz, labels: "
+              "labels-idx1-ubyte.gz}");
     }
-    if (!s.task.empty() && s.task != "classification") error("task", "idx data is classification (labels are class indices)");
+    if (!s.task.empty() && s.task != "classification")
+      error("task", "idx data is classification (labels are class indices)");
     return errors;
   }
   if (!s.file.empty() && (!s.train.empty() || !s.val.empty() || !s.test.empty())) {
     error("file", "give either one file (split by data.split) or train/val/test files, not both");
   } else if (s.file.empty()) {
-    if (s.train.empty()) error("train", "missing; give data.file with data.split, or data.train and data.val");
-    if (s.val.empty() && !s.train.empty()) error("val", "missing; a study needs a validation set to score trials");
+    if (s.train.empty())
+      error("train", "missing; give data.file with data.split, or data.train and data.val");
+    if (s.val.empty() && !s.train.empty())
+      error("val", "missing; a study needs a validation set to score trials");
   }
   if (!s.file.empty()) {
-    if (s.split.val <= 0 || s.split.val >= 1) error("split.val", "must be in (0, 1), got " + Percent(s.split.val));
-    if (s.split.test < 0 || s.split.test >= 1) error("split.test", "must be in [0, 1), got " + Percent(s.split.test));
+    if (s.split.val <= 0 || s.split.val >= 1)
+      error("split.val", "must be in (0, 1), got " + Percent(s.split.val));
+    if (s.split.test < 0 || s.split.test >= 1)
+      error("split.test", "must be in [0, 1), got " + Percent(s.split.test));
     if (s.split.val + s.split.test >= 1) error("split", "val + test must leave rows to train on");
   }
   for (const auto& [name, ref] : {std::pair<const char*, const FileRef*>{"file", &s.file},
-                                  {"train", &s.train}, {"val", &s.val}, {"test", &s.test}}) {
+                                  {"train", &s.train},
+                                  {"val", &s.val},
+                                  {"test", &s.test}}) {
     if (ref->empty()) continue;
     if (format == "npy" && ref->labels.empty()) {
       error(name, "npy data needs two files: {x: features.npy, y: labels.npy}");
@@ -139,10 +156,13 @@ std::vector<std::string> CheckDataSpec(const DataSpec& s) {
       error(name, "a separate labels file is only for npy (csv and npz hold both)");
     }
     if (!s.format.empty() || FormatFromExtension(ref->path) == format) continue;
-    error(name, "'" + ref->path + "' does not look like " + format + " (set data.format to read it as " + format + ")");
+    error(name, "'" + ref->path + "' does not look like " + format +
+                    " (set data.format to read it as " + format + ")");
   }
-  if (format == "csv" && s.label.empty()) error("label", "missing; name the target column of the CSV");
-  if (format != "csv" && !s.label.empty()) error("label", "is for csv data (npz uses data.arrays.y)");
+  if (format == "csv" && s.label.empty())
+    error("label", "missing; name the target column of the CSV");
+  if (format != "csv" && !s.label.empty())
+    error("label", "is for csv data (npz uses data.arrays.y)");
   if (format != "csv" && !s.features.empty()) error("features", "is for csv data");
   if (!s.task.empty() && s.task != "classification" && s.task != "regression") {
     error("task", "must be classification or regression, got '" + s.task + "'");
@@ -152,8 +172,8 @@ std::vector<std::string> CheckDataSpec(const DataSpec& s) {
   }
   if (!s.standardize.empty() && s.standardize != "features" && s.standardize != "target" &&
       s.standardize != "both" && s.standardize != "none") {
-    error("standardize", "must be features, target, both (true) or none (false), got '" +
-                             s.standardize + "'");
+    error("standardize",
+          "must be features, target, both (true) or none (false), got '" + s.standardize + "'");
   }
   if (s.x_key.empty() || s.y_key.empty()) error("arrays", "array names must not be empty");
   return errors;

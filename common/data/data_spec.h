@@ -44,7 +44,7 @@ struct DataSpec {
   std::string task;                   // classification | regression; "" infers from the labels
   std::string label;                  // csv: the target column (required)
   std::vector<std::string> features;  // csv: feature columns; empty: every column but the label
-  std::string missing = "error";      // csv: error | mean (numeric: training mean; text: no category)
+  std::string missing = "error";  // csv: error | mean (numeric: training mean; text: no category)
   // Scaled to zero mean and unit variance with the training rows' statistics: features, target
   // (regression: trained in that scale, scored in its own units), both or none. "" (unset): both
   // for a table (csv, or arrays of rows), the target only for images (samples of 2+ dimensions).

@@ -216,9 +216,8 @@ void SplitRows(const Raw& raw, const SplitFractions& f, bool stratify, Part* tra
   auto empty = [&](const char* which, double fraction) {
     char text[32];
     std::snprintf(text, sizeof(text), "%g", fraction);
-    Fail(raw.file + ": data.split." + which + " " + text + " of " +
-         std::to_string(raw.rows()) + " rows leaves the " + which +
-         " split empty; use more rows or a larger fraction");
+    Fail(raw.file + ": data.split." + which + " " + text + " of " + std::to_string(raw.rows()) +
+         " rows leaves the " + which + " split empty; use more rows or a larger fraction");
   };
   if (val->rows.empty()) empty("val", f.val);
   if (test->rows.empty() && f.test > 0) empty("test", f.test);
@@ -228,8 +227,8 @@ void SplitRows(const Raw& raw, const SplitFractions& f, bool stratify, Part* tra
 struct ColumnCode {
   std::string name;
   bool numeric = true;
-  double fill = 0;                  // the training mean, for `missing: mean`
-  std::vector<std::string> vocab;   // text columns: sorted training values
+  double fill = 0;                 // the training mean, for `missing: mean`
+  std::vector<std::string> vocab;  // text columns: sorted training values
 };
 
 std::vector<ColumnCode> PlanColumns(const Part& train, const std::vector<std::string>& names) {
@@ -253,7 +252,8 @@ std::vector<ColumnCode> PlanColumns(const Part& train, const std::vector<std::st
       }
       values.insert(cell);
     }
-    if (values.empty()) Fail(raw.file + ": column '" + code.name + "' has no values in the training rows");
+    if (values.empty())
+      Fail(raw.file + ": column '" + code.name + "' has no values in the training rows");
     if (code.numeric) {
       code.fill = sum / static_cast<double>(count);
     } else {
@@ -277,7 +277,8 @@ void EncodeCsv(const Part& part, const std::vector<ColumnCode>& codes, bool impu
       if (code.numeric) {
         double v = code.fill;
         if (!IsMissing(cell) && !ParseNumber(cell, &v)) {
-          Fail(where + ": '" + cell + "' is not a number (the column is numeric in the training rows)");
+          Fail(where + ": '" + cell +
+               "' is not a number (the column is numeric in the training rows)");
         }
         out->x.push_back(static_cast<float>(v));
         continue;
@@ -349,7 +350,8 @@ std::map<std::string, int64_t> ClassIndex(const Part& train, Dataset* d) {
     });
   }
   std::map<std::string, int64_t> index;
-  for (size_t k = 0; k < d->class_names.size(); ++k) index[d->class_names[k]] = static_cast<int64_t>(k);
+  for (size_t k = 0; k < d->class_names.size(); ++k)
+    index[d->class_names[k]] = static_cast<int64_t>(k);
   return index;
 }
 

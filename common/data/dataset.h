@@ -36,8 +36,8 @@ struct InputPrep {
 };
 
 struct Dataset {
-  std::string task;                     // classification | regression
-  std::vector<int64_t> feature_shape;   // of one sample: [F], or e.g. [C, H, W] / [H, W] (npy)
+  std::string task;                        // classification | regression
+  std::vector<int64_t> feature_shape;      // of one sample: [F], or e.g. [C, H, W] / [H, W] (npy)
   std::vector<std::string> feature_names;  // csv: a column, or "column=value" for one-hot
   std::vector<std::string> class_names;    // classification: the classes, index order
   Split train, val, test;

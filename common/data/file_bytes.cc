@@ -10,7 +10,8 @@ namespace sift::data {
 
 std::string ReadFileBytes(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw std::runtime_error(path + ": cannot open: no such file");
+  if (!std::filesystem::exists(path, ec))
+    throw std::runtime_error(path + ": cannot open: no such file");
   if (std::filesystem::is_directory(path, ec)) {
     throw std::runtime_error(path + ": is a directory, not a file");
   }

@@ -54,8 +54,6 @@ IdxArray ParseIdx(const std::string& name, const std::string& bytes) {
   return out;
 }
 
-IdxArray ReadIdxFile(const std::string& path) {
-  return ParseIdx(path, data::ReadFileBytes(path));
-}
+IdxArray ReadIdxFile(const std::string& path) { return ParseIdx(path, data::ReadFileBytes(path)); }
 
 }  // namespace sift::data

@@ -30,7 +30,8 @@ uint64_t LittleEndian(const std::string& name, const std::string& b, size_t at, 
 }
 
 // The value of `key` in NumPy's header, a Python dict literal: "{'descr': '<f4', ...}".
-std::string HeaderValue(const std::string& name, const std::string& header, const std::string& key) {
+std::string HeaderValue(const std::string& name, const std::string& header,
+                        const std::string& key) {
   const std::string quoted = "'" + key + "'";
   size_t at = header.find(quoted);
   if (at == std::string::npos) Fail(name, "npy header has no '" + key + "'");
@@ -78,9 +79,10 @@ int ElementSize(const std::string& name, const std::string& descr) {
   const char order = descr[0], kind = descr[1];
   if (order == '>') Fail(name, "big-endian dtype '" + descr + "' is not supported; save it as '<'");
   const int size = std::atoi(descr.c_str() + 2);
-  const bool ok = (kind == 'f' && (size == 2 || size == 4 || size == 8)) ||
-                  ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
-                  (kind == 'b' && size == 1);
+  const bool ok =
+      (kind == 'f' && (size == 2 || size == 4 || size == 8)) ||
+      ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
+      (kind == 'b' && size == 1);
   if (!ok || (order != '<' && order != '|' && order != '=')) {
     Fail(name, "unsupported dtype '" + descr + "' (want bool, int, uint or float)");
   }
@@ -122,8 +124,16 @@ std::vector<T> Convert(const NpyArray& a) {
     } else if (kind == 'i') {
       int64_t x = 0;
       if (size == 1) x = static_cast<int8_t>(*p);
-      if (size == 2) { int16_t y; std::memcpy(&y, p, 2); x = y; }
-      if (size == 4) { int32_t y; std::memcpy(&y, p, 4); x = y; }
+      if (size == 2) {
+        int16_t y;
+        std::memcpy(&y, p, 2);
+        x = y;
+      }
+      if (size == 4) {
+        int32_t y;
+        std::memcpy(&y, p, 4);
+        x = y;
+      }
       if (size == 8) std::memcpy(&x, p, 8);
       v = static_cast<double>(x);
     } else {
@@ -208,19 +218,28 @@ std::map<std::string, std::string> ReadZipMembers(const std::string& name,
     }
     const int method = static_cast<int>(LittleEndian(name, bytes, at + 10, 2));
     const uint64_t crc = LittleEndian(name, bytes, at + 16, 4);
-    uint64_t packed = LittleEndian(name, bytes, at + 20, 4), size = LittleEndian(name, bytes, at + 24, 4);
-    const size_t name_len = LittleEndian(name, bytes, at + 28, 2), extra_len = LittleEndian(name, bytes, at + 30, 2),
+    uint64_t packed = LittleEndian(name, bytes, at + 20, 4),
+             size = LittleEndian(name, bytes, at + 24, 4);
+    const size_t name_len = LittleEndian(name, bytes, at + 28, 2),
+                 extra_len = LittleEndian(name, bytes, at + 30, 2),
                  comment_len = LittleEndian(name, bytes, at + 32, 2);
     uint64_t local = LittleEndian(name, bytes, at + 42, 4);
     if (at + 46 + name_len + extra_len > bytes.size()) Fail(name, "corrupt zip central directory");
     const std::string member = bytes.substr(at + 46, name_len);
     // Zip64 (NumPy writes it): the 0xFFFFFFFF fields come, in order, from extra field 0x0001.
     for (size_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
-      const uint64_t id = LittleEndian(name, bytes, x, 2), len = LittleEndian(name, bytes, x + 2, 2);
+      const uint64_t id = LittleEndian(name, bytes, x, 2),
+                     len = LittleEndian(name, bytes, x + 2, 2);
       if (id == 1) {
         size_t f = x + 4;
-        if (size == 0xFFFFFFFFu) { size = LittleEndian(name, bytes, f, 8); f += 8; }
-        if (packed == 0xFFFFFFFFu) { packed = LittleEndian(name, bytes, f, 8); f += 8; }
+        if (size == 0xFFFFFFFFu) {
+          size = LittleEndian(name, bytes, f, 8);
+          f += 8;
+        }
+        if (packed == 0xFFFFFFFFu) {
+          packed = LittleEndian(name, bytes, f, 8);
+          f += 8;
+        }
         if (local == 0xFFFFFFFFu) local = LittleEndian(name, bytes, f, 8);
       }
       x += 4 + len;
@@ -229,16 +248,18 @@ std::map<std::string, std::string> ReadZipMembers(const std::string& name,
     if (local + 30 > bytes.size() || LittleEndian(name, bytes, local, 4) != kLocal) {
       Fail(name, "corrupt zip local header for " + member);
     }
-    const size_t data_at =
-        local + 30 + LittleEndian(name, bytes, local + 26, 2) + LittleEndian(name, bytes, local + 28, 2);
-    if (packed > bytes.size() || data_at > bytes.size() - packed) Fail(name, member + " is truncated");
+    const size_t data_at = local + 30 + LittleEndian(name, bytes, local + 26, 2) +
+                           LittleEndian(name, bytes, local + 28, 2);
+    if (packed > bytes.size() || data_at > bytes.size() - packed)
+      Fail(name, member + " is truncated");
     const std::string raw = bytes.substr(data_at, packed);
     if (method != 0 && method != 8) {
       Fail(name, member + " uses zip compression method " + std::to_string(method) +
                      " (want stored or deflate)");
     }
     std::string data = method == 0 ? raw : InflateRaw(name + ":" + member, raw, size);
-    if (data.size() != size || Crc32(data) != crc) Fail(name, member + ": CRC mismatch (corrupt archive)");
+    if (data.size() != size || Crc32(data) != crc)
+      Fail(name, member + ": CRC mismatch (corrupt archive)");
     out[member] = std::move(data);
   }
   return out;

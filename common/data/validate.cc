@@ -16,8 +16,8 @@ std::vector<std::string> ValidateData(const DataSpec& spec, DataSummary* summary
     for (const std::string& path : spec.SourceFiles()) {
       if (!IsReadableFile(path)) errors.push_back(field + path + ": no such readable file");
     }
-    const std::string where = spec.uses_dir() ? "idx images in " + spec.dir
-                                              : "idx images from " + spec.train.path;
+    const std::string where =
+        spec.uses_dir() ? "idx images in " + spec.dir : "idx images from " + spec.train.path;
     if (errors.empty() && summary != nullptr) *summary = {"classification", 10, where, ""};
     return errors;
   }
@@ -38,8 +38,8 @@ std::vector<std::string> ValidateData(const DataSpec& spec, DataSummary* summary
         }
       }
       text += std::to_string(d.feature_size()) + " features; " + std::to_string(d.train.size) +
-                  " train, " + std::to_string(d.val.size) + " val, " + std::to_string(d.test.size) +
-                  " test rows";
+              " train, " + std::to_string(d.val.size) + " val, " + std::to_string(d.test.size) +
+              " test rows";
     }
   } catch (const std::exception& e) {
     errors.push_back(std::string("data: ") + e.what());

@@ -10,7 +10,7 @@
 namespace sift::data {
 
 struct DataSummary {
-  std::string task;  // classification | regression, as stated or inferred
+  std::string task;     // classification | regression, as stated or inferred
   int64_t classes = 0;  // classification: the training rows' classes (idx: 10)
   // One line: "csv, classification: 2 classes, 30 features; 398 train, 85 val, 86 test rows".
   std::string text;

@@ -105,9 +105,13 @@ const std::map<std::string, Setter>& Setters() {
          return GetChoice("activation", v, {"relu", "gelu", "silu", "tanh"}, &h->activation);
        }},
       {"norm",
-       [](auto& v, auto* h) { return GetChoice("norm", v, {"none", "batch", "layer"}, &h->norm); }},
+       [](auto& v, auto* h) {
+         return GetChoice("norm", v, {"none", "batch", "layer"}, &h->norm);
+       }},
       {"pooling",
-       [](auto& v, auto* h) { return GetChoice("pooling", v, {"max", "avg"}, &h->pooling); }},
+       [](auto& v, auto* h) {
+         return GetChoice("pooling", v, {"max", "avg"}, &h->pooling);
+       }},
       {"batch_norm", [](auto& v, auto* h) { return GetBool("batch_norm", v, &h->batch_norm); }},
       {"blocks", [](auto& v, auto* h) { return GetInt("blocks", v, 1, 8, &h->blocks); }},
       {"stages", [](auto& v, auto* h) { return GetInt("stages", v, 1, 4, &h->stages); }},
@@ -139,7 +143,10 @@ const std::map<std::string, Setter>& Setters() {
        [](auto& v, auto* h) { return GetInt("step_epochs", v, 1, 1000, &h->step_epochs); }},
       {"step_gamma",
        [](auto& v, auto* h) { return GetDouble("step_gamma", v, 1e-4, 1.0, &h->step_gamma); }},
-      {"loss", [](auto& v, auto* h) { return GetChoice("loss", v, {"mse", "huber"}, &h->loss); }},
+      {"loss",
+       [](auto& v, auto* h) {
+         return GetChoice("loss", v, {"mse", "huber"}, &h->loss);
+       }},
       {"huber_delta",
        [](auto& v, auto* h) { return GetDouble("huber_delta", v, 1e-6, 1e6, &h->huber_delta); }},
       {"batch_size",
@@ -210,8 +217,7 @@ std::string ParseHParams(const search::Params& params, HParams* out) {
   // study ranks the trial by and keeps, is then a settled model rather than one mid-stride.
   out->lr_schedule = "cosine";
   const auto model = params.find("model");
-  const bool torchscript =
-      model != params.end() && search::ToString(model->second) == kTorchScript;
+  const bool torchscript = model != params.end() && search::ToString(model->second) == kTorchScript;
   for (const auto& [name, value] : params) {
     auto it = Setters().find(name);
     if (it == Setters().end()) {
@@ -241,8 +247,7 @@ std::string ParseHParams(const search::Params& params, HParams* out) {
     }
     if (out->micro_batch != 0 && out->micro_batch * k != out->batch_size) {
       return "accumulation_steps: " + std::to_string(k) + " x micro_batch " +
-             (MicroBatchIsAuto(*out) ? std::string("auto")
-                                     : std::to_string(out->micro_batch)) +
+             (MicroBatchIsAuto(*out) ? std::string("auto") : std::to_string(out->micro_batch)) +
              " is not batch_size " + std::to_string(out->batch_size) + "; set one of them";
     }
     out->micro_batch = k == 1 ? 0 : out->batch_size / k;

@@ -24,10 +24,10 @@ struct HParams {
   search::Params attributes;
   // Starting weights for every trial: a TorchScript file or a Sift checkpoint ("" for none).
   std::string init_from;
-  int64_t hidden = 256;       // MLP: width of the first hidden layer
-  int64_t depth = 2;          // MLP: hidden layers; CNN: conv blocks
-  int64_t channels = 32;      // CNN: channels of the first block (doubles per block); resnet: stem
-  int64_t kernel_size = 3;    // CNN
+  int64_t hidden = 256;     // MLP: width of the first hidden layer
+  int64_t depth = 2;        // MLP: hidden layers; CNN: conv blocks
+  int64_t channels = 32;    // CNN: channels of the first block (doubles per block); resnet: stem
+  int64_t kernel_size = 3;  // CNN
   double dropout = 0.0;
   std::string activation = "relu";  // relu | gelu | silu | tanh (every model)
   // MLP widths: layer i (0-based) is widths[i] when set (> 0), else hidden * taper^i rounded
@@ -47,16 +47,17 @@ struct HParams {
   double weight_decay = 0.0;
   std::string lr_schedule = "constant";  // constant | cosine | step
   int64_t warmup_epochs = 0;
-  int64_t step_epochs = 3;   // step schedule: decay every this many epochs
-  double step_gamma = 0.1;   // step schedule: multiply lr by this
+  int64_t step_epochs = 3;  // step schedule: decay every this many epochs
+  double step_gamma = 0.1;  // step schedule: multiply lr by this
   // Regression loss: mse | huber (quadratic within huber_delta of the target, linear beyond).
   // Classification always trains on cross-entropy.
   std::string loss = "mse";
   double huber_delta = 1.0;
   // Batching and precision.
-  int64_t batch_size = 128;         // effective batch per optimizer step
+  int64_t batch_size = 128;  // effective batch per optimizer step
   // No batch_size, micro_batch nor accumulation_steps in the parameters: the trainer sets
-  // batch_size to DefaultBatchSize of the training rows (ParseHParams sets this; HParams{} does not).
+  // batch_size to DefaultBatchSize of the training rows (ParseHParams sets this; HParams{} does
+  // not).
   bool batch_size_auto = false;
   // 0: the whole batch at once; kAutoMicroBatch: the largest divisor of batch_size that fits the
   // worker's memory (resolved by the worker, see micro_batch.h); else it must divide batch_size.
@@ -74,8 +75,8 @@ struct HParams {
 const std::vector<std::string>& KnownHParamNames();
 
 // Fills `out` from defaults overridden by `params`. Under model: torchscript, names that are
-// not trainer settings go to `attributes` instead of being an error. Returns "" or the first problem, naming the
-// parameter ("optimizer: 'rmsprop' is not one of sgd, adam, adamw").
+// not trainer settings go to `attributes` instead of being an error. Returns "" or the first
+// problem, naming the parameter ("optimizer: 'rmsprop' is not one of sgd, adam, adamw").
 std::string ParseHParams(const search::Params& params, HParams* out);
 
 // The settings that shape the model (model, widths, activation, ...), each under its parameter

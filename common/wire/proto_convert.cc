@@ -16,9 +16,12 @@ v1::ParamValue ToProto(const search::ParamValue& value) {
 
 search::ParamValue FromProto(const v1::ParamValue& value) {
   switch (value.kind_case()) {
-    case v1::ParamValue::kDoubleValue: return value.double_value();
-    case v1::ParamValue::kIntValue: return value.int_value();
-    default: return value.string_value();
+    case v1::ParamValue::kDoubleValue:
+      return value.double_value();
+    case v1::ParamValue::kIntValue:
+      return value.int_value();
+    default:
+      return value.string_value();
   }
 }
 

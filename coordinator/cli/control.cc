@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "coordinator/rpc/client.h"
 #include "coordinator/cost/alerts.h"
+#include "coordinator/rpc/client.h"
 #include "coordinator/run/files.h"
 
 namespace sift::coordinator {
@@ -38,8 +38,7 @@ std::string When(double at) {
 int Failed(const std::string& what, const grpc::Status& s, const std::string& address) {
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE ||
       s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    std::cerr << "cannot reach the coordinator at " << address << ": " << s.error_message()
-              << "\n";
+    std::cerr << "cannot reach the coordinator at " << address << ": " << s.error_message() << "\n";
     return 1;
   }
   std::cerr << what << ": " << s.error_message() << "\n";
@@ -69,8 +68,8 @@ int PickStudy(v1::Studies::Stub& stub, const ControlOptions& o, int64_t* id) {
     return 0;
   }
   std::cerr << (open.empty() ? "no running or paused study" : "several open studies") << " at "
-            << o.client.address << "; give --study N (studies:" << (listed.empty() ? " none" : listed)
-            << ")\n";
+            << o.client.address
+            << "; give --study N (studies:" << (listed.empty() ? " none" : listed) << ")\n";
   return 1;
 }
 

@@ -38,8 +38,8 @@ int Show(const v1::Trial& t) {
     return 1;
   }
   std::string scores;
-  for (const auto& [k, v] : std::map<std::string, double>(t.test_metrics().begin(),
-                                                          t.test_metrics().end())) {
+  for (const auto& [k, v] :
+       std::map<std::string, double>(t.test_metrics().begin(), t.test_metrics().end())) {
     if (common::IsPerClassKey(k) || k == "test_seconds") continue;
     scores += (scores.empty() ? "" : ", ") + k + " " + common::FormatMetric(v, 4);
   }
@@ -107,8 +107,9 @@ void AddEvaluateCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "evaluate", "score a finished trial's checkpoint on the held-out test split, once");
   common::AddClientFlags(cmd, &o.client);
-  cmd->add_option("--run", o.run_dir,
-                  "a `sift run` directory (running, or ended: then scored here by one local worker)");
+  cmd->add_option(
+      "--run", o.run_dir,
+      "a `sift run` directory (running, or ended: then scored here by one local worker)");
   cmd->add_option("--study", o.study_id, "the study")->required();
   cmd->add_option("--trial", o.trial, "the trial to score")->required();
   cmd->add_option("--timeout", o.timeout_s, "seconds to wait for the score (default 600)");

@@ -11,8 +11,8 @@
 #include "common/checkpoint_names.h"
 #include "common/subprocess.h"
 #include "coordinator/report/export_pick.h"
-#include "coordinator/store/store.h"
 #include "coordinator/report/study_reports.h"
+#include "coordinator/store/store.h"
 
 namespace sift::coordinator {
 namespace {

@@ -1,9 +1,9 @@
 // sift: the coordinator, the embedded run and the user's CLI. Links no LibTorch.
-#include <CLI/CLI.hpp>
 #include <absl/synchronization/mutex.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -23,15 +23,15 @@
 #include "coordinator/cli/export.h"
 #include "coordinator/cli/migrate.h"
 #include "coordinator/cli/report_tags.h"
-#include "coordinator/rpc/client.h"
-#include "coordinator/core/coordinator.h"
-#include "coordinator/run/embedded_run.h"
-#include "coordinator/report/html/html_report.h"
-#include "coordinator/http/live.h"
-#include "coordinator/report/report.h"
 #include "coordinator/cli/security_flags.h"
-#include "coordinator/rpc/server.h"
+#include "coordinator/core/coordinator.h"
+#include "coordinator/http/live.h"
+#include "coordinator/report/html/html_report.h"
+#include "coordinator/report/report.h"
 #include "coordinator/report/study_reports.h"
+#include "coordinator/rpc/client.h"
+#include "coordinator/rpc/server.h"
+#include "coordinator/run/embedded_run.h"
 
 namespace sc = sift::coordinator;
 
@@ -49,7 +49,8 @@ int Validate(const std::string& path, bool check_data) {
   std::string data = "not checked (--no-data-check)";
   if (errors.empty() && check_data) {
     errors = sift::common::ValidateStudyData(config, &data);
-    if (!errors.empty()) errors.push_back("(--no-data-check if the data exists only on the workers)");
+    if (!errors.empty())
+      errors.push_back("(--no-data-check if the data exists only on the workers)");
   }
   if (!errors.empty()) {
     std::cerr << path << ": invalid config:\n";
@@ -138,8 +139,9 @@ int StatusCommand(const sift::common::ClientOptions& client, int64_t study_id, d
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&now));
     // Home and clear, then the whole screen at once: no flicker of a half-drawn table.
-    std::cout << "\x1b[H\x1b[2J" << "sift status  " << client.address << "  " << stamp
-              << "  (every " << watch_s << " s; Ctrl-C to leave)\n\n"
+    std::cout << "\x1b[H\x1b[2J"
+              << "sift status  " << client.address << "  " << stamp << "  (every " << watch_s
+              << " s; Ctrl-C to leave)\n\n"
               << screen.str() << std::flush;
     if (!open) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(watch_s * 1000)));
@@ -163,7 +165,7 @@ int ServeCommand(const std::string& listen, const std::string& db, const std::st
   // Frequent beats bound how much of a lost VM's time the ledger cannot see (one interval).
   options.heartbeat_interval_s = std::clamp(lease_timeout / 6, 0.2, 1.0);
   // Checkpoints live beside the database unless told otherwise.
-  options.checkpoint_dir = !checkpoints.empty()     ? checkpoints
+  options.checkpoint_dir = !checkpoints.empty()    ? checkpoints
                            : sc::IsPostgresUrl(db) ? "sift-checkpoints"
                                                    : db + ".checkpoints";
   options.shared_checkpoints = shared;
@@ -305,10 +307,14 @@ int Main(int argc, char** argv) {
                   "workers reach --checkpoint-dir directly (shared filesystem) instead of gRPC");
   serve->add_option("--lease-timeout", lease_timeout, "seconds without heartbeat");
   sc::CoordinatorOptions limits;
-  serve->add_option("--max-running-studies", limits.max_running_studies,
-                    "studies running at once at most (default 64)")->check(CLI::PositiveNumber);
-  serve->add_option("--max-config-bytes", limits.config_limits.max_bytes,
-                    "largest study config accepted (default 131072)")->check(CLI::PositiveNumber);
+  serve
+      ->add_option("--max-running-studies", limits.max_running_studies,
+                   "studies running at once at most (default 64)")
+      ->check(CLI::PositiveNumber);
+  serve
+      ->add_option("--max-config-bytes", limits.config_limits.max_bytes,
+                   "largest study config accepted (default 131072)")
+      ->check(CLI::PositiveNumber);
   std::string http;
   serve->add_option("--http", http,
                     "serve the live report and /metrics on HOST:PORT (TLS with --tls-cert)");
@@ -317,9 +323,10 @@ int Main(int argc, char** argv) {
                   "serve --http without TLS off loopback (tokens and cookies in the clear)");
   serve->add_flag("--shutdown-when-idle", g_shutdown_when_idle,
                   "tell workers (--exit-when-idle) to exit once every study has ended");
-  serve->add_option("--study-lease", limits.study_lease_s,
-                    "postgresql:// --db: seconds a study's lease lasts unrenewed before another "
-                    "coordinator on the database takes it over (default 15)")
+  serve
+      ->add_option("--study-lease", limits.study_lease_s,
+                   "postgresql:// --db: seconds a study's lease lasts unrenewed before another "
+                   "coordinator on the database takes it over (default 15)")
       ->check(CLI::PositiveNumber);
   std::vector<std::string> quotas;
   serve->add_option("--quota", quotas,

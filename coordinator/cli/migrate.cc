@@ -2,8 +2,8 @@
 
 #include <iostream>
 
-#include "coordinator/store/store.h"
 #include "coordinator/store/migrate.h"
+#include "coordinator/store/store.h"
 
 namespace sift::coordinator {
 namespace {

@@ -40,9 +40,8 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
     std::lock_guard<std::mutex> table(table_mu_);
     workers_.Add(request, now);
   }
-  spdlog::info("worker {} registered: {} {} {} at ${:.4f}/h, {} threads", request.id,
-               request.name, request.instance_type, request.market, request.price_per_hour,
-               request.threads);
+  spdlog::info("worker {} registered: {} {} {} at ${:.4f}/h, {} threads", request.id, request.name,
+               request.instance_type, request.market, request.price_per_hour, request.threads);
   *out = request;
   return Status::Ok();
 }
@@ -227,8 +226,8 @@ void Coordinator::RereadStudy(ServedStudy& study) {
   try {
     study.runner->RebuildFrom(store_->ListTrials(study_id),
                               [&](const std::function<void(const ReportRecord&)>& apply) {
-                            store_->ForEachReport(study_id, apply);
-                          });
+                                store_->ForEachReport(study_id, apply);
+                              });
     study.trial_write_failed = false;
   } catch (const std::exception& e) {
     spdlog::error("[study {}] could not reread its history after a failed write: {}", study_id,
@@ -237,8 +236,7 @@ void Coordinator::RereadStudy(ServedStudy& study) {
 }
 
 Status Coordinator::CheckLease(const ServedStudy* study, const std::string& worker_id,
-                               const std::string& lease_id, TrialLease** out,
-                               bool completing_ok) {
+                               const std::string& lease_id, TrialLease** out, bool completing_ok) {
   std::lock_guard<std::mutex> table(table_mu_);
   Worker* w = nullptr;
   if (Status s = workers_.Touch(worker_id, Now(), &w); !s.ok()) return s;

@@ -33,9 +33,9 @@ CheckpointUpload::~CheckpointUpload() {
 
 Status CheckpointUpload::Append(int64_t offset, const std::string& data) {
   if (offset != size_) {
-    return Status::Error(Status::Code::kInvalidArgument,
-                         "checkpoint chunk at offset " + std::to_string(offset) + ", expected " +
-                             std::to_string(size_));
+    return Status::Error(Status::Code::kInvalidArgument, "checkpoint chunk at offset " +
+                                                             std::to_string(offset) +
+                                                             ", expected " + std::to_string(size_));
   }
   if (!file_) {
     std::error_code ec;
@@ -92,8 +92,8 @@ Status ReadCheckpointChunks(
   uint32_t crc = 0;
   size_t n;
   while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
-    crc = static_cast<uint32_t>(crc32(crc, reinterpret_cast<const Bytef*>(buf.data()),
-                                      static_cast<uInt>(n)));
+    crc = static_cast<uint32_t>(
+        crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(n)));
   }
   std::rewind(f);
   int64_t offset = 0;

@@ -14,8 +14,7 @@ namespace sift::coordinator {
 using search::TrialState;
 
 double SystemNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
@@ -83,22 +82,26 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
     if (!seg.end) by_lease[seg.lease_id];
   }
   ResumePoints resume;
-  RestoreRunner(s, trials, [&](const std::function<void(const ReportRecord&)>& apply) {
-    store_->ForEachReport(s.id, [&](const ReportRecord& r) {
-      apply(r);
-      auto open = by_lease.find(r.lease_id);
-      if (open != by_lease.end()) {
-        LeaseReports& lease = open->second;
-        lease.last_decision = r.decision;
-        if (r.seq > lease.newest_seq) {
-          lease.newest_seq = r.seq;
-          lease.newest = DecisionOf(r);
-        }
-        if (!r.checkpoint.empty()) lease.checkpoint_at = std::max(lease.checkpoint_at, r.created_at);
-      }
-      resume.NoteReport(r);
-    });
-  }, events, runner);
+  RestoreRunner(
+      s, trials,
+      [&](const std::function<void(const ReportRecord&)>& apply) {
+        store_->ForEachReport(s.id, [&](const ReportRecord& r) {
+          apply(r);
+          auto open = by_lease.find(r.lease_id);
+          if (open != by_lease.end()) {
+            LeaseReports& lease = open->second;
+            lease.last_decision = r.decision;
+            if (r.seq > lease.newest_seq) {
+              lease.newest_seq = r.seq;
+              lease.newest = DecisionOf(r);
+            }
+            if (!r.checkpoint.empty())
+              lease.checkpoint_at = std::max(lease.checkpoint_at, r.created_at);
+          }
+          resume.NoteReport(r);
+        });
+      },
+      events, runner);
   std::map<int64_t, TrialCost> costs;
   {
     std::lock_guard<std::mutex> table(table_mu_);
@@ -199,8 +202,8 @@ Status Coordinator::CreateStudy(const std::string& config_text, const std::strin
     return StorageError(e, "the study");
   }
   spdlog::info("study {} '{}' created: searcher {}, scheduler {}, {} trials x {} epochs", *id,
-               config.name, config.searcher.type, config.scheduler.type,
-               config.budget.max_trials, config.budget.max_epochs);
+               config.name, config.searcher.type, config.scheduler.type, config.budget.max_trials,
+               config.budget.max_epochs);
   {
     std::lock_guard<std::mutex> table(table_mu_);
     costs_.SetTags(*id, config.tags);
@@ -232,8 +235,7 @@ Status Coordinator::GetStudy(int64_t id, StudySummary* out) {
   // Idle stretches still open, to now or the worker's last sign of life.
   std::lock_guard<std::mutex> table(table_mu_);
   ledger_.OpenIdleOf(
-      id,
-      [&](const std::string& worker_id) { return workers_.HeardUntil(worker_id, now); },
+      id, [&](const std::string& worker_id) { return workers_.HeardUntil(worker_id, now); },
       &out->idle_seconds, &out->idle_dollars);
   return Status::Ok();
 }
@@ -264,9 +266,9 @@ Status Coordinator::ListTrials(int64_t study_id, std::vector<TrialSummary>* out)
     return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(study_id));
   }
   const double now = Now();
-  *out = SummarizeTrials(*study->runner, store_->ListTrials(study_id),
-                         store_->ListReports(study_id), store_->ListSegments(study_id), now,
-                         TrialExtrasOf(*study));
+  *out =
+      SummarizeTrials(*study->runner, store_->ListTrials(study_id), store_->ListReports(study_id),
+                      store_->ListSegments(study_id), now, TrialExtrasOf(*study));
   return Status::Ok();
 }
 
@@ -419,9 +421,8 @@ void Coordinator::MaybeFinishStudy(ServedStudy& study, double now) {
   costs_.FireBudgetAlerts(study, spent, now);
   const auto& trials = runner.view().trials;
   const bool all_failed =
-      !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {
-        return t.state == TrialState::kFailed;
-      });
+      !trials.empty() && std::all_of(trials.begin(), trials.end(),
+                                     [](const auto& t) { return t.state == TrialState::kFailed; });
   if (!all_failed) return EndStudy(study, StudyState::kCompleted, reason, now);
   std::string first;
   try {

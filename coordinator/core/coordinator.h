@@ -18,21 +18,21 @@
 #include "common/config/config.h"
 #include "common/config/price_catalog.h"
 #include "coordinator/core/cost_watch.h"
-#include "coordinator/cost/forecast.h"
-#include "coordinator/store/group_commit.h"
 #include "coordinator/core/lease_table.h"
-#include "coordinator/cost/ledger.h"
 #include "coordinator/core/progress_log.h"
-#include "coordinator/cost/quota.h"
-#include "coordinator/store/records.h"
 #include "coordinator/core/status.h"
 #include "coordinator/core/storage_error.h"
-#include "coordinator/store/store.h"
 #include "coordinator/core/study_registry.h"
 #include "coordinator/core/study_runner.h"
 #include "coordinator/core/summaries.h"
 #include "coordinator/core/trial_checkpoints.h"
 #include "coordinator/core/worker_table.h"
+#include "coordinator/cost/forecast.h"
+#include "coordinator/cost/ledger.h"
+#include "coordinator/cost/quota.h"
+#include "coordinator/store/group_commit.h"
+#include "coordinator/store/records.h"
+#include "coordinator/store/store.h"
 #include "coordinator/store/task_thread.h"
 #include "search/decision.h"
 
@@ -42,7 +42,7 @@ struct CoordinatorOptions {
   double lease_timeout_s = 30.0;      // a lease without heartbeat for this long is lost
   double heartbeat_interval_s = 5.0;  // what workers are told to use
   common::PriceCatalog catalog;
-  bool shutdown_when_idle = false;    // embedded run: tell workers to exit once all is done
+  bool shutdown_when_idle = false;  // embedded run: tell workers to exit once all is done
   // Embedded run: a study that every live worker refused (FailTrial with worker_cannot_run)
   // ends FAILED instead of waiting for a worker that can run it.
   bool fail_unrunnable_studies = false;
@@ -51,7 +51,7 @@ struct CoordinatorOptions {
   // Workers service and it is the coordinator's own store. "" disables resumes.
   std::string checkpoint_dir;
   bool shared_checkpoints = false;
-  std::function<double()> clock;      // unix seconds; defaults to the system clock
+  std::function<double()> clock;  // unix seconds; defaults to the system clock
   // Bounds on what clients can make the coordinator hold: every running study keeps its config
   // and history in memory, so both are capped (RESOURCE_EXHAUSTED past them).
   common::ConfigLimits config_limits;
@@ -167,9 +167,8 @@ class Coordinator {
   // thread). `answer` must not wait for the Coordinator or its commits. What throws (an
   // unreadable record) throws before anything was queued, and `answer` is then never called.
   using ReportAnswer = std::function<void(const Status&, const search::Decision&)>;
-  void ReportProgressAsync(const std::string& worker_id, const std::string& lease_id,
-                           int64_t seq, int64_t epoch,
-                           const std::map<std::string, double>& metrics,
+  void ReportProgressAsync(const std::string& worker_id, const std::string& lease_id, int64_t seq,
+                           int64_t epoch, const std::map<std::string, double>& metrics,
                            const std::string& checkpoint, ReportAnswer answer);
   // `checkpoint`: for a paused trial, the file its promotion resumes from.
   Status CompleteTrial(const std::string& worker_id, const std::string& lease_id,
@@ -241,8 +240,7 @@ class Coordinator {
   Status QueueEvaluation(ServedStudy& study, int64_t number, const std::string& by, double now);
   // Leases a pending evaluation of some study to worker `worker_id` (`w`: a copy); false when
   // there is none it can run. Takes each study's lock in turn: the caller holds none.
-  bool AssignEvaluation(const std::string& worker_id, const Worker& w, double now,
-                        Assignment* out);
+  bool AssignEvaluation(const std::string& worker_id, const Worker& w, double now, Assignment* out);
   bool EvaluationsOpen();  // some evaluation is pending or running
   // AcquireTrial's work in one study (`lock` holds it): its next trial leased to the worker
   // (`w`: a copy), or the storage error that stopped it; nullopt when the study has none to
@@ -295,7 +293,8 @@ class Coordinator {
   // while the study's lock is held.
   static TrialExtras TrialExtrasOf(const ServedStudy& study);
 
-  // Fences each write for a study leased here with the lease's epoch (coordinator/store/fenced_store.h).
+  // Fences each write for a study leased here with the lease's epoch
+  // (coordinator/store/fenced_store.h).
   std::unique_ptr<FencedStore> store_;
   // Every transaction goes through it. A study's writes are submitted under its lock, so they
   // commit in the order memory took them. A report applies to memory and queues its write with
@@ -311,13 +310,13 @@ class Coordinator {
   ProgressLog progress_;  // which reports' lines go to info (its own lock, a leaf)
   CoordinatorOptions options_;
   StudyRegistry studies_;  // the studies served, each with its lock; their study leases
-  std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
+  std::mutex create_mu_;   // one CreateStudy at a time (the running cap); before any other lock
   // Guards the three below and costs_' tags (see "Locks"); checkpoints_ and costs_ take it
   // themselves where they read them.
   std::mutex table_mu_;
   WorkerTable workers_;  // registered workers: last heard from, refusals (core/worker_table.h)
-  LeaseTable leases_;  // trial and evaluation leases: who holds what, heard from when
-  Ledger ledger_;  // every dollar: segments, idle stretches, study totals
+  LeaseTable leases_;    // trial and evaluation leases: who holds what, heard from when
+  Ledger ledger_;        // every dollar: segments, idle stretches, study totals
   // Resume points, fallbacks and retention in options_.checkpoint_dir (reads leases_).
   TrialCheckpoints checkpoints_;
   // Alerts, forecasts and quotas; holds the studies' tags (under table_mu_) and the alert

@@ -17,7 +17,7 @@ double CostWatch::StudyDollars(int64_t study_id, double now) {
 void CostWatch::FireCostEvent(ServedStudy& study, const CostEvent& event, double now) {
   const StudyRunner& runner = *study.runner;
   const common::StudyConfig& config = runner.config();
-  CostFacts facts{runner.id(), config.name, config.tags, now, StudyDollars(runner.id(), now),
+  CostFacts facts{runner.id(),  config.name, config.tags, now, StudyDollars(runner.id(), now),
                   config.budget};
   const std::string detail = CostEventJson(event, facts);
   try {
@@ -62,8 +62,8 @@ void CostWatch::Watch(ServedStudy& study, double now) {
                              (config.budget.max_dollars > 0 || config.budget.max_hours > 0);
   const double progress = StudyProgress(config.budget, spent, ended);
   const bool record_pending = DueForecastPoint(progress, recorded).has_value();
-  if (ended == 0 || (!alert_pending && !record_pending) ||
-      ended == study.forecast_ended || now - study.forecast_at < forecast_interval_s_) {
+  if (ended == 0 || (!alert_pending && !record_pending) || ended == study.forecast_ended ||
+      now - study.forecast_at < forecast_interval_s_) {
     return;
   }
   study.forecast_at = now;
@@ -81,8 +81,7 @@ void CostWatch::Watch(ServedStudy& study, double now) {
   }
 }
 
-double CostWatch::TagDollars(const std::string& key, const std::string& value,
-                             double now) const {
+double CostWatch::TagDollars(const std::string& key, const std::string& value, double now) const {
   std::vector<int64_t> tagged;
   for (const auto& [id, tags] : tags_) {
     const auto it = tags.find(key);

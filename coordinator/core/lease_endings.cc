@@ -50,13 +50,12 @@ Status Coordinator::CompleteTrial(const std::string& worker_id, const std::strin
     return EndLeaseAndRequeue(*study, lease_copy, now, kStudyPausedSegment, checkpoint, 0.0);
   }
   const bool completes = trial.state == TrialState::kRunning;
-  const std::string reason =
-      "completed " + std::to_string(trial.LastResource()) + " epochs";
+  const std::string reason = "completed " + std::to_string(trial.LastResource()) + " epochs";
   const bool paused = trial.state == TrialState::kPaused;
-  const char* segment_reason = completes                                ? "completed"
-                               : paused                                 ? "paused"
+  const char* segment_reason = completes                              ? "completed"
+                               : paused                               ? "paused"
                                : trial.state == TrialState::kDiverged ? "diverged"
-                                                                        : "stopped";
+                                                                      : "stopped";
   // A paused trial's promotion resumes from this checkpoint; a finished trial's is its model.
   const std::string& kept = checkpoint;
   const int64_t study_id = lease->study_id;
@@ -169,8 +168,8 @@ Status Coordinator::Heartbeat(const std::string& worker_id,
 Status Coordinator::PreemptTrial(const std::string& worker_id, const std::string& lease_id,
                                  const std::string& checkpoint, const std::string& reason) {
   LockedStudy study = LockStudy(StudyOfLease(lease_id));
-  if (auto s = EndEvaluationLease(study.study.get(), worker_id, lease_id,
-                                  EvaluationState::kPending, {}, "preempted (" + reason + ")")) {
+  if (auto s = EndEvaluationLease(study.study.get(), worker_id, lease_id, EvaluationState::kPending,
+                                  {}, "preempted (" + reason + ")")) {
     return *s;
   }
   TrialLease* lease = nullptr;

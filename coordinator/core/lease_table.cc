@@ -84,8 +84,7 @@ std::vector<std::string> LeaseTable::ExpiredEvaluations(double now, double timeo
 }
 
 std::vector<std::string> LeaseTable::Heartbeat(const std::string& worker_id,
-                                               const std::vector<std::string>& ids,
-                                               double now) {
+                                               const std::vector<std::string>& ids, double now) {
   std::vector<std::string> revoked;
   for (const auto& id : ids) {
     if (EvaluationLease* e = FindEvaluation(id); e && e->worker_id == worker_id) {

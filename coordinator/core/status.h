@@ -12,8 +12,8 @@ struct Status {
     kNotFound,            // unknown study, trial or worker
     kFailedPrecondition,  // a lease that is no longer the caller's
     kUnauthenticated,
-    kResourceExhausted,   // a limit: checkpoint disk full, too many studies, config too big
-    kUnavailable,         // the database write failed (disk full, read-only); retry later
+    kResourceExhausted,  // a limit: checkpoint disk full, too many studies, config too big
+    kUnavailable,        // the database write failed (disk full, read-only); retry later
     kInternal,
   };
   Code code = Code::kOk;

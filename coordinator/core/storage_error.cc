@@ -12,9 +12,9 @@ Status StorageError(const std::exception& e, const std::string& what) {
     // The database refused it: another coordinator serves the study now. NOT_FOUND, as for
     // any study not served here, so the worker gives the trial up and looks elsewhere.
     spdlog::warn("fenced while recording {}: {}", what, msg);
-    return Status::Error(Status::Code::kNotFound,
-                         "could not record " + what + ": " + msg +
-                             "; this coordinator no longer serves the study");
+    return Status::Error(
+        Status::Code::kNotFound,
+        "could not record " + what + ": " + msg + "; this coordinator no longer serves the study");
   }
   spdlog::error("storage error while {}: {}", what, msg);
   // UNAVAILABLE, whatever the cause (disk full, file-size limit, read-only file): the failed

@@ -1,10 +1,10 @@
 #include "coordinator/core/stored_study.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <map>
 #include <memory>
-
-#include <spdlog/spdlog.h>
 
 #include "common/config/config_limits.h"
 #include "coordinator/core/coordinator.h"  // CreatedFromDir
@@ -21,8 +21,8 @@ std::string ParseStoredConfig(const StudyRecord& study, const std::vector<StudyE
   // (nor its reports): it goes on without them.
   const std::string gone = "warm_start.database: no such database file";
   if (errors.size() == 1 && errors[0].rfind(gone, 0) == 0) {
-    spdlog::warn("study {} ({}): {}; it goes on without the earlier results", study.id,
-                 study.name, errors[0]);
+    spdlog::warn("study {} ({}): {}; it goes on without the earlier results", study.id, study.name,
+                 errors[0]);
     config->warm_start = {};
     return "";
   }
@@ -68,8 +68,8 @@ std::string LoadWarmStart(const common::StudyConfig& config, Store& own, search:
     for (const TrialRecord& t : store.ListTrials(id)) {
       auto it = last.find(t.number);
       // Stopped trials stand for what they reached, as in this study's own observations.
-      const bool ended = t.state == search::TrialState::kCompleted ||
-                         t.state == search::TrialState::kStopped;
+      const bool ended =
+          t.state == search::TrialState::kCompleted || t.state == search::TrialState::kStopped;
       if (!ended || it == last.end()) continue;
       const double v = it->second.second;
       priors->points.push_back({t.params, config.objective.maximize ? v : -v, id});
@@ -109,8 +109,8 @@ Forecast ForecastOf(const StudyRunner& runner, const std::vector<TrialRecord>& t
     ForecastTrial& ft = in.trials[n];
     ft.created_at = t.created_at;
     if (search::IsTerminal(t.state)) ft.ended_at = t.ended_at;
-    const bool ranked = t.state != search::TrialState::kFailed &&
-                        t.state != search::TrialState::kDiverged;
+    const bool ranked =
+        t.state != search::TrialState::kFailed && t.state != search::TrialState::kDiverged;
     if (ranked && n < view.size()) ft.value = view[n].LastValue();
   }
   return MakeForecast(in, segments, now);

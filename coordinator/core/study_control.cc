@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace sift::coordinator {
 
@@ -87,9 +87,11 @@ Status Coordinator::SetOpenState(ServedStudy& study, StudyState state, const std
   const int64_t id = study.id();
   if (!IsOpen(runner->state())) {
     return Status::Error(Status::Code::kFailedPrecondition,
-                         "study " + std::to_string(id) + " is " + ToString(runner->state()) +
-                             " (" + runner->end_reason() + "); only a running or paused study can "
-                             "be " + action);
+                         "study " + std::to_string(id) + " is " + ToString(runner->state()) + " (" +
+                             runner->end_reason() +
+                             "); only a running or paused study can "
+                             "be " +
+                             action);
   }
   if (runner->state() == state) return Status::Ok();
   const double now = Now();
@@ -128,8 +130,7 @@ Status Coordinator::ResumeStudy(int64_t id, const std::string& user, const std::
   return SetOpenState(*study, StudyState::kRunning, "resumed", user, detail);
 }
 
-Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
-                                 const std::string& user) {
+Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change, const std::string& user) {
   LockedStudy study = LockStudy(id);
   if (!study) return Status::Error(Status::Code::kNotFound, "no study " + std::to_string(id));
   StudyRunner* runner = study->runner.get();
@@ -160,9 +161,9 @@ Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change,
   return Status::Ok();
 }
 
-Status Coordinator::EndLeaseAndRequeue(ServedStudy& study, const std::string& lease_id,
-                                       double end, const std::string& reason,
-                                       const std::string& checkpoint, double wasted) {
+Status Coordinator::EndLeaseAndRequeue(ServedStudy& study, const std::string& lease_id, double end,
+                                       const std::string& reason, const std::string& checkpoint,
+                                       double wasted) {
   TrialLease lease;
   {
     std::lock_guard<std::mutex> table(table_mu_);

@@ -30,10 +30,11 @@ void Coordinator::RenewStudyLeases(double now) {
   // Studies whose writes the database refused (their lease moved on while this coordinator was
   // not looking: paused, frozen, cut off) go at once, not at the next renewal.
   for (const StudyFenced& fenced : store_->TakeFenced()) {
-    spdlog::warn("[study {}] fenced: the database holds its lease at epoch {}, this coordinator "
-                 "at epoch {} (another coordinator took it over); its writes are refused and "
-                 "it is no longer served here",
-                 fenced.study_id, fenced.current, fenced.held);
+    spdlog::warn(
+        "[study {}] fenced: the database holds its lease at epoch {}, this coordinator "
+        "at epoch {} (another coordinator took it over); its writes are refused and "
+        "it is no longer served here",
+        fenced.study_id, fenced.current, fenced.held);
     DropStudy(fenced.study_id);
   }
   if (!studies_.RenewalDue(now)) return;
@@ -75,8 +76,7 @@ void Coordinator::RenewStudyLeases(double now) {
         for (const auto& w : records) workers_.AddIfAbsent(w, now);
         workers_loaded = true;
       }
-      spdlog::warn("[study {}] taking it over: its lease was free (its coordinator stopped)",
-                   s.id);
+      spdlog::warn("[study {}] taking it over: its lease was free (its coordinator stopped)", s.id);
       RestoreStudy(s, now);
     } catch (const std::exception& e) {
       spdlog::error("[study {}] cannot take it over: {}", s.id, e.what());

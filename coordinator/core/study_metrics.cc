@@ -9,16 +9,21 @@ namespace {
 
 const char* StateName(StudyState s) {
   switch (s) {
-    case StudyState::kRunning: return "RUNNING";
-    case StudyState::kCompleted: return "COMPLETED";
-    case StudyState::kFailed: return "FAILED";
-    case StudyState::kPaused: return "PAUSED";
-    default: return "CANCELLED";
+    case StudyState::kRunning:
+      return "RUNNING";
+    case StudyState::kCompleted:
+      return "COMPLETED";
+    case StudyState::kFailed:
+      return "FAILED";
+    case StudyState::kPaused:
+      return "PAUSED";
+    default:
+      return "CANCELLED";
   }
 }
 
 // Every trial state, so a series exists (at 0) before the first trial reaches it.
-constexpr const char* kTrialStates[] = {"PENDING", "RUNNING", "PAUSED", "COMPLETED",
+constexpr const char* kTrialStates[] = {"PENDING", "RUNNING", "PAUSED",  "COMPLETED",
                                         "STOPPED", "FAILED",  "DIVERGED"};
 
 }  // namespace
@@ -67,7 +72,8 @@ std::string StudyMetricsText(const std::vector<StudySummary>& studies) {
                          it == s.by_state.end() ? 0 : it->second);
     }
   }
-  family("sift_study_dollars", "gauge", "Dollars spent on the study's trials, open leases included.",
+  family("sift_study_dollars", "gauge",
+         "Dollars spent on the study's trials, open leases included.",
          [](const StudySummary& s) { return s.dollars; });
   family("sift_study_wasted_dollars", "gauge",
          "Dollars of work lost to preemptions and expired leases (redone).",

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "common/data/data_spec.h"
-#include "coordinator/store/records.h"
-#include "coordinator/store/fenced_store.h"
 #include "coordinator/core/status.h"
 #include "coordinator/core/study_runner.h"
+#include "coordinator/store/fenced_store.h"
+#include "coordinator/store/records.h"
 
 namespace sift::coordinator {
 

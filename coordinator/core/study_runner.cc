@@ -35,15 +35,15 @@ StudyRunner::StudyRunner(int64_t id, common::StudyConfig config, double created_
 
 void StudyRunner::MakeAlgorithms() {
   std::vector<std::string> errors;
-  searcher_ = search::MakeSearcher(config_.searcher.type, config_.searcher.options, config_.space,
-                                   &errors);
+  searcher_ =
+      search::MakeSearcher(config_.searcher.type, config_.searcher.options, config_.space, &errors);
   if (searcher_ && !priors_.points.empty()) searcher_->SetPriors(priors_);
   if (searcher_ && !config_.enqueue.empty()) {
     searcher_ = std::make_unique<search::EnqueuedSearcher>(config_.enqueue, std::move(searcher_));
   }
   search::SchedulerContext context{config_.budget.max_epochs, config_.objective.maximize};
-  scheduler_ = search::MakeScheduler(config_.scheduler.type, config_.scheduler.options, context,
-                                     &errors);
+  scheduler_ =
+      search::MakeScheduler(config_.scheduler.type, config_.scheduler.options, context, &errors);
   if (!searcher_ || !scheduler_) {
     throw std::invalid_argument("study " + std::to_string(id_) + ": " +
                                 (errors.empty() ? "invalid algorithms" : errors.front()));

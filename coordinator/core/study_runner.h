@@ -24,9 +24,9 @@ namespace sift::coordinator {
 // What to run next for a study.
 struct NextTrial {
   int64_t number = 0;
-  bool is_new = false;       // a fresh suggestion (not yet in the Store)
-  search::Params params;     // searched parameters
-  int64_t start_epoch = 0;   // epochs already trained (promotion or resume)
+  bool is_new = false;      // a fresh suggestion (not yet in the Store)
+  search::Params params;    // searched parameters
+  int64_t start_epoch = 0;  // epochs already trained (promotion or resume)
 };
 
 class StudyRunner {

@@ -30,14 +30,14 @@ struct StudySummary {
   std::optional<int64_t> best_trial;
   double best_value = 0;
   double dollars = 0;
-  double wasted_dollars = 0;                 // over closed segments
-  double paused_wasted_dollars = 0;          // the part of it lost to study pauses
+  double wasted_dollars = 0;         // over closed segments
+  double paused_wasted_dollars = 0;  // the part of it lost to study pauses
   std::map<std::string, double> dollars_by_market;
-  int64_t preemptions = 0, expirations = 0;  // lease endings of each kind
+  int64_t preemptions = 0, expirations = 0;   // lease endings of each kind
   double idle_dollars = 0, idle_seconds = 0;  // workers waiting after its trials, on no trial
-  common::BudgetConfig budget;                        // in force now (the config's, or as changed)
+  common::BudgetConfig budget;                // in force now (the config's, or as changed)
   std::vector<StudyEventRecord> events;       // the audit trail, oldest first
-  common::Tags tags;                                  // the config's cost allocation tags
+  common::Tags tags;                          // the config's cost allocation tags
   std::optional<double> target;               // the config's objective.target
   std::optional<Forecast> forecast;           // an open study's, once a trial has ended
   std::string checkpoint_dir;  // the coordinator's folder of this study's checkpoints, if any
@@ -47,9 +47,9 @@ struct TrialSummary {
   TrialRecord record;
   std::vector<ReportRecord> reports;  // current curve, in epoch order
   double dollars = 0, seconds = 0;
-  double wasted_dollars = 0;          // work redone after preemptions and lost leases
+  double wasted_dollars = 0;  // work redone after preemptions and lost leases
   int64_t segments = 0, interruptions = 0;
-  std::optional<double> objective;    // last reported objective value
+  std::optional<double> objective;  // last reported objective value
   int64_t epochs = 0;
   std::string checkpoint;  // its newest checkpoint: a resume point, or a finished trial's model
   // Its held-out test score, when one was asked for (the best trial's at the study's end).
@@ -62,8 +62,7 @@ struct TrialSummary {
 StudySummary SummarizeStudy(const StudyRecord& record, const StudyRunner& runner,
                             std::vector<StudyEventRecord> events,
                             const std::vector<SegmentRecord>& segments,
-                            const std::vector<IdleSegmentRecord>& idle, double dollars,
-                            double now);
+                            const std::vector<IdleSegmentRecord>& idle, double dollars, double now);
 
 // What the coordinator knows of a trial beyond its rows: its newest checkpoint and its test
 // evaluation, if any.

@@ -50,8 +50,8 @@ Status Coordinator::QueueEvaluation(ServedStudy& study, int64_t number, const st
                                     double now) {
   const StudyRunner& runner = *study.runner;
   const auto& trials = runner.view().trials;
-  const std::string name = "trial " + std::to_string(number) + " of study " +
-                           std::to_string(runner.id());
+  const std::string name =
+      "trial " + std::to_string(number) + " of study " + std::to_string(runner.id());
   if (number < 0 || number >= static_cast<int64_t>(trials.size())) {
     return Status::Error(Status::Code::kNotFound, "no " + name);
   }
@@ -67,8 +67,9 @@ Status Coordinator::QueueEvaluation(ServedStudy& study, int64_t number, const st
   }
   if (TrialCheckpoints::Resume(study, number).empty() || options_.checkpoint_dir.empty()) {
     return Status::Error(Status::Code::kFailedPrecondition,
-                         name + " has no checkpoint to score (checkpoints are kept in the "
-                                "coordinator's --checkpoint-dir)");
+                         name +
+                             " has no checkpoint to score (checkpoints are kept in the "
+                             "coordinator's --checkpoint-dir)");
   }
   if (auto it = study.evaluations.find(number);
       it != study.evaluations.end() && it->second.state != EvaluationState::kFailed) {
@@ -104,8 +105,7 @@ void Coordinator::QueueBestEvaluation(ServedStudy& study, double now) {
     }
   }
   if (!best || options_.checkpoint_dir.empty()) {
-    spdlog::info("[study {}] no trial has a checkpoint: the test split is not scored",
-                 runner.id());
+    spdlog::info("[study {}] no trial has a checkpoint: the test split is not scored", runner.id());
     return;
   }
   QueueEvaluation(study, *best, "best trial", now);
@@ -189,10 +189,12 @@ bool Coordinator::AssignEvaluation(const std::string& worker_id, const Worker& w
   return false;
 }
 
-std::optional<Status> Coordinator::EndEvaluationLease(
-    ServedStudy* study, const std::string& worker_id, const std::string& lease_id,
-    EvaluationState state, const std::map<std::string, double>& metrics,
-    const std::string& error, bool cannot_run) {
+std::optional<Status> Coordinator::EndEvaluationLease(ServedStudy* study,
+                                                      const std::string& worker_id,
+                                                      const std::string& lease_id,
+                                                      EvaluationState state,
+                                                      const std::map<std::string, double>& metrics,
+                                                      const std::string& error, bool cannot_run) {
   const double now = Now();
   EvaluationLease lease;
   {
@@ -241,9 +243,9 @@ std::optional<Status> Coordinator::EndEvaluationLease(
   }
   const std::string what = e.state == EvaluationState::kPending && cannot_run
                                ? "requeued: the worker cannot run it: " + error
-                           : e.state == EvaluationState::kDone    ? "done"
-                           : e.state == EvaluationState::kFailed  ? "failed: " + error
-                                                                  : "requeued: " + error;
+                           : e.state == EvaluationState::kDone   ? "done"
+                           : e.state == EvaluationState::kFailed ? "failed: " + error
+                                                                 : "requeued: " + error;
   auto level = e.state == EvaluationState::kDone ? spdlog::level::info : spdlog::level::warn;
   spdlog::log(level, "[study {}] trial {}: test evaluation {}", lease.study_id, lease.number, what);
   return Status::Ok();

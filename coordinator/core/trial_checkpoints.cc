@@ -37,9 +37,9 @@ std::vector<std::string> TrialCheckpoints::Older(int64_t study_id, int64_t numbe
 
 Status TrialCheckpoints::CheckName(const std::string& name, int64_t number) {
   if (name.empty() || common::IsCheckpointNameOf(name, number)) return Status::Ok();
-  return Status::Error(Status::Code::kInvalidArgument,
-                       "checkpoint '" + name + "' is not a checkpoint name of trial " +
-                           std::to_string(number));
+  return Status::Error(
+      Status::Code::kInvalidArgument,
+      "checkpoint '" + name + "' is not a checkpoint name of trial " + std::to_string(number));
 }
 
 std::string TrialCheckpoints::StudyDir(int64_t study_id) const {

@@ -26,8 +26,7 @@ class TrialCheckpoints {
   // The trial's newest checkpoint, "" when it has none.
   static std::string Resume(const ServedStudy& study, int64_t number);
   // The trial's checkpoints on disk older than `newest`, newest first.
-  std::vector<std::string> Older(int64_t study_id, int64_t number,
-                                 const std::string& newest) const;
+  std::vector<std::string> Older(int64_t study_id, int64_t number, const std::string& newest) const;
   // INVALID_ARGUMENT unless `name` is "" or a checkpoint name of trial `number`.
   static Status CheckName(const std::string& name, int64_t number);
   std::string StudyDir(int64_t study_id) const;

@@ -101,10 +101,10 @@ void LogReport(ProgressLog& progress, const ReportRecord& r, const std::string& 
     for (const auto& [k, v] : r.metrics) {
       if (k == metric || k == common::kTrainLoss) shown += fmt::format(" {}={:.4f}", k, v);
     }
-    spdlog::log(
-        level, "[study {}] trial {} epoch {}/{}:{} -> {}{}{}", r.study_id, r.number, r.epoch,
-        max_epochs, shown, r.decision, r.reason.empty() ? "" : " (" + r.reason + ")",
-        unshown == 0 ? "" : fmt::format(" [{} more reports since the last line]", unshown));
+    spdlog::log(level, "[study {}] trial {} epoch {}/{}:{} -> {}{}{}", r.study_id, r.number,
+                r.epoch, max_epochs, shown, r.decision,
+                r.reason.empty() ? "" : " (" + r.reason + ")",
+                unshown == 0 ? "" : fmt::format(" [{} more reports since the last line]", unshown));
   }
   if (!diverged.empty()) {
     spdlog::warn("[study {}] trial {} DIVERGED: {}", r.study_id, r.number, diverged);
@@ -119,8 +119,8 @@ struct NewestReport {
   search::Decision decision;
   std::shared_future<void> commit;
 };
-NewestReport NewestReportOf(const TrialLease* held, int64_t study_id,
-                            const std::string& worker_id, int64_t seq) {
+NewestReport NewestReportOf(const TrialLease* held, int64_t study_id, const std::string& worker_id,
+                            int64_t seq) {
   NewestReport out;
   out.known = held && held->study_id == study_id && held->worker_id == worker_id &&
               held->reports_known && (!held->has_report || seq >= held->last_seq);
@@ -134,8 +134,7 @@ NewestReport NewestReportOf(const TrialLease* held, int64_t study_id,
 
 // A retry's answer: the first one's, once its commit is over. Writes are answered in order, so
 // while it runs an empty write queued now is answered right after it.
-void AnswerRetry(GroupCommit& commit, const NewestReport& first,
-                 Coordinator::ReportAnswer answer) {
+void AnswerRetry(GroupCommit& commit, const NewestReport& first, Coordinator::ReportAnswer answer) {
   auto reply = [first, answer = std::move(answer)] {
     const std::shared_future<void>& done = first.commit;
     answer(done.valid() ? AwaitCommit(done, "the report") : Status::Ok(), first.decision);
@@ -240,8 +239,7 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
   const TrialState next_state =
       NextState(trial.state, *decision, !diverged.empty(), lease->study_paused);
   // The worker checkpointed this epoch before reporting it: that is now the trial's newest.
-  const std::string previous =
-      checkpoint.empty() ? "" : TrialCheckpoints::Resume(*study, r.number);
+  const std::string previous = checkpoint.empty() ? "" : TrialCheckpoints::Resume(*study, r.number);
   // Once committed: a failed write is taken back, and only then can the checkpoint it
   // superseded go (the directory is swept when the lease ends); both under the study's lock, so
   // not on the writer thread, which callers holding that lock wait for. Then the worker hears

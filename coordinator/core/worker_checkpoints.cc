@@ -57,9 +57,10 @@ Status Coordinator::RecordRedoneWork(const std::string& worker_id, const std::st
   } catch (const std::exception& e) {
     return StorageError(e, "the redone work");
   }
-  spdlog::warn("[study {}] trial {}: checkpoint '{}' was damaged or missing; its worker fell back "
-               "to an older one and redid {:.1f} s of work (counted as waste)",
-               lease->study_id, lease->number, damaged, redone_seconds);
+  spdlog::warn(
+      "[study {}] trial {}: checkpoint '{}' was damaged or missing; its worker fell back "
+      "to an older one and redid {:.1f} s of work (counted as waste)",
+      lease->study_id, lease->number, damaged, redone_seconds);
   return Status::Ok();
 }
 

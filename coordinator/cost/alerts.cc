@@ -12,7 +12,9 @@ using json = nlohmann::json;
 
 std::string Percent(double p) { return fmt::format("{:g}", p); }
 
-bool IsCostEvent(const StudyEventRecord& e) { return e.action == "alert" || e.action == "forecast"; }
+bool IsCostEvent(const StudyEventRecord& e) {
+  return e.action == "alert" || e.action == "forecast";
+}
 
 }  // namespace
 
@@ -61,12 +63,14 @@ std::optional<CostEvent> DueForecastAlert(const common::AlertConfig& alerts, con
   e.kind = "forecast";
   e.forecast = f;
   e.message = f.limited_by == "max_dollars"
-                  ? fmt::format("forecast: the ${:.4f} budget runs out before the study "
-                                "finishes ({} of its trials left; ${:.4f} spent after {} ended)",
-                                budget.max_dollars, f.trials_left, f.spent, f.trials_ended)
-                  : fmt::format("forecast: the {:g} h budget runs out before the study "
-                                "finishes ({} of its trials left after {} ended)",
-                                budget.max_hours, f.trials_left, f.trials_ended);
+                  ? fmt::format(
+                        "forecast: the ${:.4f} budget runs out before the study "
+                        "finishes ({} of its trials left; ${:.4f} spent after {} ended)",
+                        budget.max_dollars, f.trials_left, f.spent, f.trials_ended)
+                  : fmt::format(
+                        "forecast: the {:g} h budget runs out before the study "
+                        "finishes ({} of its trials left after {} ended)",
+                        budget.max_hours, f.trials_left, f.trials_ended);
   return e;
 }
 

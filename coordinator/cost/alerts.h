@@ -16,11 +16,11 @@
 namespace sift::coordinator {
 
 struct CostEvent {
-  std::string action;    // the study event's: "alert" or "forecast"
-  std::string key;       // once per study: "budget:80", "forecast:over-budget", "forecast:25"
-  std::string kind;      // budget | forecast | recorded-forecast
-  double percent = 0;    // the threshold (budget) or progress (recorded-forecast) it marks
-  std::string message;   // for people: the log line, status history, the chat message
+  std::string action;   // the study event's: "alert" or "forecast"
+  std::string key;      // once per study: "budget:80", "forecast:over-budget", "forecast:25"
+  std::string kind;     // budget | forecast | recorded-forecast
+  double percent = 0;   // the threshold (budget) or progress (recorded-forecast) it marks
+  std::string message;  // for people: the log line, status history, the chat message
   std::optional<Forecast> forecast;
 };
 

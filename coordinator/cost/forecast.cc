@@ -60,7 +60,8 @@ TargetForecast ForecastTarget(const ForecastInput& in, const std::map<size_t, do
   t.estimable = true;
   // The chance that one more trial's score lands at or past the target (upper tail when
   // maximising). Identical scores leave no spread: a target past them is out of reach.
-  const double z = sd > 0 ? (t.target - mean) / sd : (Better(in.maximize, t.target, mean) ? 1e9 : -1e9);
+  const double z =
+      sd > 0 ? (t.target - mean) / sd : (Better(in.maximize, t.target, mean) ? 1e9 : -1e9);
   t.chance_per_trial = 0.5 * std::erfc((in.maximize ? z : -z) / std::sqrt(2.0));
   const double left = static_cast<double>(std::max<int64_t>(f.trials_left, 0));
   t.chance_in_budget = 1.0 - std::pow(1.0 - t.chance_per_trial, left);
@@ -154,27 +155,31 @@ std::string FormatTargetForecast(const TargetForecast& t, const std::string& met
                              kMinScoredForTarget);
   }
   if (!std::isfinite(t.trials_needed)) return out + "out of reach of the scores so far";
-  return out + fmt::format("{:.0f}% chance per trial, {:.0f}% within the budget; expected after "
-                           "~{:.0f} more trials, ${:.4f} in total, in about {}",
-                           100 * t.chance_per_trial, 100 * t.chance_in_budget, t.trials_needed,
-                           t.dollars, Hours(t.at - at));
+  return out + fmt::format(
+                   "{:.0f}% chance per trial, {:.0f}% within the budget; expected after "
+                   "~{:.0f} more trials, ${:.4f} in total, in about {}",
+                   100 * t.chance_per_trial, 100 * t.chance_in_budget, t.trials_needed, t.dollars,
+                   Hours(t.at - at));
 }
 
 std::string FormatForecast(const Forecast& f, const std::string& metric) {
   if (!f.possible) return "forecast: none until a trial ends";
-  std::string out = fmt::format(
-      "forecast: ${:.4f} in total ({} trials left), done in about {}", f.dollars, f.trials_left,
-      Hours(f.finish_at - f.at));
+  std::string out = fmt::format("forecast: ${:.4f} in total ({} trials left), done in about {}",
+                                f.dollars, f.trials_left, Hours(f.finish_at - f.at));
   if (!f.limited_by.empty()) out += "; the budget's " + f.limited_by + " ends it first";
   if (f.target) out += "; " + FormatTargetForecast(*f.target, metric, f.at);
   return out;
 }
 
 std::string ForecastToJson(const Forecast& f) {
-  nlohmann::json j = {{"possible", f.possible},     {"at", f.at},
-                      {"spent", f.spent},           {"dollars", f.dollars},
-                      {"finish_at", f.finish_at},   {"trials_ended", f.trials_ended},
-                      {"trials_left", f.trials_left}, {"limited_by", f.limited_by}};
+  nlohmann::json j = {{"possible", f.possible},
+                      {"at", f.at},
+                      {"spent", f.spent},
+                      {"dollars", f.dollars},
+                      {"finish_at", f.finish_at},
+                      {"trials_ended", f.trials_ended},
+                      {"trials_left", f.trials_left},
+                      {"limited_by", f.limited_by}};
   if (f.target) {
     const TargetForecast& t = *f.target;
     const auto finite = [](double v) -> nlohmann::json {

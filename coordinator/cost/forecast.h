@@ -14,7 +14,6 @@
 
 namespace sift::coordinator {
 
-
 // A trial as the forecast sees it.
 struct ForecastTrial {
   double created_at = 0;
@@ -36,20 +35,20 @@ struct ForecastInput {
 struct TargetForecast {
   double target = 0;
   bool reached = false;
-  bool estimable = false;        // not reached, and enough scored trials (kMinScored) to say
-  double chance_per_trial = 0;   // in [0, 1]
-  double chance_in_budget = 0;   // of some trial among those left reaching it
-  double trials_needed = 0;      // expected more trials (+inf when the chance is 0)
-  double dollars = 0;            // reached: spent by then; else expected total spend by then
-  double at = 0;                 // reached: when (unix seconds); else the expected time
+  bool estimable = false;       // not reached, and enough scored trials (kMinScored) to say
+  double chance_per_trial = 0;  // in [0, 1]
+  double chance_in_budget = 0;  // of some trial among those left reaching it
+  double trials_needed = 0;     // expected more trials (+inf when the chance is 0)
+  double dollars = 0;           // reached: spent by then; else expected total spend by then
+  double at = 0;                // reached: when (unix seconds); else the expected time
 };
 
 struct Forecast {
   bool possible = false;  // false: no trial had ended by `at`
   double at = 0;
-  double spent = 0;       // by `at`
-  double dollars = 0;     // expected total at the finish
-  double finish_at = 0;   // expected unix time of the finish
+  double spent = 0;      // by `at`
+  double dollars = 0;    // expected total at the finish
+  double finish_at = 0;  // expected unix time of the finish
   int64_t trials_ended = 0, trials_left = 0;
   std::string limited_by;  // "" | "max_dollars" | "max_hours": the budget ends it first
   std::optional<TargetForecast> target;  // when the input has a target

@@ -25,8 +25,7 @@ double IdleDollars(const IdleSegmentRecord& idle) {
   return DollarsFor(idle.Seconds(), idle.price_per_hour);
 }
 
-std::map<int64_t, TrialCost> TrialCosts(const std::vector<SegmentRecord>& segments,
-                                        double now) {
+std::map<int64_t, TrialCost> TrialCosts(const std::vector<SegmentRecord>& segments, double now) {
   std::map<int64_t, TrialCost> out;
   for (const auto& seg : segments) {
     TrialCost& c = out[seg.number];

@@ -81,8 +81,7 @@ class Ledger {
   // last checkpoint: their start). Returns each trial's cost over its closed segments; an open
   // one is charged to its trial when it closes.
   std::map<int64_t, TrialCost> RestoreStudy(int64_t study_id,
-                                            const std::vector<SegmentRecord>& segments,
-                                            double now);
+                                            const std::vector<SegmentRecord>& segments, double now);
   // Forgets a study (another coordinator serves it now).
   void DropStudy(int64_t study_id);
 
@@ -129,8 +128,8 @@ class Ledger {
     double start = 0, price_per_hour = 0, checkpoint_at = 0;
   };
   struct Study {
-    double closed = 0;                           // over closed segments
-    std::map<std::string, OpenSegment> open;     // by lease id
+    double closed = 0;                        // over closed segments
+    std::map<std::string, OpenSegment> open;  // by lease id
   };
   OpenSegment* Find(const std::string& lease_id);
   const OpenSegment* Find(const std::string& lease_id) const;

@@ -23,22 +23,32 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 Clock::time_point After(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(seconds));
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 const char* Reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 303: return "See Other";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 413: return "Content Too Large";
-    case 431: return "Request Header Fields Too Large";
-    default: return status < 500 ? "Error" : "Internal Server Error";
+    case 200:
+      return "OK";
+    case 303:
+      return "See Other";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 413:
+      return "Content Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    default:
+      return status < 500 ? "Error" : "Internal Server Error";
   }
 }
 
@@ -144,8 +154,8 @@ void HttpEndpoint::Serve() {
   std::vector<pollfd> fds;
   Clock::time_point accept_again{};  // a pause after running out of descriptors
   while (!stopping_) {
-    fds.assign(1, pollfd{listen_fd_, static_cast<short>(Clock::now() >= accept_again ? POLLIN : 0),
-                         0});
+    fds.assign(
+        1, pollfd{listen_fd_, static_cast<short>(Clock::now() >= accept_again ? POLLIN : 0), 0});
     Clock::time_point wake = After(0.2);  // to notice stopping_
     for (const auto& c : conns) {
       fds.push_back({c->stream->fd(), static_cast<short>(c->want_write ? POLLOUT : POLLIN), 0});
@@ -160,10 +170,9 @@ void HttpEndpoint::Serve() {
     }
     // Past its deadline a connection is closed, whatever it was doing (slow clients).
     const Clock::time_point now = Clock::now();
-    conns.erase(std::remove_if(conns.begin(), conns.end(),
-                               [now](const auto& c) {
-                                 return c->phase == Conn::kDone || now >= c->deadline;
-                               }),
+    conns.erase(std::remove_if(
+                    conns.begin(), conns.end(),
+                    [now](const auto& c) { return c->phase == Conn::kDone || now >= c->deadline; }),
                 conns.end());
     // Without descriptors the pending connection stays readable: polling it would spin.
     if (fds[0].revents != 0 && !Accept(&conns)) accept_again = After(0.1);
@@ -236,7 +245,8 @@ void HttpEndpoint::Step(Conn* c) {
       case Conn::kDraining:
         io = c->stream->Read(buf, sizeof buf, &n);
         break;
-      case Conn::kDone: return;
+      case Conn::kDone:
+        return;
     }
     if (io == HttpIo::kClosed) c->phase = Conn::kDone;
     if (io != HttpIo::kDone) {

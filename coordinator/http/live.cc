@@ -1,9 +1,9 @@
 #include "coordinator/http/live.h"
 
-#include "coordinator/rpc/authorization.h"
+#include "coordinator/core/study_metrics.h"
 #include "coordinator/report/html/html_report.h"
 #include "coordinator/report/report.h"
-#include "coordinator/core/study_metrics.h"
+#include "coordinator/rpc/authorization.h"
 
 namespace sift::coordinator {
 namespace {
@@ -12,11 +12,20 @@ std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -49,8 +58,8 @@ LivePage HtmlReportPage(const std::string& db, int refresh_s) {
     std::string page = RenderHtmlReport(LoadHtmlReport(db, 0, std::nullopt));
     const size_t head = page.find("<head>");
     if (head != std::string::npos) {
-      page.insert(head + 6, "<meta http-equiv=\"refresh\" content=\"" +
-                                std::to_string(refresh_s) + "\">");
+      page.insert(head + 6,
+                  "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh_s) + "\">");
     }
     return page;
   };
@@ -99,9 +108,9 @@ HttpResponse LiveHttp::Handle(const HttpRequest& req) {
       kReadAccess, authorization.empty() ? nullptr : &authorization, false);
   if (!allowed.ok()) return Refusal(allowed);
   if (req.path == "/metrics") {
-    return {200, "text/plain; version=0.0.4; charset=utf-8",
-            StudyMetricsText(coordinator_->ListStudies()) +
-                server_->rpc_metrics().PrometheusText()};
+    return {
+        200, "text/plain; version=0.0.4; charset=utf-8",
+        StudyMetricsText(coordinator_->ListStudies()) + server_->rpc_metrics().PrometheusText()};
   }
   if (req.path == "/" || req.path == "/index.html") {
     return {200, "text/html; charset=utf-8", page_(*coordinator_)};

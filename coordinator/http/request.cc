@@ -40,15 +40,14 @@ std::string Decode(const std::string& s) {
 }
 
 bool HasControl(const std::string& s) {
-  return std::any_of(s.begin(), s.end(),
-                     [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+  return std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
 }
 
 // RFC 9110 token characters, the only ones a header name may hold.
 bool IsToken(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) !=
-                                  std::string_view::npos;
+    return std::isalnum(c) ||
+           std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
   });
 }
 
@@ -93,8 +92,8 @@ std::string ParseHttpRequest(const std::string& head, HttpRequest* out) {
   }
   while (eol != std::string::npos && eol + 2 < head.size()) {
     const size_t next = head.find("\r\n", eol + 2);
-    const std::string h = head.substr(eol + 2, next == std::string::npos ? std::string::npos
-                                                                         : next - eol - 2);
+    const std::string h =
+        head.substr(eol + 2, next == std::string::npos ? std::string::npos : next - eol - 2);
     const size_t colon = h.find(':');
     if (colon == std::string::npos || !IsToken(h.substr(0, colon))) {
       return "malformed header line";
@@ -126,9 +125,8 @@ HttpRequestScan ScanHttpRequest(std::string_view received, const HttpLimits& lim
   size_t body = 0;
   if (auto it = headers.find("content-length"); it != headers.end()) {
     const std::string& v = it->second;
-    if (v.empty() || v.size() > 18 || !std::all_of(v.begin(), v.end(), [](unsigned char c) {
-          return std::isdigit(c);
-        })) {
+    if (v.empty() || v.size() > 18 ||
+        !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })) {
       return Reject(400, "malformed Content-Length");
     }
     body = std::stoull(v);

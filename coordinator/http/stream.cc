@@ -71,9 +71,13 @@ HttpStream::~HttpStream() {
 
 HttpIo HttpStream::TlsResult(int rc) {
   switch (SSL_get_error(ssl_, rc)) {
-    case SSL_ERROR_WANT_READ: return HttpIo::kWantRead;
-    case SSL_ERROR_WANT_WRITE: return HttpIo::kWantWrite;
-    default: ERR_clear_error(); return HttpIo::kClosed;
+    case SSL_ERROR_WANT_READ:
+      return HttpIo::kWantRead;
+    case SSL_ERROR_WANT_WRITE:
+      return HttpIo::kWantWrite;
+    default:
+      ERR_clear_error();
+      return HttpIo::kClosed;
   }
 }
 

@@ -54,7 +54,8 @@ std::string ParsePick(const std::string& text, PickRule* out) {
     const size_t ge = clause.find(">="), le = clause.find("<=");
     const size_t op = ge != std::string::npos ? ge : le;
     if (op == std::string::npos || (ge != std::string::npos && le != std::string::npos)) {
-      return "--pick: '" + clause + "': expected METRIC>=VALUE, METRIC<=VALUE, min METRIC or "
+      return "--pick: '" + clause +
+             "': expected METRIC>=VALUE, METRIC<=VALUE, min METRIC or "
              "max METRIC";
     }
     PickRule::Bound b;
@@ -109,10 +110,10 @@ std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule
     }
     const auto g = PickMetric(t, goal);
     if (!ok || !g) continue;
-    const bool better = !chosen || (minimize ? *g < chosen_goal : *g > chosen_goal) ||
-                        (*g == chosen_goal && (report.study.maximize
-                                                   ? *t.objective > *chosen->objective
-                                                   : *t.objective < *chosen->objective));
+    const bool better =
+        !chosen || (minimize ? *g < chosen_goal : *g > chosen_goal) ||
+        (*g == chosen_goal && (report.study.maximize ? *t.objective > *chosen->objective
+                                                     : *t.objective < *chosen->objective));
     if (better) {
       chosen = &t;
       chosen_goal = *g;
@@ -125,8 +126,8 @@ std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule
     *why = "none of the " + std::to_string(with_model) + " trials with a model meets all of";
     for (size_t i = 0; i < rule.bounds.size(); ++i) {
       const auto& b = rule.bounds[i];
-      *why += fmt::format("{} {}{}{}", i ? "," : "", b.metric, b.at_least ? ">=" : "<=",
-                          Number(b.value));
+      *why += fmt::format("{} {}{}{}", i ? "," : "", b.metric,
+                          b.at_least ? ">=" : "<=", Number(b.value));
       if (met[i] > 0) {
         *why += fmt::format(" ({} do)", met[i]);
       } else {

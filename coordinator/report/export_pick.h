@@ -19,7 +19,7 @@ struct PickRule {
     double value = 0;
   };
   std::vector<Bound> bounds;
-  std::string goal;       // the metric to minimize or maximize; "" means the objective's best
+  std::string goal;  // the metric to minimize or maximize; "" means the objective's best
   bool minimize = false;
 };
 
@@ -34,8 +34,7 @@ std::optional<double> PickMetric(const TrialSummary& t, const std::string& metri
 
 // The trial the rule picks among the scored trials with a model (a checkpoint), or nothing with
 // *why saying which bound no trial met and the closest one came.
-std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule,
-                                 std::string* why);
+std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule, std::string* why);
 
 // The Pareto set (every scored trial, cheapest first) as a table: trial, objective, dollars,
 // epochs, state, whether it has a model to export.

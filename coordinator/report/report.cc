@@ -20,9 +20,7 @@ namespace {
 
 using json = nlohmann::json;
 
-bool Better(const StudyReport& r, double a, double b) {
-  return r.study.maximize ? a > b : a < b;
-}
+bool Better(const StudyReport& r, double a, double b) { return r.study.maximize ? a > b : a < b; }
 
 std::string Params(const search::Params& params) {
   std::string out;
@@ -74,8 +72,7 @@ struct ClassOrder {
 };
 
 // Per class: (correct, total), from test_class_<class>_correct and test_class_<class>_total.
-std::map<std::string, std::pair<int64_t, int64_t>, ClassOrder> PerClass(
-    const EvaluationRecord& e) {
+std::map<std::string, std::pair<int64_t, int64_t>, ClassOrder> PerClass(const EvaluationRecord& e) {
   std::map<std::string, std::pair<int64_t, int64_t>, ClassOrder> out;
   for (const auto& [k, v] : e.metrics) {
     std::string cls;
@@ -92,9 +89,9 @@ std::string FormatEvaluations(const StudyReport& report) {
   for (const auto& t : report.trials) {
     if (!t.evaluation) continue;
     const EvaluationRecord& e = *t.evaluation;
-    const std::string who = e.requested_by == "best trial" ? "the best trial, chosen by " +
-                                                                 report.study.metric
-                                                           : "asked for by " + e.requested_by;
+    const std::string who = e.requested_by == "best trial"
+                                ? "the best trial, chosen by " + report.study.metric
+                                : "asked for by " + e.requested_by;
     out += fmt::format("held-out test score of trial {} ({}; scored once): ", t.record.number, who);
     if (e.state != EvaluationState::kDone) {
       out += std::string(ToString(e.state)) + (e.error.empty() ? "" : " (" + e.error + ")") + "\n";
@@ -150,9 +147,8 @@ std::vector<BestSoFar> BestSoFarCurve(const StudyReport& report) {
   for (const auto& t : report.trials) {
     if (search::IsTerminal(t.record.state)) ended.push_back(&t);
   }
-  std::sort(ended.begin(), ended.end(), [](const auto* a, const auto* b) {
-    return a->record.ended_at < b->record.ended_at;
-  });
+  std::sort(ended.begin(), ended.end(),
+            [](const auto* a, const auto* b) { return a->record.ended_at < b->record.ended_at; });
   std::vector<BestSoFar> out;
   double dollars = 0;
   std::optional<double> best;
@@ -172,13 +168,12 @@ std::string FormatTable(const StudyReport& report) {
                                 "state", "epochs", metric, "wall_s", "dollars",
                                 report.study.maximize ? "obj_per_$" : "", "params / why it ended");
   for (const auto& t : report.trials) {
-    out += fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8.1f}  {:>9.6f}  {:>10}  {}\n",
-                       t.record.number, search::ToString(t.record.state), t.epochs,
-                       t.objective ? common::FormatMetric(*t.objective, 4) : "-", t.seconds,
-                       t.dollars,
-                       report.study.maximize && Ranked(t) ? fmt::format("{:.1f}", PerDollar(t))
-                                                          : "",
-                       Params(t.record.params));
+    out +=
+        fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8.1f}  {:>9.6f}  {:>10}  {}\n",
+                    t.record.number, search::ToString(t.record.state), t.epochs,
+                    t.objective ? common::FormatMetric(*t.objective, 4) : "-", t.seconds, t.dollars,
+                    report.study.maximize && Ranked(t) ? fmt::format("{:.1f}", PerDollar(t)) : "",
+                    Params(t.record.params));
     if (!t.record.end_reason.empty()) {
       out += fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8}  {:>9}  {:>10}  -> {}\n", "", "", "",
                          "", "", "", "", t.record.end_reason);
@@ -214,22 +209,26 @@ std::string FormatSummary(const StudyReport& report) {
   // Pauses lose work too, and a user who pressed Ctrl-C should read why.
   const std::string paused =
       s.paused_wasted_dollars > 0
-          ? fmt::format("; {:.1f}% lost to study pauses: the work since each trial's last "
-                        "checkpoint is lost (a command trial's partial epoch too, unless its "
-                        "program saves on SIGTERM)",
-                        percent(s.paused_wasted_dollars))
+          ? fmt::format(
+                "; {:.1f}% lost to study pauses: the work since each trial's last "
+                "checkpoint is lost (a command trial's partial epoch too, unless its "
+                "program saves on SIGTERM)",
+                percent(s.paused_wasted_dollars))
           : "";
-  out += fmt::format("spot: {} preemptions, {} lost leases, {} resumes; ${:.7f} of work redone "
-                     "({:.1f}%{}); by market: {}\n",
-                     s.preemptions, s.expirations, resumed, s.wasted_dollars,
-                     percent(s.wasted_dollars), paused, markets.empty() ? "-" : markets);
-  out += fmt::format("idle: ${:.6f} over {:.0f} worker-seconds waiting for work after this "
-                     "study's trials (billed, charged to no trial)\n",
-                     s.idle_dollars, s.idle_seconds);
+  out += fmt::format(
+      "spot: {} preemptions, {} lost leases, {} resumes; ${:.7f} of work redone "
+      "({:.1f}%{}); by market: {}\n",
+      s.preemptions, s.expirations, resumed, s.wasted_dollars, percent(s.wasted_dollars), paused,
+      markets.empty() ? "-" : markets);
+  out += fmt::format(
+      "idle: ${:.6f} over {:.0f} worker-seconds waiting for work after this "
+      "study's trials (billed, charged to no trial)\n",
+      s.idle_dollars, s.idle_seconds);
   if (!s.best_trial) return out + "no trial reported a result\n";
   const TrialSummary& best = report.trials.at(*s.best_trial);
-  out += fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.6f}; {}\n", best.record.number,
-                     s.metric, s.best_value, best.epochs, best.dollars, Params(best.record.params));
+  out +=
+      fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.6f}; {}\n", best.record.number,
+                  s.metric, s.best_value, best.epochs, best.dollars, Params(best.record.params));
   out += FormatEvaluations(report);
   if (!best.checkpoint.empty()) {
     const std::string& dir =
@@ -254,8 +253,8 @@ std::string FormatSummary(const StudyReport& report) {
         break;
       }
     }
-    out += hit ? fmt::format("reached {} {:.4f} after ${:.5f} (trial {})\n", s.metric,
-                             *target, hit->dollars, hit->trial)
+    out += hit ? fmt::format("reached {} {:.4f} after ${:.5f} (trial {})\n", s.metric, *target,
+                             hit->dollars, hit->trial)
                : fmt::format("never reached {} {:.4f}\n", s.metric, *target);
   }
   return out;
@@ -299,11 +298,10 @@ std::string ToCsv(const StudyReport& report) {
       const bool done = t.evaluation && t.evaluation->state == EvaluationState::kDone;
       test_cells += "," + (done && it != m.end() ? common::FormatMetric(it->second, 6) : "");
     }
-    out += fmt::format("{},{},{},{}{},{:.3f},{:.8f},{}", t.record.number,
-                       search::ToString(t.record.state), t.epochs,
-                       t.objective ? common::FormatMetric(*t.objective, 6) : "", test_cells,
-                       t.seconds, t.dollars,
-                       Ranked(t) && t.dollars > 0 ? fmt::format("{:.3f}", PerDollar(t)) : "");
+    out += fmt::format(
+        "{},{},{},{}{},{:.3f},{:.8f},{}", t.record.number, search::ToString(t.record.state),
+        t.epochs, t.objective ? common::FormatMetric(*t.objective, 6) : "", test_cells, t.seconds,
+        t.dollars, Ranked(t) && t.dollars > 0 ? fmt::format("{:.3f}", PerDollar(t)) : "");
     const int64_t number = t.record.number;
     out += on(completed, number) ? ",completed;all" : on(all, number) ? ",all" : ",";
     for (const auto& n : names) {
@@ -318,10 +316,14 @@ std::string ToCsv(const StudyReport& report) {
 std::string ToJson(const StudyReport& report) {
   const auto& s = report.study;
   json j;
-  j["study"] = {{"id", s.record.id},       {"name", s.record.name},
-                {"state", ToString(s.record.state)}, {"end_reason", s.record.end_reason},
-                {"objective", s.metric},  {"maximize", s.maximize},
-                {"dollars", s.dollars},   {"trials", s.total},
+  j["study"] = {{"id", s.record.id},
+                {"name", s.record.name},
+                {"state", ToString(s.record.state)},
+                {"end_reason", s.record.end_reason},
+                {"objective", s.metric},
+                {"maximize", s.maximize},
+                {"dollars", s.dollars},
+                {"trials", s.total},
                 {"wasted_dollars", s.wasted_dollars},
                 {"dollars_by_market", s.dollars_by_market},
                 {"preemptions", s.preemptions},
@@ -333,8 +335,8 @@ std::string ToJson(const StudyReport& report) {
   if (s.forecast) j["study"]["forecast"] = json::parse(ForecastToJson(*s.forecast));
   json recorded = json::array();
   for (const auto& r : RecordedForecasts(s.events)) {
-    recorded.push_back({{"progress_percent", r.percent},
-                        {"forecast", json::parse(ForecastToJson(r.forecast))}});
+    recorded.push_back(
+        {{"progress_percent", r.percent}, {"forecast", json::parse(ForecastToJson(r.forecast))}});
   }
   if (!recorded.empty()) j["study"]["recorded_forecasts"] = recorded;
   json trials = json::array();
@@ -386,8 +388,8 @@ std::string ToJson(const StudyReport& report) {
   }
   j["trials"] = trials;
   json frontiers;
-  for (auto [key, over] : {std::pair{"completed", FrontierOver::kCompleted},
-                           std::pair{"all", FrontierOver::kAll}}) {
+  for (auto [key, over] :
+       {std::pair{"completed", FrontierOver::kCompleted}, std::pair{"all", FrontierOver::kAll}}) {
     frontiers[key] = {{"trials", ParetoFrontier(report, over)}, {"counts", Describe(over)}};
   }
   j["pareto_frontiers"] = frontiers;
@@ -405,9 +407,9 @@ std::string WriteReportFiles(const StudyReport& report, const std::string& dir) 
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return dir + ": cannot create the folder: " + ec.message();
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"results.csv",
-                                                                       ToCsv(report)},
-                                   {"results.json", ToJson(report)}}) {
+  for (const auto& [name, text] :
+       {std::pair<std::string, std::string>{"results.csv", ToCsv(report)},
+        {"results.json", ToJson(report)}}) {
     const std::string path = dir + "/" + name;
     std::ofstream f(path, std::ios::trunc);
     f << text;

@@ -125,8 +125,8 @@ std::string FormatTagRollup(const std::vector<TagRollup>& rows,
                           common::FormatMetric(b.value, 4), b.study, b.trial);
     }
     const std::string tag = r.key.empty() ? r.value : r.key + "=" + r.value;
-    out += fmt::format("{:<32}  {:>7}  {:>7}  {:>12.6f}  {}\n", tag, r.studies, r.trials,
-                       r.dollars, best.empty() ? "-" : best);
+    out += fmt::format("{:<32}  {:>7}  {:>7}  {:>12.6f}  {}\n", tag, r.studies, r.trials, r.dollars,
+                       best.empty() ? "-" : best);
   }
   int64_t trials = 0;
   double dollars = 0;

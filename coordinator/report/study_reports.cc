@@ -27,12 +27,15 @@ std::optional<StudyReport> LoadStudy(Store& store, const StudyRecord& s, bool tr
   const auto trial_rows = store.ListTrials(s.id);
   const auto segments = store.ListSegments(s.id);
   std::vector<ReportRecord> reports;
-  RestoreRunner(s, trial_rows, [&](const std::function<void(const ReportRecord&)>& apply) {
-    store.ForEachReport(s.id, [&](const ReportRecord& r) {
-      apply(r);
-      if (trials) reports.push_back(r);
-    });
-  }, events, &runner);
+  RestoreRunner(
+      s, trial_rows,
+      [&](const std::function<void(const ReportRecord&)>& apply) {
+        store.ForEachReport(s.id, [&](const ReportRecord& r) {
+          apply(r);
+          if (trials) reports.push_back(r);
+        });
+      },
+      events, &runner);
   Ledger ledger;
   ledger.RestoreStudy(s.id, segments, now);
   StudyReport out;

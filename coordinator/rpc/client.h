@@ -20,5 +20,4 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
 using common::CurrentUser;
 using common::MakeContext;
 
-
 }  // namespace sift::coordinator

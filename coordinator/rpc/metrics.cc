@@ -17,7 +17,8 @@ class TimingInterceptor final : public gx::Interceptor {
       : metrics_(metrics), method_(method ? method : "unknown") {}
 
   void Intercept(gx::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(gx::InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+    if (methods->QueryInterceptionHookPoint(
+            gx::InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
       start_ = Clock::now();
     }
     if (methods->QueryInterceptionHookPoint(gx::InterceptionHookPoints::PRE_SEND_STATUS)) {
@@ -45,12 +46,23 @@ class TimingFactory final : public gx::ServerInterceptorFactoryInterface {
 };
 
 const char* CodeName(int code) {
-  static const char* const kNames[] = {
-      "OK",          "CANCELLED",          "UNKNOWN",           "INVALID_ARGUMENT",
-      "DEADLINE_EXCEEDED", "NOT_FOUND",    "ALREADY_EXISTS",    "PERMISSION_DENIED",
-      "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",   "OUT_OF_RANGE",
-      "UNIMPLEMENTED", "INTERNAL",         "UNAVAILABLE",       "DATA_LOSS",
-      "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   return code >= 0 && code <= 16 ? kNames[code] : "UNKNOWN";
 }
 
@@ -74,8 +86,8 @@ std::string RpcMetrics::PrometheusText() const {
       "# TYPE sift_rpc_total counter\n";
   for (const auto& [method, m] : methods_) {
     for (const auto& [code, n] : m.by_code) {
-      out += fmt::format("sift_rpc_total{{method=\"{}\",code=\"{}\"}} {}\n", method,
-                         CodeName(code), n);
+      out += fmt::format("sift_rpc_total{{method=\"{}\",code=\"{}\"}} {}\n", method, CodeName(code),
+                         n);
     }
   }
   out +=
@@ -85,11 +97,11 @@ std::string RpcMetrics::PrometheusText() const {
     int64_t cumulative = 0;
     for (size_t b = 0; b < kBuckets.size(); ++b) {
       cumulative += m.buckets[b];
-      out += fmt::format("sift_rpc_duration_seconds_bucket{{method=\"{}\",le=\"{}\"}} {}\n",
-                         method, kBuckets[b], cumulative);
+      out += fmt::format("sift_rpc_duration_seconds_bucket{{method=\"{}\",le=\"{}\"}} {}\n", method,
+                         kBuckets[b], cumulative);
     }
-    out += fmt::format("sift_rpc_duration_seconds_bucket{{method=\"{}\",le=\"+Inf\"}} {}\n",
-                       method, m.count);
+    out += fmt::format("sift_rpc_duration_seconds_bucket{{method=\"{}\",le=\"+Inf\"}} {}\n", method,
+                       m.count);
     out += fmt::format("sift_rpc_duration_seconds_sum{{method=\"{}\"}} {}\n", method, m.sum);
     out += fmt::format("sift_rpc_duration_seconds_count{{method=\"{}\"}} {}\n", method, m.count);
   }

@@ -33,9 +33,9 @@ std::shared_ptr<grpc::ServerCredentials> TransportCredentials(const ServerSecuri
   read(sec.tls_key, true, &pair.private_key);
   // Ask every client for a certificate and verify any it shows; the Authorizer then requires
   // one for Workers RPCs only, so the CLI needs none.
-  grpc::SslServerCredentialsOptions ssl(
-      sec.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                                : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  grpc::SslServerCredentialsOptions ssl(sec.tls_client_ca.empty()
+                                            ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                            : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
   if (!sec.tls_client_ca.empty()) read(sec.tls_client_ca, false, &ssl.pem_root_certs);
   ssl.pem_key_cert_pairs.push_back(pair);
   return grpc::SslServerCredentials(ssl);

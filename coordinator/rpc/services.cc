@@ -19,14 +19,22 @@ namespace {
 grpc::Status ToGrpc(const Status& s) {
   using C = Status::Code;
   switch (s.code) {
-    case C::kOk: return grpc::Status::OK;
-    case C::kInvalidArgument: return {grpc::StatusCode::INVALID_ARGUMENT, s.message};
-    case C::kNotFound: return {grpc::StatusCode::NOT_FOUND, s.message};
-    case C::kFailedPrecondition: return {grpc::StatusCode::FAILED_PRECONDITION, s.message};
-    case C::kUnauthenticated: return {grpc::StatusCode::UNAUTHENTICATED, s.message};
-    case C::kResourceExhausted: return {grpc::StatusCode::RESOURCE_EXHAUSTED, s.message};
-    case C::kUnavailable: return {grpc::StatusCode::UNAVAILABLE, s.message};
-    case C::kInternal: return {grpc::StatusCode::INTERNAL, s.message};
+    case C::kOk:
+      return grpc::Status::OK;
+    case C::kInvalidArgument:
+      return {grpc::StatusCode::INVALID_ARGUMENT, s.message};
+    case C::kNotFound:
+      return {grpc::StatusCode::NOT_FOUND, s.message};
+    case C::kFailedPrecondition:
+      return {grpc::StatusCode::FAILED_PRECONDITION, s.message};
+    case C::kUnauthenticated:
+      return {grpc::StatusCode::UNAUTHENTICATED, s.message};
+    case C::kResourceExhausted:
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED, s.message};
+    case C::kUnavailable:
+      return {grpc::StatusCode::UNAVAILABLE, s.message};
+    case C::kInternal:
+      return {grpc::StatusCode::INTERNAL, s.message};
   }
   return {grpc::StatusCode::UNKNOWN, s.message};
 }
@@ -100,8 +108,7 @@ grpc::Status StudiesService::ListStudies(grpc::ServerContext* ctx, const v1::Lis
   return HandlerError("ListStudies");
 }
 
-grpc::Status StudiesService::ListTrials(grpc::ServerContext* ctx,
-                                        const v1::ListTrialsRequest* req,
+grpc::Status StudiesService::ListTrials(grpc::ServerContext* ctx, const v1::ListTrialsRequest* req,
                                         v1::ListTrialsResponse* resp) try {
   if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/ListTrials"); !s.ok()) return s;
   std::vector<TrialSummary> trials;
@@ -123,8 +130,8 @@ grpc::Status StudiesService::CancelStudy(grpc::ServerContext* ctx,
   return HandlerError("CancelStudy");
 }
 
-grpc::Status StudiesService::PauseStudy(grpc::ServerContext* ctx,
-                                        const v1::PauseStudyRequest* req, v1::Study* resp) try {
+grpc::Status StudiesService::PauseStudy(grpc::ServerContext* ctx, const v1::PauseStudyRequest* req,
+                                        v1::Study* resp) try {
   if (auto s = auth_->Authorize(ctx, "/sift.v1.Studies/PauseStudy"); !s.ok()) return s;
   if (Status s = coordinator_->PauseStudy(req->study_id(), CallerUser(ctx)); !s.ok()) {
     return ToGrpc(s);
@@ -204,8 +211,8 @@ grpc::Status WorkersService::AcquireTrial(grpc::ServerContext* ctx,
   if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/AcquireTrial"); !s.ok()) return s;
   AcquireResult result;
   Assignment a;
-  if (Status s = coordinator_->AcquireTrial(req->worker_id(), &result, &a,
-                                            req->idle_exit_seconds());
+  if (Status s =
+          coordinator_->AcquireTrial(req->worker_id(), &result, &a, req->idle_exit_seconds());
       !s.ok()) {
     return ToGrpc(s);
   }
@@ -305,8 +312,7 @@ grpc::ServerUnaryReactor* WorkersService::Heartbeat(grpc::CallbackServerContext*
   reactor->Finish([&]() -> grpc::Status {
     try {
       if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/Heartbeat"); !s.ok()) return s;
-      std::vector<std::string> leases(req->lease_ids().begin(), req->lease_ids().end()),
-          revoked;
+      std::vector<std::string> leases(req->lease_ids().begin(), req->lease_ids().end()), revoked;
       if (Status s = coordinator_->Heartbeat(req->worker_id(), leases, &revoked); !s.ok()) {
         return ToGrpc(s);
       }
@@ -339,14 +345,14 @@ grpc::Status WorkersService::UploadCheckpoint(grpc::ServerContext* ctx,
   while (reader->Read(&chunk)) {
     if (!upload) {
       std::string path;
-      Status s = coordinator_->CheckpointPath(chunk.worker_id(), chunk.lease_id(), chunk.name(),
-                                              &path);
+      Status s =
+          coordinator_->CheckpointPath(chunk.worker_id(), chunk.lease_id(), chunk.name(), &path);
       if (!s.ok()) return ToGrpc(s);
       upload = std::make_unique<CheckpointUpload>(path);
       name = chunk.name();
     } else if (chunk.name() != name) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, "one upload carries one checkpoint: got '" +
-                                                      chunk.name() + "' after '" + name + "'"};
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "one upload carries one checkpoint: got '" + chunk.name() + "' after '" + name + "'"};
     }
     if (Status s = upload->Append(chunk.offset(), chunk.data()); !s.ok()) return ToGrpc(s);
     if (chunk.last()) {
@@ -367,27 +373,26 @@ grpc::Status WorkersService::UploadCheckpoint(grpc::ServerContext* ctx,
   return HandlerError("UploadCheckpoint");
 }
 
-grpc::Status WorkersService::DownloadCheckpoint(grpc::ServerContext* ctx,
-                                                const v1::DownloadCheckpointRequest* req,
-                                                grpc::ServerWriter<v1::CheckpointChunk>* writer)
-try {
+grpc::Status WorkersService::DownloadCheckpoint(
+    grpc::ServerContext* ctx, const v1::DownloadCheckpointRequest* req,
+    grpc::ServerWriter<v1::CheckpointChunk>* writer) try {
   if (auto s = auth_->Authorize(ctx, "/sift.v1.Workers/DownloadCheckpoint"); !s.ok()) return s;
   std::string path;
   Status s = coordinator_->CheckpointPath(req->worker_id(), req->lease_id(), req->name(), &path);
   if (!s.ok()) return ToGrpc(s);
-  s = ReadCheckpointChunks(path, 1 << 20, [&](int64_t offset, const std::string& data, bool last,
-                                              uint32_t crc) {
-    v1::CheckpointChunk chunk;
-    chunk.set_name(req->name());
-    chunk.set_offset(offset);
-    chunk.set_data(data);
-    chunk.set_last(last);
-    if (last) {
-      chunk.set_crc32(crc);
-      chunk.set_total_size(offset + static_cast<int64_t>(data.size()));
-    }
-    return writer->Write(chunk);
-  });
+  s = ReadCheckpointChunks(path, 1 << 20,
+                           [&](int64_t offset, const std::string& data, bool last, uint32_t crc) {
+                             v1::CheckpointChunk chunk;
+                             chunk.set_name(req->name());
+                             chunk.set_offset(offset);
+                             chunk.set_data(data);
+                             chunk.set_last(last);
+                             if (last) {
+                               chunk.set_crc32(crc);
+                               chunk.set_total_size(offset + static_cast<int64_t>(data.size()));
+                             }
+                             return writer->Write(chunk);
+                           });
   return ToGrpc(s);
 } catch (...) {
   return HandlerError("DownloadCheckpoint");

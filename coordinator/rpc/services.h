@@ -87,5 +87,4 @@ class WorkersService final : public WorkersBase {
   const Authorizer* auth_;
 };
 
-
 }  // namespace sift::coordinator

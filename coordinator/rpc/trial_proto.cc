@@ -13,13 +13,20 @@ using common::ToProto;
 
 v1::TrialState ToProto(search::TrialState s) {
   switch (s) {
-    case search::TrialState::kPending: return v1::TRIAL_PENDING;
-    case search::TrialState::kRunning: return v1::TRIAL_RUNNING;
-    case search::TrialState::kPaused: return v1::TRIAL_PAUSED;
-    case search::TrialState::kCompleted: return v1::TRIAL_COMPLETED;
-    case search::TrialState::kStopped: return v1::TRIAL_STOPPED;
-    case search::TrialState::kFailed: return v1::TRIAL_FAILED;
-    case search::TrialState::kDiverged: return v1::TRIAL_DIVERGED;
+    case search::TrialState::kPending:
+      return v1::TRIAL_PENDING;
+    case search::TrialState::kRunning:
+      return v1::TRIAL_RUNNING;
+    case search::TrialState::kPaused:
+      return v1::TRIAL_PAUSED;
+    case search::TrialState::kCompleted:
+      return v1::TRIAL_COMPLETED;
+    case search::TrialState::kStopped:
+      return v1::TRIAL_STOPPED;
+    case search::TrialState::kFailed:
+      return v1::TRIAL_FAILED;
+    case search::TrialState::kDiverged:
+      return v1::TRIAL_DIVERGED;
   }
   return v1::TRIAL_STATE_UNSPECIFIED;
 }
@@ -59,7 +66,7 @@ TrialSummary FromProto(const v1::Trial& t) {
   out.record.study_id = t.study_id();
   out.record.number = t.number();
   const search::TrialState states[] = {
-      search::TrialState::kPending, search::TrialState::kPending, search::TrialState::kRunning,
+      search::TrialState::kPending, search::TrialState::kPending,   search::TrialState::kRunning,
       search::TrialState::kPaused,  search::TrialState::kCompleted, search::TrialState::kStopped,
       search::TrialState::kFailed,  search::TrialState::kDiverged};
   out.record.state = states[std::clamp(static_cast<int>(t.state()), 0, 7)];

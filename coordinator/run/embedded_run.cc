@@ -18,15 +18,15 @@
 #include "common/data_files.h"
 #include "common/metric_json.h"
 #include "common/per_class_key.h"
-#include "coordinator/rpc/client.h"
 #include "coordinator/core/coordinator.h"
-#include "coordinator/report/html/html_report.h"
-#include "coordinator/run/local_workers.h"
-#include "coordinator/report/report.h"
-#include "coordinator/run/files.h"
-#include "coordinator/run/plan.h"
 #include "coordinator/http/live.h"
+#include "coordinator/report/html/html_report.h"
+#include "coordinator/report/report.h"
+#include "coordinator/rpc/client.h"
 #include "coordinator/rpc/server.h"
+#include "coordinator/run/files.h"
+#include "coordinator/run/local_workers.h"
+#include "coordinator/run/plan.h"
 
 namespace sift::coordinator {
 namespace {
@@ -162,7 +162,7 @@ int RunEmbedded(const RunOptions& o) {
     return 2;
   }
   const int cores = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = o.threads_per_worker > 0 ? o.threads_per_worker
+  const int threads = o.threads_per_worker > 0    ? o.threads_per_worker
                       : config.worker.threads > 0 ? static_cast<int>(config.worker.threads)
                                                   : 1;
   int workers = o.workers > 0 ? o.workers : std::max(1, cores / threads);
@@ -196,8 +196,8 @@ int RunEmbedded(const RunOptions& o) {
       return 2;
     }
     double price = 0;
-    if (std::string p = copts.catalog.Lookup(config.worker.instance_type, config.worker.market,
-                                             &price);
+    if (std::string p =
+            copts.catalog.Lookup(config.worker.instance_type, config.worker.market, &price);
         !p.empty()) {
       std::cerr << origin << ": worker.instance_type: " << p << "\n";
       return 2;
@@ -228,9 +228,9 @@ int RunEmbedded(const RunOptions& o) {
         std::cerr << s.message << "\n";
         return 1;
       }
-    } else if (Status s = coordinator->CreateStudy(plan.config_text,
-                                                   fs::absolute(o.config_path).string(), &study_id,
-                                                   &errors, user);
+    } else if (Status s =
+                   coordinator->CreateStudy(plan.config_text, fs::absolute(o.config_path).string(),
+                                            &study_id, &errors, user);
                !s.ok()) {
       std::cerr << s.message << "\n";
       return s.code == Status::Code::kInvalidArgument ? 2 : 1;
@@ -266,14 +266,16 @@ int RunEmbedded(const RunOptions& o) {
   if (plan.resume_id > 0) {
     StudySummary s;
     coordinator->GetStudy(study_id, &s);
-    spdlog::info("resuming study {} '{}' from {}: {}/{} trials finished, ${:.4f} spent so far; "
-                 "recorded epochs are not retrained",
-                 study_id, s.record.name, out_dir, s.finished, s.max_trials, s.dollars);
+    spdlog::info(
+        "resuming study {} '{}' from {}: {}/{} trials finished, ${:.4f} spent so far; "
+        "recorded epochs are not retrained",
+        study_id, s.record.name, out_dir, s.finished, s.max_trials, s.dollars);
   }
   const int64_t memory_per_worker_mb = AvailableMiB() / workers;
-  spdlog::info("run directory {}; coordinator on {}; {} workers x {} threads on {} cores, "
-               "{} MiB of memory each",
-               out_dir, address, workers, threads, cores, memory_per_worker_mb);
+  spdlog::info(
+      "run directory {}; coordinator on {}; {} workers x {} threads on {} cores, "
+      "{} MiB of memory each",
+      out_dir, address, workers, threads, cores, memory_per_worker_mb);
   std::map<std::string, std::string> worker_env = WorkerEnvironment(threads);
   std::string settings;
   for (const auto& [k, v] : worker_env) settings += " " + k + "=" + v;
@@ -285,17 +287,26 @@ int RunEmbedded(const RunOptions& o) {
   // Worker `slot`, incarnation `generation`: a replacement after a reclaimed VM gets a new name,
   // log and simulator seed, like a new VM from a managed instance group.
   auto start_worker = [&](LocalWorkers& pool, int slot, int generation) {
-    const std::string name = "local-" + std::to_string(slot) +
-                             (generation ? "." + std::to_string(generation) : "");
+    const std::string name =
+        "local-" + std::to_string(slot) + (generation ? "." + std::to_string(generation) : "");
     std::vector<std::string> argv = {worker_bin,
-                                     "--coordinator", address,
-                                     "--name", name,
-                                     "--instance-type", config.worker.instance_type,
-                                     "--market", config.worker.market,
-                                     "--threads", std::to_string(threads),
-                                     "--cache-dir", CacheDir(),
-                                     "--trial-log-dir", out_dir + "/trials",
-                                     "--exit-when-idle", "--idle-exit-seconds", "0"};
+                                     "--coordinator",
+                                     address,
+                                     "--name",
+                                     name,
+                                     "--instance-type",
+                                     config.worker.instance_type,
+                                     "--market",
+                                     config.worker.market,
+                                     "--threads",
+                                     std::to_string(threads),
+                                     "--cache-dir",
+                                     CacheDir(),
+                                     "--trial-log-dir",
+                                     out_dir + "/trials",
+                                     "--exit-when-idle",
+                                     "--idle-exit-seconds",
+                                     "0"};
     if (memory_per_worker_mb > 0) {
       argv.push_back("--memory-limit-mb");
       argv.push_back(std::to_string(memory_per_worker_mb));
@@ -368,11 +379,11 @@ int RunEmbedded(const RunOptions& o) {
     if (now - last_progress >= std::chrono::seconds(15)) {
       last_progress = now;
       coordinator->GetStudy(study_id, &s);
-      spdlog::info("progress: {}/{} trials finished, {} running, best {} {}, ${:.4f} spent, {:.0f} s",
-                   s.finished, s.max_trials, s.running, s.metric,
-                   s.best_trial ? fmt::format("{:.4f} (trial {})", s.best_value, *s.best_trial)
-                                : "-",
-                   s.dollars, std::chrono::duration<double>(now - started).count());
+      spdlog::info(
+          "progress: {}/{} trials finished, {} running, best {} {}, ${:.4f} spent, {:.0f} s",
+          s.finished, s.max_trials, s.running, s.metric,
+          s.best_trial ? fmt::format("{:.4f} (trial {})", s.best_value, *s.best_trial) : "-",
+          s.dollars, std::chrono::duration<double>(now - started).count());
     }
   }
   const bool paused = g_interrupts > 0;
@@ -396,8 +407,10 @@ int RunEmbedded(const RunOptions& o) {
     local.StopAll(/*grace_s=*/0);
     // Workers killed before they handed back: their trials resume from their last checkpoint.
     if (int n = coordinator->InterruptLeases(study_id); n > 0) {
-      spdlog::warn("{} trials stopped before their workers handed them back; they resume from "
-                   "their last checkpoint", n);
+      spdlog::warn(
+          "{} trials stopped before their workers handed them back; they resume from "
+          "their last checkpoint",
+          n);
     }
   } else {
     local.StopAll(/*grace_s=*/15);
@@ -420,8 +433,8 @@ int RunEmbedded(const RunOptions& o) {
   std::string html_problem;
   try {
     auto store = OpenSqliteStoreReadOnly(db_path);
-    html_problem = WriteHtmlReport(HtmlReportFor({report}, *store, db_path),
-                                   out_dir + "/report.html");
+    html_problem =
+        WriteHtmlReport(HtmlReportFor({report}, *store, db_path), out_dir + "/report.html");
   } catch (const std::exception& e) {
     html_problem = e.what();
   }
@@ -436,15 +449,15 @@ int RunEmbedded(const RunOptions& o) {
   }
   if (workers_lost) {
     std::cerr << "workers kept exiting (" << replacements
-              << " replacements) before the study finished; see " << out_dir
-              << "/workers/*.log\n";
+              << " replacements) before the study finished; see " << out_dir << "/workers/*.log\n";
     return 1;
   }
   // Exit 0 only for a result: a FAILED or cancelled study, or one where no trial reported a
   // value, must fail a CI job.
   if (report.study.record.state == StudyState::kCompleted && report.study.best_trial) return 0;
-  std::cerr << "study " << study_id << " produced no result (" << ToString(report.study.record.state)
-            << ": " << report.study.record.end_reason << ")\n";
+  std::cerr << "study " << study_id << " produced no result ("
+            << ToString(report.study.record.state) << ": " << report.study.record.end_reason
+            << ")\n";
   return 1;
 }
 
@@ -495,11 +508,11 @@ int EvaluateInRunDir(const std::string& run_dir, int64_t study_id, int64_t trial
     env["SIFT_TOKEN"] = worker_token;
     fs::create_directories(run_dir + "/workers");
     try {
-      local.Spawn({ExeDir() + "/sift-worker", "--coordinator",
-                   "127.0.0.1:" + std::to_string(server->port()), "--name", "evaluate",
-                   "--instance-type", "local-cpu", "--market", "on-demand", "--threads", "1",
-                   "--cache-dir", CacheDir()},
-                  env, run_dir + "/workers/evaluate.log");
+      local.Spawn(
+          {ExeDir() + "/sift-worker", "--coordinator",
+           "127.0.0.1:" + std::to_string(server->port()), "--name", "evaluate", "--instance-type",
+           "local-cpu", "--market", "on-demand", "--threads", "1", "--cache-dir", CacheDir()},
+          env, run_dir + "/workers/evaluate.log");
     } catch (const std::exception& e) {
       std::cerr << e.what() << "\n";
       return 1;
@@ -515,9 +528,9 @@ int EvaluateInRunDir(const std::string& run_dir, int64_t study_id, int64_t trial
   const EvaluationRecord& e = *summary.evaluation;
   if (e.state != EvaluationState::kDone) {
     std::cerr << "trial " << trial << ": test evaluation "
-              << (e.state == EvaluationState::kFailed ? "failed: " + e.error
-                                                      : std::string("did not finish; see ") +
-                                                            run_dir + "/workers/evaluate.log")
+              << (e.state == EvaluationState::kFailed
+                      ? "failed: " + e.error
+                      : std::string("did not finish; see ") + run_dir + "/workers/evaluate.log")
               << "\n";
     return 1;
   }

@@ -17,7 +17,8 @@ namespace {
 bool CpuHasFlag(const std::string& flag) {
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
+    if (line.rfind("flags", 0) == 0)
+      return (line + " ").find(" " + flag + " ") != std::string::npos;
   }
   return false;
 }
@@ -48,8 +49,8 @@ std::map<std::string, std::string> WorkerEnvironment(int threads) {
 }
 
 void LocalWorkers::Spawn(const std::vector<std::string>& argv,
-                         const std::map<std::string, std::string>& env,
-                         const std::string& log_path, int slot) {
+                         const std::map<std::string, std::string>& env, const std::string& log_path,
+                         int slot) {
   std::map<std::string, std::string> merged;
   for (const std::string& e : common::CurrentEnvironment()) {
     const size_t eq = e.find('=');

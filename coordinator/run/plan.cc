@@ -22,7 +22,8 @@ RunPlan PlanRun(const std::vector<StudyRecord>& studies, const std::string& conf
   if (!target && !studies.empty()) target = &studies.back();
   if (!target) {
     if (resume) {
-      plan.problem = dir + ": no study to resume here; start one with: sift run CONFIG --out " + dir;
+      plan.problem =
+          dir + ": no study to resume here; start one with: sift run CONFIG --out " + dir;
     }
     return plan;
   }
@@ -30,7 +31,8 @@ RunPlan PlanRun(const std::vector<StudyRecord>& studies, const std::string& conf
   if (!IsOpen(target->state)) {
     plan.problem = dir + " holds " + which + ", which has ended (" + ToString(target->state) +
                    (target->end_reason.empty() ? "" : ": " + target->end_reason) +
-                   "); its results are in " + dir + "/results.csv. Pass --new to start another "
+                   "); its results are in " + dir +
+                   "/results.csv. Pass --new to start another "
                    "study in this directory, or choose another --out.";
     return plan;
   }

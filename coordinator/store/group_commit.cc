@@ -31,8 +31,7 @@ GroupCommit::~GroupCommit() {
   }
 }
 
-std::shared_future<void> GroupCommit::Enqueue(std::function<void()> write, bool urgent,
-                                              Done then) {
+std::shared_future<void> GroupCommit::Enqueue(std::function<void()> write, bool urgent, Done then) {
   Pending p{std::move(write), {}, std::move(then)};
   std::shared_future<void> done = p.done.get_future().share();
   bool wake = false;

@@ -89,12 +89,12 @@ class GroupCommit {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Pending> queue_;
-  bool urgent_ = false;     // a Run is queued: commit now
-  size_t wake_at_ = 1;      // queued writes that make the writer go (it waits for a fuller batch)
+  bool urgent_ = false;  // a Run is queued: commit now
+  size_t wake_at_ = 1;   // queued writes that make the writer go (it waits for a fuller batch)
   bool stop_ = false;
   int64_t batches_ = 0, writes_ = 0;
   int64_t fill_waits_ = 0, gave_up_ = 0;  // waits for a fuller batch; those that ended in a gap
-  std::thread writer_;  // last: starts once the members above exist
+  std::thread writer_;                    // last: starts once the members above exist
 };
 
 }  // namespace sift::coordinator

@@ -5,7 +5,6 @@
 #include <map>
 #include <string>
 
-
 namespace sift::coordinator {
 
 // Non-finite values (a diverging trial's) are stored as "NaN"/"Infinity" strings; older

@@ -13,8 +13,8 @@ bool IsPostgresUrl(const std::string& db) {
 std::string CheckpointDirBeside(const std::string& db, int64_t study_id) {
   if (IsPostgresUrl(db)) return "";
   const std::string study_dir = "/study-" + std::to_string(study_id);
-  for (const auto& dir : {(std::filesystem::path(db).parent_path() / "checkpoints").string(),
-                          db + ".checkpoints"}) {
+  for (const auto& dir :
+       {(std::filesystem::path(db).parent_path() / "checkpoints").string(), db + ".checkpoints"}) {
     std::error_code ec;
     if (std::filesystem::is_directory(dir + study_dir, ec)) return dir + study_dir;
   }

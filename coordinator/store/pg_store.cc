@@ -1,13 +1,12 @@
 // The Store on PostgreSQL (libpqxx), for coordinators that share one database: the same tables
 // as SQLite's, JSON kept as text so both stores read back the same bytes, and the study leases
 // that let a second coordinator take over a study whose coordinator died.
+#include <mutex>
 #include <pqxx/pqxx>
 
-#include <mutex>
-
 #include "common/params_json.h"
-#include "coordinator/store/store.h"
 #include "coordinator/store/json.h"
+#include "coordinator/store/store.h"
 
 namespace sift::coordinator {
 namespace {
@@ -144,19 +143,20 @@ class PgStore : public Store {
     return Run([&](pqxx::work& w) {
       if (s.id == 0) {
         return w
-            .exec_params1("INSERT INTO studies(name, config, state, end_reason, created_at, "
-                          "ended_at) VALUES($1,$2,$3,$4,$5,$6) RETURNING id",
-                          s.name, s.config_text, ToString(s.state), s.end_reason, s.created_at,
-                          s.ended_at)[0]
+            .exec_params1(
+                "INSERT INTO studies(name, config, state, end_reason, created_at, "
+                "ended_at) VALUES($1,$2,$3,$4,$5,$6) RETURNING id",
+                s.name, s.config_text, ToString(s.state), s.end_reason, s.created_at, s.ended_at)[0]
             .as<int64_t>();
       }
-      w.exec_params0("INSERT INTO studies(id, name, config, state, end_reason, created_at, "
-                     "ended_at) VALUES($1,$2,$3,$4,$5,$6,$7)",
-                     s.id, s.name, s.config_text, ToString(s.state), s.end_reason, s.created_at,
-                     s.ended_at);
+      w.exec_params0(
+          "INSERT INTO studies(id, name, config, state, end_reason, created_at, "
+          "ended_at) VALUES($1,$2,$3,$4,$5,$6,$7)",
+          s.id, s.name, s.config_text, ToString(s.state), s.end_reason, s.created_at, s.ended_at);
       // The identity sequence must not hand this id out again.
-      w.exec("SELECT setval(pg_get_serial_sequence('studies', 'id'), "
-             "(SELECT max(id) FROM studies))");
+      w.exec(
+          "SELECT setval(pg_get_serial_sequence('studies', 'id'), "
+          "(SELECT max(id) FROM studies))");
       return s.id;
     });
   }
@@ -181,12 +181,16 @@ class PgStore : public Store {
                      int64_t held_epoch) override {
     // A renewal (held_epoch > 0) keeps the epoch; a take raises it.
     static const std::string claim =
-        std::string("INSERT INTO study_leases AS l(study_id, owner, expires_at, epoch) "
-                    "VALUES($1, $2, ") + kDbNow + " + $3, 1) ON CONFLICT(study_id) DO UPDATE SET "
+        std::string(
+            "INSERT INTO study_leases AS l(study_id, owner, expires_at, epoch) "
+            "VALUES($1, $2, ") +
+        kDbNow +
+        " + $3, 1) ON CONFLICT(study_id) DO UPDATE SET "
         "owner=excluded.owner, expires_at=excluded.expires_at, "
         "epoch=CASE WHEN $4::bigint > 0 THEN l.epoch ELSE l.epoch + 1 END "
         "WHERE CASE WHEN $4::bigint > 0 THEN l.owner=excluded.owner AND l.epoch=$4::bigint "
-        "ELSE l.owner=excluded.owner OR l.expires_at < " + kDbNow + " END RETURNING l.epoch";
+        "ELSE l.owner=excluded.owner OR l.expires_at < " +
+        kDbNow + " END RETURNING l.epoch";
     return Run([&](pqxx::work& w) {
       const pqxx::result r = w.exec_params(claim, study_id, owner, lease_s, held_epoch);
       return r.empty() ? int64_t{0} : r[0][0].as<int64_t>();
@@ -196,17 +200,18 @@ class PgStore : public Store {
   void ReleaseStudy(int64_t study_id, const std::string& owner) override {
     // Expired, not deleted: the row keeps its epoch, which must never go back.
     Run([&](pqxx::work& w) {
-      w.exec_params0("UPDATE study_leases SET expires_at='-Infinity' "
-                     "WHERE study_id=$1 AND owner=$2",
-                     study_id, owner);
+      w.exec_params0(
+          "UPDATE study_leases SET expires_at='-Infinity' "
+          "WHERE study_id=$1 AND owner=$2",
+          study_id, owner);
     });
   }
 
   void CheckStudyLease(int64_t study_id, int64_t epoch) override {
     Run([&](pqxx::work& w) {
       // FOR SHARE: a takeover (an UPDATE of this row) waits for this transaction's commit.
-      const pqxx::result r = w.exec_params(
-          "SELECT epoch FROM study_leases WHERE study_id=$1 FOR SHARE", study_id);
+      const pqxx::result r =
+          w.exec_params("SELECT epoch FROM study_leases WHERE study_id=$1 FOR SHARE", study_id);
       const int64_t current = r.empty() ? 0 : r[0][0].as<int64_t>();
       if (current != epoch) throw StudyFenced(study_id, epoch, current);
     });
@@ -214,9 +219,10 @@ class PgStore : public Store {
 
   void InsertStudyEvent(const StudyEventRecord& e) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("INSERT INTO study_events(study_id, at, \"user\", action, detail) "
-                     "VALUES($1,$2,$3,$4,$5)",
-                     e.study_id, e.at, e.user, e.action, e.detail);
+      w.exec_params0(
+          "INSERT INTO study_events(study_id, at, \"user\", action, detail) "
+          "VALUES($1,$2,$3,$4,$5)",
+          e.study_id, e.at, e.user, e.action, e.detail);
     });
   }
 
@@ -224,8 +230,8 @@ class PgStore : public Store {
     return Run([&](pqxx::work& w) {
       std::vector<StudyEventRecord> out;
       for (const pqxx::row& row : w.exec_params("SELECT study_id, at, \"user\", action, detail "
-                                           "FROM study_events WHERE study_id=$1 ORDER BY id",
-                                           study_id)) {
+                                                "FROM study_events WHERE study_id=$1 ORDER BY id",
+                                                study_id)) {
         out.push_back({row[0].as<int64_t>(), row[1].as<double>(), row[2].as<std::string>(),
                        row[3].as<std::string>(), row[4].as<std::string>()});
       }
@@ -235,21 +241,22 @@ class PgStore : public Store {
 
   void InsertTrial(const TrialRecord& t) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("INSERT INTO trials(study_id, number, params, state, end_reason, "
-                     "created_at, ended_at, final_metrics) VALUES($1,$2,$3,$4,$5,$6,$7,$8)",
-                     t.study_id, t.number, common::ParamsToJsonText(t.params),
-                     std::string(search::ToString(t.state)), t.end_reason, t.created_at,
-                     t.ended_at, MetricsToJsonText(t.final_metrics));
+      w.exec_params0(
+          "INSERT INTO trials(study_id, number, params, state, end_reason, "
+          "created_at, ended_at, final_metrics) VALUES($1,$2,$3,$4,$5,$6,$7,$8)",
+          t.study_id, t.number, common::ParamsToJsonText(t.params),
+          std::string(search::ToString(t.state)), t.end_reason, t.created_at, t.ended_at,
+          MetricsToJsonText(t.final_metrics));
     });
   }
 
   void UpdateTrialState(int64_t study_id, int64_t number, search::TrialState state,
                         const std::string& end_reason, double ended_at) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("UPDATE trials SET state=$1, end_reason=$2, ended_at=$3 "
-                     "WHERE study_id=$4 AND number=$5",
-                     std::string(search::ToString(state)), end_reason, ended_at, study_id,
-                     number);
+      w.exec_params0(
+          "UPDATE trials SET state=$1, end_reason=$2, ended_at=$3 "
+          "WHERE study_id=$4 AND number=$5",
+          std::string(search::ToString(state)), end_reason, ended_at, study_id, number);
     });
   }
 
@@ -286,11 +293,12 @@ class PgStore : public Store {
 
   void InsertReport(const ReportRecord& r) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("INSERT INTO reports(study_id, number, epoch, metrics, lease_id, seq, "
-                     "decision, reason, created_at, checkpoint) "
-                     "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)",
-                     r.study_id, r.number, r.epoch, MetricsToJsonText(r.metrics), r.lease_id,
-                     r.seq, r.decision, r.reason, r.created_at, r.checkpoint);
+      w.exec_params0(
+          "INSERT INTO reports(study_id, number, epoch, metrics, lease_id, seq, "
+          "decision, reason, created_at, checkpoint) "
+          "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)",
+          r.study_id, r.number, r.epoch, MetricsToJsonText(r.metrics), r.lease_id, r.seq,
+          r.decision, r.reason, r.created_at, r.checkpoint);
     });
   }
 
@@ -311,8 +319,9 @@ class PgStore : public Store {
                      const std::function<void(const ReportRecord&)>& fn) override {
     constexpr int64_t kTrialsPerPage = 2000;
     const int64_t last = Run([&](pqxx::work& w) {
-      return w.exec_params1("SELECT COALESCE(MAX(number), -1) FROM reports WHERE study_id=$1",
-                            study_id)[0]
+      return w
+          .exec_params1("SELECT COALESCE(MAX(number), -1) FROM reports WHERE study_id=$1",
+                        study_id)[0]
           .as<int64_t>();
     });
     for (int64_t from = 0; from <= last; from += kTrialsPerPage) {
@@ -326,26 +335,28 @@ class PgStore : public Store {
 
   void UpsertWorker(const WorkerRecord& r) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("INSERT INTO workers(id, name, instance_type, market, price_per_hour, "
-                     "device, threads, registered_at) VALUES($1,$2,$3,$4,$5,$6,$7,$8) "
-                     "ON CONFLICT(id) DO UPDATE SET name=excluded.name, "
-                     "instance_type=excluded.instance_type, market=excluded.market, "
-                     "price_per_hour=excluded.price_per_hour, device=excluded.device, "
-                     "threads=excluded.threads, registered_at=excluded.registered_at",
-                     r.id, r.name, r.instance_type, r.market, r.price_per_hour, r.device,
-                     r.threads, r.registered_at);
+      w.exec_params0(
+          "INSERT INTO workers(id, name, instance_type, market, price_per_hour, "
+          "device, threads, registered_at) VALUES($1,$2,$3,$4,$5,$6,$7,$8) "
+          "ON CONFLICT(id) DO UPDATE SET name=excluded.name, "
+          "instance_type=excluded.instance_type, market=excluded.market, "
+          "price_per_hour=excluded.price_per_hour, device=excluded.device, "
+          "threads=excluded.threads, registered_at=excluded.registered_at",
+          r.id, r.name, r.instance_type, r.market, r.price_per_hour, r.device, r.threads,
+          r.registered_at);
     });
   }
 
   void UpsertEvaluation(const EvaluationRecord& e) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("INSERT INTO evaluations(study_id, number, state, requested_by, "
-                     "requested_at, ended_at, metrics, error) VALUES($1,$2,$3,$4,$5,$6,$7,$8) "
-                     "ON CONFLICT(study_id, number) DO UPDATE SET state=excluded.state, "
-                     "requested_by=excluded.requested_by, requested_at=excluded.requested_at, "
-                     "ended_at=excluded.ended_at, metrics=excluded.metrics, error=excluded.error",
-                     e.study_id, e.number, std::string(ToString(e.state)), e.requested_by,
-                     e.requested_at, e.ended_at, MetricsToJsonText(e.metrics), e.error);
+      w.exec_params0(
+          "INSERT INTO evaluations(study_id, number, state, requested_by, "
+          "requested_at, ended_at, metrics, error) VALUES($1,$2,$3,$4,$5,$6,$7,$8) "
+          "ON CONFLICT(study_id, number) DO UPDATE SET state=excluded.state, "
+          "requested_by=excluded.requested_by, requested_at=excluded.requested_at, "
+          "ended_at=excluded.ended_at, metrics=excluded.metrics, error=excluded.error",
+          e.study_id, e.number, std::string(ToString(e.state)), e.requested_by, e.requested_at,
+          e.ended_at, MetricsToJsonText(e.metrics), e.error);
     });
   }
 
@@ -376,8 +387,8 @@ class PgStore : public Store {
     return Run([&](pqxx::work& w) {
       std::vector<WorkerRecord> out;
       for (const pqxx::row& row : w.exec("SELECT id, name, instance_type, market, price_per_hour, "
-                                    "device, threads, registered_at FROM workers "
-                                    "ORDER BY registered_at, id")) {
+                                         "device, threads, registered_at FROM workers "
+                                         "ORDER BY registered_at, id")) {
         WorkerRecord r;
         r.id = row[0].as<std::string>();
         r.name = row[1].as<std::string>();
@@ -395,11 +406,12 @@ class PgStore : public Store {
 
   void OpenSegment(const SegmentRecord& s) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("INSERT INTO segments(lease_id, worker_id, study_id, number, start, "
-                     "\"end\", price_per_hour, market, end_reason, start_epoch) "
-                     "VALUES($1,$2,$3,$4,$5,NULL,$6,$7,'',$8)",
-                     s.lease_id, s.worker_id, s.study_id, s.number, s.start, s.price_per_hour,
-                     s.market, s.start_epoch);
+      w.exec_params0(
+          "INSERT INTO segments(lease_id, worker_id, study_id, number, start, "
+          "\"end\", price_per_hour, market, end_reason, start_epoch) "
+          "VALUES($1,$2,$3,$4,$5,NULL,$6,$7,'',$8)",
+          s.lease_id, s.worker_id, s.study_id, s.number, s.start, s.price_per_hour, s.market,
+          s.start_epoch);
     });
   }
 
@@ -407,18 +419,20 @@ class PgStore : public Store {
                     const std::string& reason, const std::string& checkpoint,
                     double wasted_seconds) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("UPDATE segments SET \"end\"=$1, end_reason=$2, checkpoint=$3, "
-                     "wasted_seconds=wasted_seconds+$4 WHERE lease_id=$5 AND study_id=$6 "
-                     "AND \"end\" IS NULL",
-                     end, reason, checkpoint, wasted_seconds, lease_id, study_id);
+      w.exec_params0(
+          "UPDATE segments SET \"end\"=$1, end_reason=$2, checkpoint=$3, "
+          "wasted_seconds=wasted_seconds+$4 WHERE lease_id=$5 AND study_id=$6 "
+          "AND \"end\" IS NULL",
+          end, reason, checkpoint, wasted_seconds, lease_id, study_id);
     });
   }
 
   void SetRedoneSeconds(int64_t study_id, const std::string& lease_id, double seconds) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("UPDATE segments SET wasted_seconds=$1 WHERE lease_id=$2 AND study_id=$3 "
-                     "AND \"end\" IS NULL",
-                     seconds, lease_id, study_id);
+      w.exec_params0(
+          "UPDATE segments SET wasted_seconds=$1 WHERE lease_id=$2 AND study_id=$3 "
+          "AND \"end\" IS NULL",
+          seconds, lease_id, study_id);
     });
   }
 
@@ -451,20 +465,20 @@ class PgStore : public Store {
 
   void InsertIdleSegment(const IdleSegmentRecord& s) override {
     Run([&](pqxx::work& w) {
-      w.exec_params0("INSERT INTO idle_segments(worker_id, after_study_id, start, \"end\", "
-                     "price_per_hour, market, end_reason) VALUES($1,$2,$3,$4,$5,$6,$7)",
-                     s.worker_id, s.after_study_id, s.start, s.end, s.price_per_hour, s.market,
-                     s.end_reason);
+      w.exec_params0(
+          "INSERT INTO idle_segments(worker_id, after_study_id, start, \"end\", "
+          "price_per_hour, market, end_reason) VALUES($1,$2,$3,$4,$5,$6,$7)",
+          s.worker_id, s.after_study_id, s.start, s.end, s.price_per_hour, s.market, s.end_reason);
     });
   }
 
   std::vector<IdleSegmentRecord> ListIdleSegments(int64_t after_study_id) override {
     return Run([&](pqxx::work& w) {
       std::vector<IdleSegmentRecord> out;
-      for (const pqxx::row& row : w.exec_params(
-               "SELECT worker_id, start, \"end\", price_per_hour, market, end_reason "
-               "FROM idle_segments WHERE after_study_id=$1 ORDER BY start, id",
-               after_study_id)) {
+      for (const pqxx::row& row :
+           w.exec_params("SELECT worker_id, start, \"end\", price_per_hour, market, end_reason "
+                         "FROM idle_segments WHERE after_study_id=$1 ORDER BY start, id",
+                         after_study_id)) {
         IdleSegmentRecord s;
         s.worker_id = row[0].as<std::string>();
         s.after_study_id = after_study_id;
@@ -500,7 +514,8 @@ class PgStore : public Store {
     return Run([&](pqxx::work& w) {
       std::vector<StudyRecord> out;
       for (const pqxx::row& row : w.exec("SELECT id, name, config, state, end_reason, created_at, "
-                                    "ended_at FROM studies " + where + " ORDER BY id")) {
+                                         "ended_at FROM studies " +
+                                         where + " ORDER BY id")) {
         StudyRecord s;
         s.id = row[0].as<int64_t>();
         s.name = row[1].as<std::string>();
@@ -521,15 +536,16 @@ class PgStore : public Store {
       std::vector<ReportRecord> out;
       for (const pqxx::row& row : w.exec_params(
                "SELECT study_id, number, epoch, metrics, lease_id, seq, decision, reason, "
-               "created_at, checkpoint FROM reports " + where,
+               "created_at, checkpoint FROM reports " +
+                   where,
                args...)) {
         ReportRecord r;
         r.study_id = row[0].as<int64_t>();
         r.number = row[1].as<int64_t>();
         r.epoch = row[2].as<int64_t>();
-        r.metrics = MetricsFromJsonText(row[3].as<std::string>(),
-                                        "report of trial " + std::to_string(r.number) +
-                                            " epoch " + std::to_string(r.epoch));
+        r.metrics = MetricsFromJsonText(
+            row[3].as<std::string>(),
+            "report of trial " + std::to_string(r.number) + " epoch " + std::to_string(r.epoch));
         r.lease_id = row[4].as<std::string>();
         r.seq = row[5].as<int64_t>();
         r.decision = row[6].as<std::string>();

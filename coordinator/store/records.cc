@@ -6,11 +6,16 @@ namespace sift::coordinator {
 
 const char* ToString(StudyState s) {
   switch (s) {
-    case StudyState::kRunning: return "RUNNING";
-    case StudyState::kCompleted: return "COMPLETED";
-    case StudyState::kCancelled: return "CANCELLED";
-    case StudyState::kFailed: return "FAILED";
-    case StudyState::kPaused: return "PAUSED";
+    case StudyState::kRunning:
+      return "RUNNING";
+    case StudyState::kCompleted:
+      return "COMPLETED";
+    case StudyState::kCancelled:
+      return "CANCELLED";
+    case StudyState::kFailed:
+      return "FAILED";
+    case StudyState::kPaused:
+      return "PAUSED";
   }
   return "UNKNOWN";
 }
@@ -26,9 +31,9 @@ StudyState StudyStateFromString(const std::string& s) {
 
 search::TrialState TrialStateFromString(const std::string& s) {
   using search::TrialState;
-  for (TrialState t : {TrialState::kPending, TrialState::kRunning, TrialState::kPaused,
-                       TrialState::kCompleted, TrialState::kStopped, TrialState::kFailed,
-                       TrialState::kDiverged}) {
+  for (TrialState t :
+       {TrialState::kPending, TrialState::kRunning, TrialState::kPaused, TrialState::kCompleted,
+        TrialState::kStopped, TrialState::kFailed, TrialState::kDiverged}) {
     if (s == search::ToString(t)) return t;
   }
   throw std::runtime_error("unknown trial state '" + s + "' in the database");
@@ -36,10 +41,14 @@ search::TrialState TrialStateFromString(const std::string& s) {
 
 const char* ToString(EvaluationState s) {
   switch (s) {
-    case EvaluationState::kPending: return "pending";
-    case EvaluationState::kRunning: return "running";
-    case EvaluationState::kDone: return "done";
-    case EvaluationState::kFailed: return "failed";
+    case EvaluationState::kPending:
+      return "pending";
+    case EvaluationState::kRunning:
+      return "running";
+    case EvaluationState::kDone:
+      return "done";
+    case EvaluationState::kFailed:
+      return "failed";
   }
   return "unknown";
 }

@@ -99,13 +99,13 @@ struct SegmentRecord {
   std::string worker_id;
   int64_t study_id = 0;
   int64_t number = 0;
-  double start = 0;  // unix seconds, coordinator clock
+  double start = 0;           // unix seconds, coordinator clock
   std::optional<double> end;  // open while the lease is held
   double price_per_hour = 0;
   std::string market;
   std::string end_reason;  // completed, stopped, paused, failed, expired, preempted
   int64_t start_epoch = 0;
-  std::string checkpoint;  // preempted: the checkpoint it left behind
+  std::string checkpoint;     // preempted: the checkpoint it left behind
   double wasted_seconds = 0;  // work lost: from the last checkpoint to the interruption
   // Priced by the ledger (coordinator/ledger.h): SegmentDollars, WastedDollars.
 };

@@ -8,9 +8,9 @@
 #include <mutex>
 
 #include "common/params_json.h"
-#include "coordinator/store/store.h"
 #include "coordinator/store/json.h"
 #include "coordinator/store/sqlite_schema.h"
+#include "coordinator/store/store.h"
 #include "coordinator/store/wal_checkpointer.h"
 
 namespace sift::coordinator {
@@ -22,8 +22,9 @@ constexpr const char* kDbNow = "((julianday('now') - 2440587.5) * 86400.0)";
 class SqliteStore : public Store {
  public:
   SqliteStore(const std::string& path, bool read_only)
-      : db_(path, read_only ? SQLite::OPEN_READONLY | SQLite::OPEN_FULLMUTEX
-                            : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_FULLMUTEX) {
+      : db_(path, read_only
+                      ? SQLite::OPEN_READONLY | SQLite::OPEN_FULLMUTEX
+                      : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_FULLMUTEX) {
     if (read_only) {
       db_.exec("PRAGMA busy_timeout=5000");
       CheckSqliteSchema(db_, path);
@@ -79,14 +80,16 @@ class SqliteStore : public Store {
     // As PostgreSQL's: the database's clock (this host's, the only one a SQLite file is shared
     // on), a renewal keeps the epoch and a take raises it.
     std::lock_guard<std::recursive_mutex> lock(mu_);
-    SQLite::Statement q(
-        db_,
-        "INSERT INTO study_leases AS l(study_id, owner, expires_at, epoch) "
-        "VALUES(?1, ?2, " + std::string(kDbNow) + " + ?3, 1) ON CONFLICT(study_id) DO UPDATE "
-        "SET owner=excluded.owner, expires_at=excluded.expires_at, "
-        "epoch=CASE WHEN ?4 > 0 THEN l.epoch ELSE l.epoch + 1 END "
-        "WHERE CASE WHEN ?4 > 0 THEN l.owner=excluded.owner AND l.epoch=?4 "
-        "ELSE l.owner=excluded.owner OR l.expires_at < " + kDbNow + " END RETURNING epoch");
+    SQLite::Statement q(db_,
+                        "INSERT INTO study_leases AS l(study_id, owner, expires_at, epoch) "
+                        "VALUES(?1, ?2, " +
+                            std::string(kDbNow) +
+                            " + ?3, 1) ON CONFLICT(study_id) DO UPDATE "
+                            "SET owner=excluded.owner, expires_at=excluded.expires_at, "
+                            "epoch=CASE WHEN ?4 > 0 THEN l.epoch ELSE l.epoch + 1 END "
+                            "WHERE CASE WHEN ?4 > 0 THEN l.owner=excluded.owner AND l.epoch=?4 "
+                            "ELSE l.owner=excluded.owner OR l.expires_at < " +
+                            kDbNow + " END RETURNING epoch");
     SQLite::bind(q, study_id, owner, lease_s, held_epoch);
     return q.executeStep() ? q.getColumn(0).getInt64() : 0;
   }
@@ -167,8 +170,8 @@ class SqliteStore : public Store {
   void UpdateTrialState(int64_t study_id, int64_t number, search::TrialState state,
                         const std::string& end_reason, double ended_at) override {
     std::lock_guard<std::recursive_mutex> lock(mu_);
-    SQLite::Statement& q = Cached(
-        "UPDATE trials SET state=?, end_reason=?, ended_at=? WHERE study_id=? AND number=?");
+    SQLite::Statement& q =
+        Cached("UPDATE trials SET state=?, end_reason=?, ended_at=? WHERE study_id=? AND number=?");
     SQLite::bind(q, search::ToString(state), end_reason, ended_at, study_id, number);
     Exec(q);
   }
@@ -199,7 +202,7 @@ class SqliteStore : public Store {
       t.created_at = q.getColumn(4).getDouble();
       t.ended_at = q.getColumn(5).getDouble();
       t.final_metrics = MetricsFromJsonText(q.getColumn(6).getString(),
-                                        "trial " + std::to_string(t.number) + " final_metrics");
+                                            "trial " + std::to_string(t.number) + " final_metrics");
       out.push_back(std::move(t));
     }
     return out;
@@ -326,7 +329,7 @@ class SqliteStore : public Store {
       e.requested_at = q.getColumn(3).getDouble();
       e.ended_at = q.getColumn(4).getDouble();
       e.metrics = MetricsFromJsonText(q.getColumn(5).getString(),
-                                  "evaluation of trial " + std::to_string(e.number));
+                                      "evaluation of trial " + std::to_string(e.number));
       e.error = q.getColumn(6).getString();
       out.push_back(std::move(e));
     }
@@ -417,7 +420,8 @@ class SqliteStore : public Store {
   std::vector<StudyRecord> QueryStudies(const std::string& where) {
     SQLite::Statement q(db_,
                         "SELECT id, name, config, state, end_reason, created_at, ended_at "
-                        "FROM studies " + where + " ORDER BY id");
+                        "FROM studies " +
+                            where + " ORDER BY id");
     std::vector<StudyRecord> out;
     while (q.executeStep()) {
       StudyRecord s;
@@ -436,24 +440,26 @@ class SqliteStore : public Store {
   // A study's reports in the list's order; `fn` may take each record (ListReports moves them).
   void QueryStudyReports(int64_t study_id, const std::function<void(ReportRecord&)>& fn) {
     std::lock_guard<std::recursive_mutex> lock(mu_);
-    QueryReports("WHERE study_id=? ORDER BY number, epoch, created_at",
-                 [&](SQLite::Statement& q) { SQLite::bind(q, study_id); }, fn);
+    QueryReports(
+        "WHERE study_id=? ORDER BY number, epoch, created_at",
+        [&](SQLite::Statement& q) { SQLite::bind(q, study_id); }, fn);
   }
 
   void QueryReports(const std::string& where, const std::function<void(SQLite::Statement&)>& bind,
                     const std::function<void(ReportRecord&)>& fn) {
     SQLite::Statement q(db_,
                         "SELECT study_id, number, epoch, metrics, lease_id, seq, decision, reason,"
-                        " created_at, checkpoint FROM reports " + where);
+                        " created_at, checkpoint FROM reports " +
+                            where);
     bind(q);
     while (q.executeStep()) {
       ReportRecord r;
       r.study_id = q.getColumn(0).getInt64();
       r.number = q.getColumn(1).getInt64();
       r.epoch = q.getColumn(2).getInt64();
-      r.metrics = MetricsFromJsonText(q.getColumn(3).getString(),
-                                  "report of trial " + std::to_string(r.number) + " epoch " +
-                                      std::to_string(r.epoch));
+      r.metrics = MetricsFromJsonText(
+          q.getColumn(3).getString(),
+          "report of trial " + std::to_string(r.number) + " epoch " + std::to_string(r.epoch));
       r.lease_id = q.getColumn(4).getString();
       r.seq = q.getColumn(5).getInt64();
       r.decision = q.getColumn(6).getString();
@@ -470,7 +476,7 @@ class SqliteStore : public Store {
   std::recursive_mutex mu_;
   SQLite::Database db_;
   std::map<const char*, std::unique_ptr<SQLite::Statement>> cached_;  // before db_ goes
-  std::unique_ptr<WalCheckpointer> checkpointer_;                      // before db_ goes
+  std::unique_ptr<WalCheckpointer> checkpointer_;                     // before db_ goes
 };
 
 }  // namespace

@@ -20,13 +20,13 @@ namespace sift::coordinator {
 class StudyFenced : public std::runtime_error {
  public:
   StudyFenced(int64_t study, int64_t held_epoch, int64_t current_epoch)
-      : std::runtime_error(
-            "study " + std::to_string(study) + ": write refused, " +
-            (current_epoch < 0
-                 ? "this coordinator no longer serves it"
-                 : "its lease is at epoch " + std::to_string(current_epoch) +
-                       " in the database and this coordinator holds epoch " +
-                       std::to_string(held_epoch) + " (another coordinator took it over)")),
+      : std::runtime_error("study " + std::to_string(study) + ": write refused, " +
+                           (current_epoch < 0
+                                ? "this coordinator no longer serves it"
+                                : "its lease is at epoch " + std::to_string(current_epoch) +
+                                      " in the database and this coordinator holds epoch " +
+                                      std::to_string(held_epoch) +
+                                      " (another coordinator took it over)")),
         study_id(study),
         held(held_epoch),
         current(current_epoch) {}
@@ -64,8 +64,7 @@ class Store {
   virtual std::vector<ReportRecord> ListReports(int64_t study_id) = 0;
   // The same reports in the same order, one at a time: a restart replays a million of them
   // without holding them all (about 300 bytes each as records) at once.
-  virtual void ForEachReport(int64_t study_id,
-                             const std::function<void(const ReportRecord&)>& fn) {
+  virtual void ForEachReport(int64_t study_id, const std::function<void(const ReportRecord&)>& fn) {
     for (const auto& r : ListReports(study_id)) fn(r);
   }
 
@@ -81,8 +80,7 @@ class Store {
   // Work an open segment redid (a resume past a damaged checkpoint): it becomes the segment's
   // wasted_seconds, to which CloseSegment adds what the segment's end loses. Setting it twice
   // (a retried report) counts it once.
-  virtual void SetRedoneSeconds(int64_t study_id, const std::string& lease_id,
-                                double seconds) = 0;
+  virtual void SetRedoneSeconds(int64_t study_id, const std::string& lease_id, double seconds) = 0;
 
   // The study's serving lease, so that two coordinators on one database never both serve it,
   // for `lease_s` seconds of the database's clock (never the coordinators'). `held_epoch` 0

@@ -79,8 +79,7 @@ int WalCheckpointer::OnCommit(void* self, sqlite3* db, const char* name, int pag
 
 void WalCheckpointer::Round() {
   int log = 0, copied = 0;
-  const int rc =
-      sqlite3_wal_checkpoint_v2(own_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
+  const int rc = sqlite3_wal_checkpoint_v2(own_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
   // Either way the writer's next checkpoint is then inline, all of it. BUSY: another
   // connection (another process on the file) was checkpointing.
   if (rc == SQLITE_BUSY) {

@@ -7,7 +7,9 @@ namespace sift::search {
 namespace {
 
 // log(1 - exp(x)) for x < 0, accurate at both ends (Maechler 2012).
-double Log1mExp(double x) { return x > -M_LN2 ? std::log(-std::expm1(x)) : std::log1p(-std::exp(x)); }
+double Log1mExp(double x) {
+  return x > -M_LN2 ? std::log(-std::expm1(x)) : std::log1p(-std::exp(x));
+}
 
 }  // namespace
 
@@ -19,7 +21,7 @@ double Erfcx(double x) {
 }
 
 double LogH(double z) {
-  constexpr double kHalfLog2Pi = 0.91893853320467274178;    // log(2 pi) / 2
+  constexpr double kHalfLog2Pi = 0.91893853320467274178;      // log(2 pi) / 2
   constexpr double kHalfLogPiOver2 = 0.22579135264472743236;  // log(pi / 2) / 2
   if (z > -1.0) {
     const double phi = std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);

@@ -35,7 +35,7 @@ double SquaredDistance(const double* a, const double* b, const double* inv_ls, s
 }
 
 // Bounds of the hyperparameters (log space), on standardised targets in the unit cube.
-constexpr double kMinLogLs = -4.6, kMaxLogLs = 3.0;     // lengthscale in [0.01, 20]
+constexpr double kMinLogLs = -4.6, kMaxLogLs = 3.0;  // lengthscale in [0.01, 20]
 constexpr double kMinLogSignal = -3.0, kMaxLogSignal = 3.0;
 constexpr double kMinLogNoise = -13.8, kMaxLogNoise = 0.0;  // noise variance in [1e-6, 1]
 
@@ -123,9 +123,7 @@ void GaussianProcess::KernelVector(const double* x, double* k) const {
   }
 }
 
-double GaussianProcess::Mean(const double* k) const {
-  return Dot(k, alpha_.data(), alpha_.size());
-}
+double GaussianProcess::Mean(const double* k) const { return Dot(k, alpha_.data(), alpha_.size()); }
 
 double GaussianProcess::Variance(const double* k) const {
   v_.resize(n_);

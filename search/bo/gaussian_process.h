@@ -23,8 +23,7 @@ struct GpHyper {
 };
 
 // Matern-5/2 between two feature vectors (inv_ls: 1 / lengthscale per feature).
-double Matern52(const double* a, const double* b, const double* inv_ls, size_t dims,
-                double signal);
+double Matern52(const double* a, const double* b, const double* inv_ls, size_t dims, double signal);
 
 class GaussianProcess {
  public:
@@ -67,19 +66,19 @@ class GaussianProcess {
   double noisy_extra_ = 0;
   bool has_hyper_ = false;
   size_t n_ = 0;
-  std::vector<double> x_;      // n x dims
-  std::vector<double> l_;      // lower-triangular factor, packed by rows
+  std::vector<double> x_;  // n x dims
+  std::vector<double> l_;  // lower-triangular factor, packed by rows
   std::vector<double> alpha_;
   mutable std::vector<double> v_;
 };
 
 // Log marginal likelihood (plus weak log-normal priors on the hyperparameters) and its gradient
-// w.r.t. (log lengthscales..., log signal, log noise). Returns -inf when K is not positive definite.
+// w.r.t. (log lengthscales..., log signal, log noise). Returns -inf when K is not positive
+// definite.
 double LogMarginalLikelihood(const std::vector<double>& x, const std::vector<double>& y,
                              size_t dims, const GpHyper& hyper, std::vector<double>* gradient);
 
 // Maximises LogMarginalLikelihood by L-BFGS from two fixed starts, within a box.
-GpHyper FitHyperparameters(const std::vector<double>& x, const std::vector<double>& y,
-                           size_t dims);
+GpHyper FitHyperparameters(const std::vector<double>& x, const std::vector<double>& y, size_t dims);
 
 }  // namespace sift::search

@@ -176,7 +176,8 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
                                 : std::max<int64_t>(5, static_cast<int64_t>(dims) + 1);
   std::vector<Params> out;
   if (static_cast<int64_t>(index_.size()) + PriorTrialEquivalent(priors_) < n_startup) {
-    for (int i = 0; i < count; ++i) out.push_back(SobolSearcher::PointFor(study, study.trials.size() + i));
+    for (int i = 0; i < count; ++i)
+      out.push_back(SobolSearcher::PointFor(study, study.trials.size() + i));
     return out;
   }
   // Scores as CollectObservations gives them: a diverged trial has the worst of the others.
@@ -308,7 +309,8 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
     cand.reserve((n_sobol + kTopTrials * kPerturbations) * dims);
     const uint64_t sobol_seed = DeriveSeed(study.seed, {number, kGpStream, 1});
     for (int64_t j = 0; j < n_sobol; ++j) {
-      const std::vector<double> p = SobolPoint(sobol_seed, static_cast<uint64_t>(j), static_cast<int>(dims));
+      const std::vector<double> p =
+          SobolPoint(sobol_seed, static_cast<uint64_t>(j), static_cast<int>(dims));
       cand.insert(cand.end(), p.begin(), p.end());
     }
     for (size_t r = 0; r < std::min<size_t>(kTopTrials, n); ++r) {
@@ -344,7 +346,8 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
     size_t best_c = bound[0].second;
     double best_a = -INFINITY;
     // Exact variances cost O(n^2) each: at most 64, fewer as n grows (30 at n = 1,000).
-    const int64_t max_exact = std::clamp<int64_t>(30000000 / static_cast<int64_t>(n * n + 1), 16, 64);
+    const int64_t max_exact =
+        std::clamp<int64_t>(30000000 / static_cast<int64_t>(n * n + 1), 16, 64);
     for (int64_t e = 0; e < max_exact && e < static_cast<int64_t>(n_cand); ++e) {
       if (bound[e].first <= best_a) break;
       const double a = acquisition(&cand[bound[e].second * dims], true);

@@ -38,7 +38,7 @@
 namespace sift::search {
 
 struct GpOptions {
-  int64_t n_startup = 0;          // 0: max(5, params + 1) Sobol trials first
+  int64_t n_startup = 0;  // 0: max(5, params + 1) Sobol trials first
   bool cost_aware = false;
   int64_t max_candidates = 1024;  // Sobol candidates at small n (fewer as n grows)
   int64_t fit_window = 200;       // observations used to refit hyperparameters

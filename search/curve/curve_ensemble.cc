@@ -13,8 +13,8 @@ constexpr double kSkipWeight = 1e-9;
 
 }  // namespace
 
-EnsembleForecast CurveEnsemble::Forecast(CurveGrid& grid, const CurveSums& sums,
-                                         int64_t target, const NoisePrior& prior) const {
+EnsembleForecast CurveEnsemble::Forecast(CurveGrid& grid, const CurveSums& sums, int64_t target,
+                                         const NoisePrior& prior) const {
   EnsembleForecast out;
   out.points = sums.points();
   std::array<double, kCurveFamilyCount> evidence;

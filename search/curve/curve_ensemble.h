@@ -18,7 +18,7 @@ struct EnsembleForecast {
   int64_t points = 0;
   int64_t dof = 0;
   CurvePrediction prediction;  // in scores (larger is better)
-  double noise_var = 0;  // the most likely shape's residual variance
+  double noise_var = 0;        // the most likely shape's residual variance
   std::array<double, kCurveFamilyCount> family_weight{};  // posterior weights, summing to 1
   std::vector<CurveComponent> components;  // of every family, with the family's prior
   std::vector<double> weights;             // theirs, normalised

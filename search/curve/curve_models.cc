@@ -24,23 +24,30 @@ void LogSpaced(double lo, double hi, int count, std::vector<double>& out) {
 
 const char* ToString(CurveFamily f) {
   switch (f) {
-    case CurveFamily::kPowerLaw: return "pow";
-    case CurveFamily::kExponential: return "exp";
-    case CurveFamily::kLogPower: return "logpow";
-    case CurveFamily::kWeibull: return "weibull";
+    case CurveFamily::kPowerLaw:
+      return "pow";
+    case CurveFamily::kExponential:
+      return "exp";
+    case CurveFamily::kLogPower:
+      return "logpow";
+    case CurveFamily::kWeibull:
+      return "weibull";
   }
   return "unknown";
 }
 
 double CurveBasis(const CurveShape& s, double t) {
   switch (s.family) {
-    case CurveFamily::kPowerLaw: return -std::pow(t, -s.scale);
-    case CurveFamily::kExponential: return -std::exp(-t / s.scale);
+    case CurveFamily::kPowerLaw:
+      return -std::pow(t, -s.scale);
+    case CurveFamily::kExponential:
+      return -std::exp(-t / s.scale);
     case CurveFamily::kLogPower: {
       const double r = std::pow(t / s.scale, s.power);
       return r / (1.0 + r);
     }
-    case CurveFamily::kWeibull: return -std::exp(-std::pow(t / s.scale, s.power));
+    case CurveFamily::kWeibull:
+      return -std::exp(-std::pow(t / s.scale, s.power));
   }
   return 0.0;
 }
@@ -168,8 +175,8 @@ double CurveFitter::Quantile(int64_t dof) const {
   return quantile_[static_cast<size_t>(dof >= 1 && dof <= kTabulatedDof ? dof : 0)];
 }
 
-CurvePrediction CurveFitter::Summarise(const std::vector<CurveComponent>& components,
-                                       int64_t dof, std::vector<double>* weights) const {
+CurvePrediction CurveFitter::Summarise(const std::vector<CurveComponent>& components, int64_t dof,
+                                       std::vector<double>* weights) const {
   CurvePrediction out;
   std::vector<double> local;
   std::vector<double>& w = weights != nullptr ? *weights : local;
@@ -333,7 +340,9 @@ void CurveFitter::AddRefined(const CurveGrid& grid, const CurveSums& sums, const
     s.sgg += g * g;
     s.sgy += g * y;
   }
-  const auto at = [&](int64_t t) { return NormalisedBasis(refined, static_cast<double>(t), one, span); };
+  const auto at = [&](int64_t t) {
+    return NormalisedBasis(refined, static_cast<double>(t), one, span);
+  };
   if (at(sums.last_epoch_) - at(sums.first_epoch_) < kMinShareSeen) return;
   CurveComponent c;
   double start, gain;
@@ -342,8 +351,7 @@ void CurveFitter::AddRefined(const CurveGrid& grid, const CurveSums& sums, const
     return;
   }
   const double hi = std::max(fit.log_evidence, c.log_weight);
-  fit.log_evidence =
-      hi + std::log(std::exp(fit.log_evidence - hi) + std::exp(c.log_weight - hi));
+  fit.log_evidence = hi + std::log(std::exp(fit.log_evidence - hi) + std::exp(c.log_weight - hi));
   Consider(fit, c, refined, start, gain);
 }
 

@@ -96,7 +96,7 @@ class CurveSums {
   double sy_ = 0, syy_ = 0;  // of the shifted scores
   double lo_ = 0, hi_ = 0;   // range of the shifted scores
   std::vector<std::pair<double, double>> points_;  // (epoch, shifted score), for refinement
-  std::vector<double> sg_, sgg_, sgy_;  // per grid point
+  std::vector<double> sg_, sgg_, sgy_;             // per grid point
 };
 
 // P(T <= t) for Student's t with `dof` degrees of freedom (the normal's beyond 100), by the
@@ -113,17 +113,17 @@ struct CurveComponent {
 };
 
 struct CurvePrediction {
-  double mean = 0;      // predicted score at the target epoch
-  double sd_curve = 0;  // sd of the curve's value there (parameters and shape uncertain)
-  double sd_obs = 0;    // sd of an observation there (adds the noise)
+  double mean = 0;        // predicted score at the target epoch
+  double sd_curve = 0;    // sd of the curve's value there (parameters and shape uncertain)
+  double sd_obs = 0;      // sd of an observation there (adds the noise)
   double lo = 0, hi = 0;  // central interval of the curve's value at the fitter's level
 };
 
 struct FamilyFit {
   CurveFamily family = CurveFamily::kPowerLaw;
-  bool ok = false;     // false: too few points, or no shape of the family fits the rules
-  CurveShape shape;    // the most likely shape: a grid point, or the refined one
-  double start = 0;    // its curve: start + gain * normalised shape(t)
+  bool ok = false;   // false: too few points, or no shape of the family fits the rules
+  CurveShape shape;  // the most likely shape: a grid point, or the refined one
+  double start = 0;  // its curve: start + gain * normalised shape(t)
   double gain = 0;
   double noise_var = 0;     // residual variance, SSE / dof (the prior's pseudo-residuals in both)
   double log_evidence = 0;  // log of the family's likelihood summed over its shapes (up to a

@@ -1,12 +1,11 @@
 // CurveFitter::Refine: the grid's best shape moved to the least-squares optimum on the points.
-#include "search/curve/curve_models.h"
-
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include <Eigen/Dense>
+#include "search/curve/curve_models.h"
 
 namespace sift::search {
 namespace {
@@ -120,6 +119,5 @@ bool CurveFitter::Refine(const CurveSums& sums, double horizon, CurveShape& shap
   }
   return moved;
 }
-
 
 }  // namespace sift::search

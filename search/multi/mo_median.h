@@ -19,7 +19,6 @@ std::vector<double> MedianPoint(const Points& points);
 // Whether the median of `others` (oriented, as `values`), less `grace` in every objective,
 // dominates `values`: the trial is behind by more than the grace everywhere it is behind.
 // False when there are no others.
-bool DominatedByMedian(const std::vector<double>& values, const Points& others,
-                       double grace = 0);
+bool DominatedByMedian(const std::vector<double>& values, const Points& others, double grace = 0);
 
 }  // namespace sift::search

@@ -13,9 +13,9 @@ namespace sift::search {
 std::vector<double> MoTpeSearcher::BelowWeights(const std::vector<int64_t>& below) const {
   Points values;
   for (int64_t t : below) {
-    const auto it = std::lower_bound(
-        points_.begin(), points_.end(), t,
-        [](const TrialPoint& p, int64_t number) { return p.trial < number; });
+    const auto it =
+        std::lower_bound(points_.begin(), points_.end(), t,
+                         [](const TrialPoint& p, int64_t number) { return p.trial < number; });
     values.push_back(it->values);
   }
   std::vector<double> w = HypervolumeContributions(values, ReferencePoint(values));

@@ -3,9 +3,9 @@
 // trials are whole non-dominated ranks of the feasible trials, the rank that does not fit cut by
 // greedy hypervolume contribution (Optuna's hypervolume subset selection), then infeasible ones
 // by violation (ConstrainedTopTrials, objective_vectors.h); in l(x) each weighs its hypervolume
-// contribution among them over the largest, as Optuna's (measured: bench/search/README.md). Everything else (the Parzen
-// estimators, multivariate groups, candidates, constant liar for running trials) is TPE's.
-// The bad set past max_above keeps its most recent trials.
+// contribution among them over the largest, as Optuna's (measured: bench/search/README.md).
+// Everything else (the Parzen estimators, multivariate groups, candidates, constant liar for
+// running trials) is TPE's. The bad set past max_above keeps its most recent trials.
 #pragma once
 
 #include <vector>

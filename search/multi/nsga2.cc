@@ -23,8 +23,7 @@ bool CrowdedBetter(int a, int b, const std::vector<int>& ranks,
   return a < b;
 }
 
-std::vector<int> Nsga2Survivors(const Points& points, const std::vector<int>& ranks,
-                                size_t size) {
+std::vector<int> Nsga2Survivors(const Points& points, const std::vector<int>& ranks, size_t size) {
   std::vector<int> out;
   for (const std::vector<int>& front : Fronts(ranks)) {
     if (out.size() >= size) break;
@@ -88,9 +87,10 @@ double PolynomialCoordinate(double x, double u, double eta) {
   return std::clamp(x + delta, 0.0, 1.0);
 }
 
-std::pair<std::vector<double>, std::vector<double>> Nsga2Children(
-    const std::vector<double>& a, const std::vector<double>& b, const Nsga2Variation& v,
-    Rng& rng) {
+std::pair<std::vector<double>, std::vector<double>> Nsga2Children(const std::vector<double>& a,
+                                                                  const std::vector<double>& b,
+                                                                  const Nsga2Variation& v,
+                                                                  Rng& rng) {
   std::vector<double> c1 = a, c2 = b;
   const size_t d = a.size();
   if (rng.Uniform() < v.crossover_probability) {
@@ -105,7 +105,7 @@ std::pair<std::vector<double>, std::vector<double>> Nsga2Children(
     }
   }
   const double pm = v.mutation_probability >= 0 ? v.mutation_probability
-                                                 : 1.0 / static_cast<double>(std::max<size_t>(d, 1));
+                                                : 1.0 / static_cast<double>(std::max<size_t>(d, 1));
   for (std::vector<double>* c : {&c1, &c2}) {
     for (double& x : *c) {
       if (rng.Uniform() < pm) x = PolynomialCoordinate(x, rng.Uniform(), v.mutation_eta);

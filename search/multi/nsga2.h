@@ -47,13 +47,14 @@ struct Nsga2Variation {
   double sbx_eta = 20;                 // as Deb's code and pymoo default
   double swap_probability = 0.5;       // per coordinate: crossed over at all, then children swapped
   double mutation_eta = 20;
-  double mutation_probability = -1;    // per coordinate; below 0: 1 / dimensions
-  bool uniform_crossover = false;      // swap coordinates instead of SBX (categorical-heavy spaces)
+  double mutation_probability = -1;  // per coordinate; below 0: 1 / dimensions
+  bool uniform_crossover = false;    // swap coordinates instead of SBX (categorical-heavy spaces)
 };
 
 // Two children of two parents in [0, 1]^d: crossover (SBX or uniform) then polynomial mutation.
-std::pair<std::vector<double>, std::vector<double>> Nsga2Children(
-    const std::vector<double>& a, const std::vector<double>& b, const Nsga2Variation& v,
-    Rng& rng);
+std::pair<std::vector<double>, std::vector<double>> Nsga2Children(const std::vector<double>& a,
+                                                                  const std::vector<double>& b,
+                                                                  const Nsga2Variation& v,
+                                                                  Rng& rng);
 
 }  // namespace sift::search

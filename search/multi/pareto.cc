@@ -100,8 +100,8 @@ std::vector<int> TwoObjectiveRanks(const Points& points) {
   });
   std::vector<int> ranks(points.size()), last;  // last: each front's latest member
   for (int i : order) {
-    const auto it = std::partition_point(
-        last.begin(), last.end(), [&](int l) { return Dominates(points[l], points[i]); });
+    const auto it = std::partition_point(last.begin(), last.end(),
+                                         [&](int l) { return Dominates(points[l], points[i]); });
     ranks[i] = static_cast<int>(it - last.begin());
     if (it == last.end()) {
       last.push_back(i);

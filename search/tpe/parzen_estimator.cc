@@ -443,7 +443,9 @@ void BuildTpeEstimator(const std::vector<int>& choices, const double* observatio
       }
     }
     const double min_sigma =
-        o.consider_magic_clip ? o.magic_clip_scale / std::min(100.0, 1.0 + static_cast<double>(kernels)) : 1e-12;
+        o.consider_magic_clip
+            ? o.magic_clip_scale / std::min(100.0, 1.0 + static_cast<double>(kernels))
+            : 1e-12;
     for (size_t i = 0; i < n; ++i) sigma_d[i] = std::clamp(sigma_d[i], min_sigma, 1.0);
   }
   if (dims == 1 && choices[0] == 0) {

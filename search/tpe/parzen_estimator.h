@@ -66,8 +66,8 @@ class ParzenEstimator {
   std::vector<std::vector<double>> log_prob_;  // categorical: component-major, k per component
   std::vector<double> log_const_;              // log weight + log kernel normalisers
   bool windowed_ = false;
-  bool numeric_ = false;                       // some dimension is numeric
-  double max_sigma_ = 0, max_const_ = 0;       // over all but the last component
+  bool numeric_ = false;                             // some dimension is numeric
+  double max_sigma_ = 0, max_const_ = 0;             // over all but the last component
   std::vector<std::pair<double, double>> log_memo_;  // (argument, std::log of it)
   size_t log_memo_next_ = 0;
   // Remembered across LogPdf calls until the next Add or Clear: log(total weight), and for a 1-d
@@ -90,11 +90,11 @@ class ParzenEstimator {
 // univariate sigmas from neighbour gaps (clipped by the "magic clip"), multivariate ones by
 // Scott-like 0.2 * n^(-1/(d+4)) or (bandwidth kScott) by Scott's rule, the observations' weighted
 // standard deviation times n^(-1/(d+4)), per dimension. The defaults of TpeKernelOptions are
-// Optuna 3.1's; TpeSearcher's are TpeSearcherKernel(). Observations are n rows (row-major, choices.size() columns) of
-// unit values / category indices, in trial order, with one weight each. `order`, optional for a
-// 1-d numeric estimator, lists the observation indices already sorted by (value bit pattern,
-// index) - the order the bandwidth sort would produce - so a caller that keeps observations
-// sorted across builds skips that sort.
+// Optuna 3.1's; TpeSearcher's are TpeSearcherKernel(). Observations are n rows (row-major,
+// choices.size() columns) of unit values / category indices, in trial order, with one weight each.
+// `order`, optional for a 1-d numeric estimator, lists the observation indices already sorted by
+// (value bit pattern, index) - the order the bandwidth sort would produce - so a caller that keeps
+// observations sorted across builds skips that sort.
 enum class TpeBandwidth { kOptuna, kScott };
 struct TpeKernelOptions {
   bool consider_prior = true;

@@ -29,9 +29,9 @@ size_t TpeSearcher::Observe(const StudyView& study) {
 
 TpeSearcher::Split TpeSearcher::SplitTrials(const StudyView& study) {
   const size_t n = index_.size();
-  const size_t n_below = std::min<size_t>(
-      static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(n))),
-      static_cast<size_t>(options_.gamma_max));
+  const size_t n_below =
+      std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(n))),
+                       static_cast<size_t>(options_.gamma_max));
   Split s;
   auto best = index_.ranked().begin();
   for (size_t i = 0; i < n_below; ++i, ++best) s.below.push_back(best->number);
@@ -248,8 +248,8 @@ std::pair<std::vector<int64_t>, std::vector<double>> TpeSearcher::GoodTrials(
 
 std::vector<Params> TpeSearcher::Suggest(const StudyView& study, int count) {
   std::vector<Params> out;
-  const bool startup = static_cast<int64_t>(Observe(study)) + PriorTrialEquivalent(priors_) <
-                       options_.n_startup;
+  const bool startup =
+      static_cast<int64_t>(Observe(study)) + PriorTrialEquivalent(priors_) < options_.n_startup;
   Split split;
   if (!startup) {
     units_.Sync(study);

@@ -36,11 +36,11 @@ namespace sift::search {
 TpeKernelOptions TpeSearcherKernel();
 
 struct TpeOptions {
-  int64_t n_startup = 10;        // random trials before the model is used
+  int64_t n_startup = 10;  // random trials before the model is used
   int64_t n_ei_candidates = 24;
-  double gamma = 0.1;            // fraction of trials taken as good...
-  int64_t gamma_max = 25;        // ...at most this many
-  bool constant_liar = true;     // count running trials as bad ones, to spread parallel workers
+  double gamma = 0.1;         // fraction of trials taken as good...
+  int64_t gamma_max = 25;     // ...at most this many
+  bool constant_liar = true;  // count running trials as bad ones, to spread parallel workers
   // With the kernel multivariate: also model jointly each set of conditional parameters that
   // share a condition (Optuna's `group`); without, conditional parameters are univariate.
   bool group = true;
@@ -91,9 +91,9 @@ class TpeSearcher : public Searcher {
   // it is refitted only when the good set or the unit cache changes (at 10,000 trials the best 25
   // rarely do); g is refitted at every ask into the same arrays.
   struct GroupModel {
-    std::vector<int64_t> below;  // the good trials l was fitted on
+    std::vector<int64_t> below;         // the good trials l was fitted on
     std::vector<double> below_weights;  // and their weights
-    uint64_t generation = 0;     // units_.generation() then (0: never fitted)
+    uint64_t generation = 0;            // units_.generation() then (0: never fitted)
     ParzenEstimator l, g;
   };
   Params SuggestOne(const StudyView& study, uint64_t number, const Split& split);
@@ -117,8 +117,8 @@ class TpeSearcher : public Searcher {
   std::vector<double> prior_rows_;  // PriorUnitRows on prior_space_
   std::vector<size_t> prior_good_, prior_bad_;
   UnitCache units_;
-  ObservationIndex index_;  // the observations and their ranking, updated per ask
-  std::vector<GroupModel> models_;  // per parameter, then per joint group (multivariate)
+  ObservationIndex index_;                   // the observations and their ranking, updated per ask
+  std::vector<GroupModel> models_;           // per parameter, then per joint group (multivariate)
   std::vector<std::vector<size_t>> groups_;  // TpeGroups of the space, per ask
   // Per-ask working arrays, kept to spare allocations.
   std::vector<double> obs_, weights_, x_, best_;

@@ -24,16 +24,35 @@ TEST(CheckpointNameGrammarTest, AcceptsExactlyWhatTheWritersWrite) {
 }
 
 TEST(CheckpointNameGrammarTest, RefusesEverythingElse) {
-  for (const char* bad : {
-           "trial-0-e-1.ckpt",  // a negative epoch (accepted once by the coordinator)
-           "trial-0-e1-s-2.ckpt", "trial--1-e1.ckpt", "trial-0-e+1.ckpt", "trial-+0-e1.ckpt",
-           "trial-00-e1.ckpt", "trial-0-e01.ckpt", "trial-0-e1-s01.ckpt", "trial-0-e1-s.ckpt",
-           "trial-0-e.ckpt", "trial-0-e1", "trial-0-e1.ckpt.part", "trial-0-e1.ckptx",
-           "trial-0-e1.ckpt/", "trial-0-e1/x.ckpt", "trial-0-e../../x.ckpt", "../trial-0-e1.ckpt",
-           "trial- 0-e1.ckpt", "trial-0-e 1.ckpt", "Trial-0-e1.ckpt", "trial-0-e1-x2.ckpt",
-           "trial-0-e1-s2-s3.ckpt", "trial-0-e1.CKPT", "trial-0-e1e2.ckpt",
-           "trial-0-e9999999999999999999.ckpt",  // does not fit 64 bits
-           "trial-1000000000000000000-e1.ckpt", "x.ckpt", ""}) {
+  for (const char* bad :
+       {"trial-0-e-1.ckpt",  // a negative epoch (accepted once by the coordinator)
+        "trial-0-e1-s-2.ckpt",
+        "trial--1-e1.ckpt",
+        "trial-0-e+1.ckpt",
+        "trial-+0-e1.ckpt",
+        "trial-00-e1.ckpt",
+        "trial-0-e01.ckpt",
+        "trial-0-e1-s01.ckpt",
+        "trial-0-e1-s.ckpt",
+        "trial-0-e.ckpt",
+        "trial-0-e1",
+        "trial-0-e1.ckpt.part",
+        "trial-0-e1.ckptx",
+        "trial-0-e1.ckpt/",
+        "trial-0-e1/x.ckpt",
+        "trial-0-e../../x.ckpt",
+        "../trial-0-e1.ckpt",
+        "trial- 0-e1.ckpt",
+        "trial-0-e 1.ckpt",
+        "Trial-0-e1.ckpt",
+        "trial-0-e1-x2.ckpt",
+        "trial-0-e1-s2-s3.ckpt",
+        "trial-0-e1.CKPT",
+        "trial-0-e1e2.ckpt",
+        "trial-0-e9999999999999999999.ckpt",  // does not fit 64 bits
+        "trial-1000000000000000000-e1.ckpt",
+        "x.ckpt",
+        ""}) {
     EXPECT_FALSE(ParseCheckpointName(bad)) << bad;
     EXPECT_FALSE(IsCheckpointNameOf(bad, 0)) << bad;
   }

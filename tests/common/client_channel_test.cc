@@ -42,8 +42,7 @@ TEST(CurrentUser, FollowsUserThenThePasswdNameFromManyThreadsAtOnce) {
 
   unsetenv("USER");
   const passwd* pw = getpwuid(getuid());  // single-threaded here
-  const std::string expected =
-      pw && pw->pw_name ? pw->pw_name : "uid " + std::to_string(getuid());
+  const std::string expected = pw && pw->pw_name ? pw->pw_name : "uid " + std::to_string(getuid());
   std::vector<std::string> seen(8);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < seen.size(); ++i) {

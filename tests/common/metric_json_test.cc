@@ -12,12 +12,9 @@ namespace metric_json_test {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST(MetricJsonTest, NonFiniteValuesRoundTripThroughText) {
-  const std::map<std::string, double> in = {{"nan", std::nan("")},
-                                            {"inf", kInf},
-                                            {"ninf", -kInf},
-                                            {"tiny", 5e-324},
-                                            {"third", 1.0 / 3.0},
-                                            {"big", -1.7976931348623157e308}};
+  const std::map<std::string, double> in = {
+      {"nan", std::nan("")}, {"inf", kInf},        {"ninf", -kInf},
+      {"tiny", 5e-324},      {"third", 1.0 / 3.0}, {"big", -1.7976931348623157e308}};
   const std::string text = MetricsToJson(in).dump();
   EXPECT_EQ(text.find("null"), std::string::npos) << text;
   const auto out = MetricsFromJson(nlohmann::json::parse(text), "test");
@@ -55,8 +52,7 @@ TEST(MetricJsonTest, AnythingElseIsRefusedNamingTheMetric) {
     EXPECT_NE(std::string(e.what()).find("report 3.val_loss"), std::string::npos) << e.what();
   }
   EXPECT_THROW(MetricsFromJson(nlohmann::json::parse("[1]"), "x"), std::invalid_argument);
-  EXPECT_THROW(MetricsFromJson(nlohmann::json::parse(R"({"a":[1]})"), "x"),
-               std::invalid_argument);
+  EXPECT_THROW(MetricsFromJson(nlohmann::json::parse(R"({"a":[1]})"), "x"), std::invalid_argument);
 }
 
 }  // namespace metric_json_test

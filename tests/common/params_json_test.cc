@@ -18,8 +18,8 @@ std::string ErrorOf(const std::string& text) {
 }
 
 TEST(ParamsJson, EachValueKeepsItsType) {
-  const search::Params params{{"lr", 0.001}, {"hidden", int64_t{128}}, {"optimizer", "adam"},
-                              {"whole_float", 2.0}};
+  const search::Params params{
+      {"lr", 0.001}, {"hidden", int64_t{128}}, {"optimizer", "adam"}, {"whole_float", 2.0}};
   const auto back = ParamsFromJsonText(ParamsToJsonText(params));
   EXPECT_EQ(back, params);
   // 2.0 must not come back as the int 2: the trainer reads floats and ints differently.

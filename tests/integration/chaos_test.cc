@@ -16,8 +16,8 @@
 
 #include "common/params_json.h"
 #include "coordinator/rpc/client.h"
-#include "coordinator/store/store.h"
 #include "coordinator/store/json.h"
+#include "coordinator/store/store.h"
 #include "tests/free_port.h"
 #include "tests/integration/process.h"
 #include "tests/pg_server.h"
@@ -47,7 +47,8 @@ struct Outcome {
   int64_t best = -1;
   int64_t duplicate_reports = 0, unfinished = 0;
   int64_t preemptions = 0, expirations = 0, resumes = 0;
-  int64_t retrained = 0;  // epochs reported before a VM was lost, retrained from an older checkpoint
+  int64_t retrained =
+      0;  // epochs reported before a VM was lost, retrained from an older checkpoint
   double dollars = 0, wasted = 0, max_epoch_seconds = 0;
   // Over interrupted leases: the work lost, less the data load a fresh VM does in its first
   // lease; apart for leases open during the coordinator's outage.
@@ -60,15 +61,16 @@ class Cluster {
  public:
   // `db`: a postgresql:// URL, or "" for a SQLite file in `dir`.
   Cluster(std::string dir, bool chaos, std::string db = "")
-      : dir_(std::move(dir)), chaos_(chaos), port_(FreePort()),
+      : dir_(std::move(dir)),
+        chaos_(chaos),
+        port_(FreePort()),
         db_(db.empty() ? dir_ + "/sift.db" : std::move(db)) {}
 
   Outcome Run() {
     { std::ofstream(dir_ + "/study.yaml") << kConfig; }
     StartCoordinator();
     std::string out;
-    if (RunCommand({BinDir() + "/sift", "submit", dir_ + "/study.yaml", "--coordinator",
-                    Address()},
+    if (RunCommand({BinDir() + "/sift", "submit", dir_ + "/study.yaml", "--coordinator", Address()},
                    &out) != 0) {
       ADD_FAILURE() << out << coordinator_->Log();
       return {};
@@ -124,25 +126,40 @@ class Cluster {
   std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
 
   void StartCoordinator() {
-    std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen", Address(),
-                                     "--db", db_, "--prices",
-                                     SourceDir() + "/examples/prices.json", "--lease-timeout", "2"};
+    std::vector<std::string> argv = {BinDir() + "/sift",
+                                     "coordinator",
+                                     "--listen",
+                                     Address(),
+                                     "--db",
+                                     db_,
+                                     "--prices",
+                                     SourceDir() + "/examples/prices.json",
+                                     "--lease-timeout",
+                                     "2"};
     if (coordinator::IsPostgresUrl(db_)) {
       argv.insert(argv.end(), {"--checkpoint-dir", dir_ + "/checkpoints"});
     }
     coordinator_ = std::make_unique<Process>(
         argv, dir_ + "/coordinator-" + std::to_string(coordinator_starts_++) + ".log");
-    for (int i = 0; i < 200 && coordinator_->Log().find("listening on") == std::string::npos;
-         ++i) {
+    for (int i = 0; i < 200 && coordinator_->Log().find("listening on") == std::string::npos; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
 
   void StartWorker(int slot) {
-    std::vector<std::string> argv = {BinDir() + "/sift-worker", "--coordinator", Address(),
-                                     "--name", "w" + std::to_string(slot), "--threads", "1",
-                                     "--instance-type", "c6i.large", "--market", "spot",
-                                     "--cache-dir", dir_ + "/cache"};
+    std::vector<std::string> argv = {BinDir() + "/sift-worker",
+                                     "--coordinator",
+                                     Address(),
+                                     "--name",
+                                     "w" + std::to_string(slot),
+                                     "--threads",
+                                     "1",
+                                     "--instance-type",
+                                     "c6i.large",
+                                     "--market",
+                                     "spot",
+                                     "--cache-dir",
+                                     dir_ + "/cache"};
     if (chaos_) {
       argv.insert(argv.end(), {"--simulate-preemption", "0.3", "--preemption-seed",
                                std::to_string(1000 + worker_starts_)});
@@ -202,8 +219,7 @@ class Cluster {
     for (const auto& r : store->ListReports(1)) {
       auto& curve = o.curves[r.number];
       o.duplicate_reports += curve.count(r.epoch);
-      curve[r.epoch] = {metric(r, "val_accuracy"), metric(r, "val_loss"),
-                        metric(r, "train_loss")};
+      curve[r.epoch] = {metric(r, "val_accuracy"), metric(r, "val_loss"), metric(r, "train_loss")};
       o.max_epoch_seconds = std::max(o.max_epoch_seconds, metric(r, "epoch_seconds"));
     }
     const auto segments = store->ListSegments(1);
@@ -217,7 +233,7 @@ class Cluster {
       o.expirations += g.end_reason == "expired";
       o.resumes += g.start_epoch > 0;
       const double load = g.start == first_start[g.worker_id] ? load_seconds[g.worker_id] : 0;
-      const bool in_outage = g.end && g.start < outage_to_ && *g.end > outage_from_;
+      const bool in_outage = g.end && g.start<outage_to_&& * g.end> outage_from_;
       double& worst = in_outage ? o.max_wasted_outage_seconds : o.max_wasted_seconds;
       worst = std::max(worst, g.wasted_seconds - load);
       if (g.end) o.dollars += (*g.end - g.start) * g.price_per_hour / 3600;
@@ -244,9 +260,8 @@ void ExpectOnlyTheBillChanged(const Outcome& calm, const Outcome& chaos) {
       "(%.1f%%); fault-free run $%.8f; worst interruption lost %.2f s beyond its data load "
       "(%.2f s for leases open in the %.2f s outage)\n",
       static_cast<long long>(chaos.preemptions), static_cast<long long>(chaos.expirations),
-      static_cast<long long>(chaos.resumes), static_cast<long long>(chaos.retrained),
-      chaos.dollars, chaos.wasted,
-      chaos.dollars > 0 ? 100 * chaos.wasted / chaos.dollars : 0.0, calm.dollars,
+      static_cast<long long>(chaos.resumes), static_cast<long long>(chaos.retrained), chaos.dollars,
+      chaos.wasted, chaos.dollars > 0 ? 100 * chaos.wasted / chaos.dollars : 0.0, calm.dollars,
       chaos.max_wasted_seconds, chaos.max_wasted_outage_seconds, chaos.outage_seconds);
 
   ASSERT_EQ(calm.params.size(), 12u);

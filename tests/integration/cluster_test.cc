@@ -130,29 +130,28 @@ TEST(Cluster, FourTrialStudyOnTwoWorkersLandsInTheDatabase) {
 // as the README's g5.xlarge spot VM.
 TEST(Cluster, TheReadmeTwoProcessPathRunsOnTheBuiltInCatalog) {
   const std::string dir = TempDir("readme-path");
-  Process coordinator({BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0", "--db",
-                       dir + "/sift.db"},
-                      dir + "/coordinator.log");
+  Process coordinator(
+      {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0", "--db", dir + "/sift.db"},
+      dir + "/coordinator.log");
   const int port = ListeningPort(coordinator);
   ASSERT_GT(port, 0);
   const std::string address = "127.0.0.1:" + std::to_string(port);
   std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
-                        SourceDir() + "/examples/fashion_mnist_quick.yaml", "--coordinator",
-                        address},
-                       &output),
-            0)
+  ASSERT_EQ(
+      RunCommand({BinDir() + "/sift", "submit", SourceDir() + "/examples/fashion_mnist_quick.yaml",
+                  "--coordinator", address},
+                 &output),
+      0)
       << output;
-  Process local({BinDir() + "/sift-worker", "--coordinator", address, "--cache-dir",
-                 dir + "/cache"},
-                dir + "/local.log");
-  Process spot({BinDir() + "/sift-worker", "--coordinator", address, "--instance-type",
-                "g5.xlarge", "--market", "spot", "--cache-dir", dir + "/cache"},
+  Process local(
+      {BinDir() + "/sift-worker", "--coordinator", address, "--cache-dir", dir + "/cache"},
+      dir + "/local.log");
+  Process spot({BinDir() + "/sift-worker", "--coordinator", address, "--instance-type", "g5.xlarge",
+                "--market", "spot", "--cache-dir", dir + "/cache"},
                dir + "/spot.log");
   v1::Study study = WaitForStudyEnd(address, /*timeout_s=*/180);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << coordinator.Log() << local.Log() << spot.Log();
-  EXPECT_NE(coordinator.Log().find("price catalog: built in, as of 2026-11-01"),
-            std::string::npos)
+  EXPECT_NE(coordinator.Log().find("price catalog: built in, as of 2026-11-01"), std::string::npos)
       << coordinator.Log();
   local.Signal(SIGTERM);
   spot.Signal(SIGTERM);
@@ -179,17 +178,17 @@ TEST(Cluster, SigtermCheckpointsMidEpochHandsBackAndTheNextWorkerResumes) {
   ASSERT_GT(port, 0);
   const std::string address = "127.0.0.1:" + std::to_string(port);
   std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
-                        WriteFile(dir + "/study.yaml", R"(name: sigterm
+  ASSERT_EQ(
+      RunCommand({BinDir() + "/sift", "submit", WriteFile(dir + "/study.yaml", R"(name: sigterm
 search_space:
   lr: {type: float, low: 1.0e-3, high: 2.0e-3, scale: log}
 trainer: {model: mlp, hidden: 256, depth: 2, batch_size: 32}
 budget: {max_trials: 1, max_epochs: 3}
 data: {train_limit: 12288, val_size: 512, test_limit: 500}
 )"),
-                        "--coordinator", address},
-                       &output),
-            0)
+                  "--coordinator", address},
+                 &output),
+      0)
       << output;
   auto worker = [&](const std::string& name) {
     return std::make_unique<Process>(
@@ -219,9 +218,9 @@ data: {train_limit: 12288, val_size: 512, test_limit: 500}
   v1::Study study = WaitForStudyEnd(address, /*timeout_s=*/60);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << second->Log();
   EXPECT_NE(second->Log().find("resumed from " + checkpoint), std::string::npos) << second->Log();
-  EXPECT_EQ(db.execAndGet("SELECT COUNT(DISTINCT epoch) || '/' || COUNT(*) FROM reports")
-                .getString(),
-            "3/3");
+  EXPECT_EQ(
+      db.execAndGet("SELECT COUNT(DISTINCT epoch) || '/' || COUNT(*) FROM reports").getString(),
+      "3/3");
   second->Signal(SIGTERM);
   EXPECT_EQ(second->Wait(30), 0);
 }
@@ -260,8 +259,8 @@ TEST(Cluster, BadConfigIsRefusedByValidateSubmitAndCreateStudyAlike) {
 // Mode 600, as a secret file should be.
 std::string WriteSecret(const std::string& path, const std::string& text) {
   WriteFile(path, text);
-  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
-                                         std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   return path;
 }
 
@@ -271,8 +270,8 @@ constexpr const char* kViewerToken = "vi3wer-token-0123456789abcdef";
 
 std::string CredentialsFile(const std::string& dir) {
   return WriteSecret(dir + "/credentials", std::string("# role token\nworker ") + kWorkerToken +
-                                               "\nuser " + kUserToken + "\nviewer " +
-                                               kViewerToken + "\n");
+                                               "\nuser " + kUserToken + "\nviewer " + kViewerToken +
+                                               "\n");
 }
 
 TEST(Cluster, RoleTokensAreRequiredWhenSetAndBadWorkerInputIsNamed) {
@@ -289,9 +288,9 @@ TEST(Cluster, RoleTokensAreRequiredWhenSetAndBadWorkerInputIsNamed) {
   EXPECT_EQ(studies->ListStudies(coordinator::MakeContext("wrong").get(), {}, &list).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_TRUE(studies->ListStudies(coordinator::MakeContext(kViewerToken).get(), {}, &list).ok());
-  EXPECT_EQ(studies->ListStudies(coordinator::MakeContext(kWorkerToken).get(), {}, &list)
-                .error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(
+      studies->ListStudies(coordinator::MakeContext(kWorkerToken).get(), {}, &list).error_code(),
+      grpc::StatusCode::PERMISSION_DENIED);
 
   auto workers = v1::Workers::NewStub(channel);
   v1::RegisterWorkerRequest reg;
@@ -321,9 +320,9 @@ TEST(Cluster, TokensNeverComeFromArgvAndALegacySiftTokenDoesNotOpenTheCoordinato
   EXPECT_NE(output.find("--credentials-file"), std::string::npos) << output;
   // SIFT_TOKEN used to close the coordinator; alone it must not leave it open now.
   setenv("SIFT_TOKEN", "legacy-0123456789abcdef", 1);
-  const int code = RunCommand({BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0",
-                               "--db", dir + "/sift.db"},
-                              &output, /*timeout_s=*/20);
+  const int code = RunCommand(
+      {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0", "--db", dir + "/sift.db"},
+      &output, /*timeout_s=*/20);
   unsetenv("SIFT_TOKEN");
   EXPECT_EQ(code, 2) << output;
   EXPECT_NE(output.find("one token per role"), std::string::npos) << output;
@@ -372,10 +371,10 @@ TEST(Cluster, StudyCompletesOverMutualTlsWithRoleCredentials) {
   TestPki pki;
   ASSERT_EQ(MakeTestPki(dir, &pki), "");
   std::unique_ptr<Process> coordinator;
-  const int port = StartCoordinator(
-      &coordinator, dir,
-      {"--tls-cert", pki.server_cert, "--tls-key", pki.server_key, "--tls-client-ca", pki.ca,
-       "--credentials-file", CredentialsFile(dir)});
+  const int port =
+      StartCoordinator(&coordinator, dir,
+                       {"--tls-cert", pki.server_cert, "--tls-key", pki.server_key,
+                        "--tls-client-ca", pki.ca, "--credentials-file", CredentialsFile(dir)});
   ASSERT_GT(port, 0);
   const std::string address = "127.0.0.1:" + std::to_string(port);
   const std::string user = WriteSecret(dir + "/user.token", std::string(kUserToken) + "\n");
@@ -396,17 +395,17 @@ data: {train_limit: 512, val_size: 256, test_limit: 256}
   // Plaintext is refused; a viewer may not submit; a user may.
   EXPECT_EQ(sift({"status", "--coordinator", address, "--token-file", viewer}, &output), 1)
       << output;
-  EXPECT_EQ(sift({"submit", config, "--coordinator", address, "--tls-ca", pki.ca,
-                  "--token-file", viewer},
-                 &output),
-            1);
+  EXPECT_EQ(
+      sift({"submit", config, "--coordinator", address, "--tls-ca", pki.ca, "--token-file", viewer},
+           &output),
+      1);
   EXPECT_NE(output.find("a viewer token may not call /sift.v1.Studies/CreateStudy"),
             std::string::npos)
       << output;
-  ASSERT_EQ(sift({"submit", config, "--coordinator", address, "--tls-ca", pki.ca, "--token-file",
-                  user},
-                 &output),
-            0)
+  ASSERT_EQ(
+      sift({"submit", config, "--coordinator", address, "--tls-ca", pki.ca, "--token-file", user},
+           &output),
+      0)
       << output;
 
   Process w({BinDir() + "/sift-worker", "--coordinator", address, "--tls-ca", pki.ca, "--tls-cert",

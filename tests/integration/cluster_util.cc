@@ -30,10 +30,18 @@ int ListeningPort(Process& coordinator) {
 
 int StartCoordinator(std::unique_ptr<Process>* out, const std::string& dir,
                      const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0",
-                                   "--db", dir + "/sift.db", "--prices",
-                                   SourceDir() + "/examples/prices.json", "--checkpoint-dir",
-                                   dir + "/checkpoints", "--lease-timeout", "10"};
+  std::vector<std::string> argv = {BinDir() + "/sift",
+                                   "coordinator",
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--db",
+                                   dir + "/sift.db",
+                                   "--prices",
+                                   SourceDir() + "/examples/prices.json",
+                                   "--checkpoint-dir",
+                                   dir + "/checkpoints",
+                                   "--lease-timeout",
+                                   "10"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   *out = std::make_unique<Process>(argv, dir + "/coordinator.log");
   return ListeningPort(**out);

@@ -72,9 +72,9 @@ class CommandTrials : public ::testing::Test {
     port_ = StartCoordinator(&coordinator_, dir_);
     ASSERT_GT(port_, 0);
     address_ = "127.0.0.1:" + std::to_string(port_);
-    const std::string config =
-        "name: " + name + "\n" + "trial: {command: " + command + ", " +
-        "report_timeout: " + std::to_string(report_timeout) + ", grace_seconds: 5}\n" + study;
+    const std::string config = "name: " + name + "\n" + "trial: {command: " + command + ", " +
+                               "report_timeout: " + std::to_string(report_timeout) +
+                               ", grace_seconds: 5}\n" + study;
     std::string output;
     ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit", WriteFile(dir_ + "/study.yaml", config),
                           "--coordinator", address_},
@@ -151,8 +151,9 @@ TEST_F(CommandTrials, AProgramThatReportsEachEpochFinishes) {
 
   // Exporting a command trial gives back the folder its program saved, unpacked into --out.
   std::string output;
-  const std::vector<std::string> exporter = {BinDir() + "/sift", "export", "--checkpoints",
-                                             dir_ + "/checkpoints", "--trial", "0", "--out"};
+  const std::vector<std::string> exporter = {
+      BinDir() + "/sift", "export", "--checkpoints", dir_ + "/checkpoints",
+      "--trial",          "0",      "--out"};
   auto with_out = [&](const std::string& out) {
     auto argv = exporter;
     argv.push_back(out);
@@ -197,8 +198,7 @@ TEST_F(CommandTrials, APausedTrialResumesOnAnotherWorkerFromItsFolder) {
   ASSERT_EQ(RunCommand({BinDir() + "/sift", "pause", "--coordinator", address_}, &output), 0)
       << output;
   // It hands back at its next report: SIGTERM to the program, checkpoint kept.
-  ASSERT_EQ(WaitFor("SELECT COUNT(*) FROM segments WHERE end_reason != ''", 1), 1)
-      << first->Log();
+  ASSERT_EQ(WaitFor("SELECT COUNT(*) FROM segments WHERE end_reason != ''", 1), 1) << first->Log();
   EXPECT_EQ(SigtermMarks(), 1) << first->Log();
   first->Signal(SIGTERM);
   EXPECT_EQ(first->Wait(30), 0) << first->Log();
@@ -236,8 +236,7 @@ TEST_F(CommandTrials, APreemptedTrialResumesOnAnotherWorkerFromItsFolder) {
   auto second = Worker("second");
   v1::Study study = WaitForStudyEnd(address_, 60);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << second->Log();
-  EXPECT_NE(second->Log().find("restored from " + checkpoint), std::string::npos)
-      << second->Log();
+  EXPECT_NE(second->Log().find("restored from " + checkpoint), std::string::npos) << second->Log();
   const std::string err = Read(dir_ + "/logs-second/study-1-trial-0.stderr.log");
   EXPECT_NE(err.find("resumed at epoch " + std::to_string(reported)), std::string::npos) << err;
   EXPECT_EQ(Query("SELECT COUNT(DISTINCT epoch) || '/' || COUNT(*) FROM reports"), "4/4");
@@ -265,8 +264,8 @@ TEST_F(CommandTrials, ACrashFailsTheTrialWithItsStderr) {
 // A program that passes the submit's checks but cannot be executed on the worker (here a script
 // whose interpreter is missing) fails its trial with the reason, not with an exit status 127.
 TEST_F(CommandTrials, AProgramThatCannotStartFailsNamingIt) {
-  const std::string script = WriteFile(TempDir("cmd-cannot-start") + "/run.sh",
-                                       "#!/no/such/interpreter\n");
+  const std::string script =
+      WriteFile(TempDir("cmd-cannot-start") + "/run.sh", "#!/no/such/interpreter\n");
   fs::permissions(script, fs::perms::owner_all);
   Start("cmd-cannot-start", std::string(kSpace) + kObjective + "budget: {max_trials: 1}\n",
         /*report_timeout=*/120, "[./run.sh]");
@@ -283,9 +282,10 @@ TEST_F(CommandTrials, AProgramThatCannotStartFailsNamingIt) {
 
 TEST_F(CommandTrials, AHangIsKilledAfterTheReportTimeout) {
   // It stops reporting in epoch 2 (and ignores SIGTERM): report_timeout 3 s.
-  Start("cmd-hang", std::string(kSpace) + kObjective +
-                        "trainer: {mode: hang, marks: marks}\n"
-                        "budget: {max_trials: 1, max_epochs: 4}\n",
+  Start("cmd-hang",
+        std::string(kSpace) + kObjective +
+            "trainer: {mode: hang, marks: marks}\n"
+            "budget: {max_trials: 1, max_epochs: 4}\n",
         /*report_timeout=*/3);
   auto w = Worker("w");
   v1::Study study = WaitForStudyEnd(address_, 60);
@@ -338,8 +338,7 @@ TEST_F(CommandTrials, XGBoostResumesItsBoosterAfterAPreemption) {
   auto second = Worker("second");
   v1::Study study = WaitForStudyEnd(address_, 120);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << second->Log();
-  EXPECT_NE(second->Log().find("restored from " + checkpoint), std::string::npos)
-      << second->Log();
+  EXPECT_NE(second->Log().find("restored from " + checkpoint), std::string::npos) << second->Log();
   EXPECT_EQ(second->Log().find("redid epoch"), std::string::npos) << second->Log();
   // The booster came back with at least the reported epochs' rounds (one more epoch when the
   // notice came mid-epoch: train.py saves it and reports it first when resumed).

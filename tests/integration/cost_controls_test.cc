@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "coordinator/rpc/client.h"
 #include "coordinator/core/coordinator.h"
+#include "coordinator/rpc/client.h"
 #include "sift/v1/workers_service.grpc.pb.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"
@@ -50,8 +50,8 @@ std::vector<std::string> AlertKeys(v1::Studies::Stub& stub) {
 }
 
 // Heartbeats the lease (as a worker does) until the study's alerts include `key`.
-bool WaitForAlert(const std::string& address, const std::string& worker,
-                  const std::string& lease, const std::string& key, double timeout_s) {
+bool WaitForAlert(const std::string& address, const std::string& worker, const std::string& lease,
+                  const std::string& key, double timeout_s) {
   auto studies = v1::Studies::NewStub(coordinator::MakeChannel(address));
   auto workers = v1::Workers::NewStub(coordinator::MakeChannel(address));
   const auto deadline = std::chrono::steady_clock::now() +
@@ -153,9 +153,10 @@ TEST(CostControls, BudgetAlertsFireOnceAtEachThresholdAcrossCoordinatorRestarts)
   EXPECT_EQ(coordinator->Log().find("ALERT"), std::string::npos) << coordinator->Log();
 
   SQLite::Database db(dir + "/sift.db");
-  SQLite::Statement q(db,
-                      "SELECT json_extract(detail, '$.key'), json_extract(detail, '$.spent_dollars')"
-                      " FROM study_events WHERE action = 'alert' ORDER BY id");
+  SQLite::Statement q(
+      db,
+      "SELECT json_extract(detail, '$.key'), json_extract(detail, '$.spent_dollars')"
+      " FROM study_events WHERE action = 'alert' ORDER BY id");
   std::vector<std::string> keys;
   std::vector<double> spent;
   while (q.executeStep()) {
@@ -210,8 +211,8 @@ TEST(CostControls, ReportByTagAddsUpToTheDatabase) {
       if (r != coordinator::AcquireResult::kAssigned) break;
       *now += 7 + 3 * i;
       search::Decision d;
-      ASSERT_TRUE(c.ReportProgress(w.id, a.lease_id, 1, 1, {{"val_accuracy", 0.05 * i}}, "", &d)
-                      .ok());
+      ASSERT_TRUE(
+          c.ReportProgress(w.id, a.lease_id, 1, 1, {{"val_accuracy", 0.05 * i}}, "", &d).ok());
       ASSERT_TRUE(c.CompleteTrial(w.id, a.lease_id, {}).ok());
     }
   }
@@ -226,8 +227,11 @@ TEST(CostControls, ReportByTagAddsUpToTheDatabase) {
   const auto rows = nlohmann::json::parse(f);
   SQLite::Database db(db_path);
   const auto dollars = [&](const std::string& ids) {
-    return db.execAndGet("SELECT COALESCE(SUM((end - start) * price_per_hour / 3600), 0) FROM "
-                         "segments WHERE study_id IN (" + ids + ")")
+    return db
+        .execAndGet(
+            "SELECT COALESCE(SUM((end - start) * price_per_hour / 3600), 0) FROM "
+            "segments WHERE study_id IN (" +
+            ids + ")")
         .getDouble();
   };
   const auto trials = [&](const std::string& ids) {

@@ -38,7 +38,8 @@ search_space:
 trainer: {model: mlp, hidden: 32, depth: 1, batch_size: 16}
 searcher: {type: sobol}
 budget: {max_trials: 2, max_epochs: 8}
-data: {file: )" + csv + ", label: " + label + R"(, standardize: true, split: {val: 0.2, test: 0.2}}
+data: {file: )" +
+         csv + ", label: " + label + R"(, standardize: true, split: {val: 0.2, test: 0.2}}
 )";
 }
 
@@ -54,12 +55,11 @@ TEST(DataRun, ValidateRefusesBadDataNamingFileLineAndColumn) {
   std::ofstream(dir + "/idx.yaml") << "name: idx\nsearch_space:\n  lr: {type: float, low: 0.001, "
                                       "high: 0.1}\ndata: {dir: /nonexistent}\n";
   EXPECT_EQ(RunCommand({BinDir() + "/sift", "validate", dir + "/idx.yaml"}, &output), 2);
-  EXPECT_NE(output.find("data.dir '/nonexistent': no such directory"), std::string::npos)
-      << output;
+  EXPECT_NE(output.find("data.dir '/nonexistent': no such directory"), std::string::npos) << output;
   // `sift run` refuses it too, before starting any worker.
-  EXPECT_EQ(RunCommand({BinDir() + "/sift", "run", dir + "/study.yaml", "--out", dir + "/run"},
-                       &output),
-            2);
+  EXPECT_EQ(
+      RunCommand({BinDir() + "/sift", "run", dir + "/study.yaml", "--out", dir + "/run"}, &output),
+      2);
   EXPECT_NE(output.find("missing value"), std::string::npos) << output;
 }
 
@@ -72,7 +72,8 @@ TEST(DataRun, CsvClassificationAndRegressionStudiesRunEndToEnd) {
   std::ofstream(dir + "/prices.yaml") << Config("prices", "prices.csv", "price", "val_rmse");
 
   std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "validate", dir + "/classes.yaml"}, &output), 0) << output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "validate", dir + "/classes.yaml"}, &output), 0)
+      << output;
   EXPECT_NE(output.find("csv, classification: 3 classes, 4 features; 144 train, 48 val, 48 test"),
             std::string::npos)
       << output;
@@ -156,16 +157,17 @@ budget: {max_trials: 3, max_epochs: 10}
 )";
   const std::string out = dir + "/run";
   std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", dir + "/study.yaml", "--out", out, "--workers",
-                        "1"},
-                       &output, /*timeout_s=*/300),
-            0)
+  ASSERT_EQ(
+      RunCommand({BinDir() + "/sift", "run", dir + "/study.yaml", "--out", out, "--workers", "1"},
+                 &output, /*timeout_s=*/300),
+      0)
       << output;
   const auto j = nlohmann::json::parse(Read(out + "/results.json"));
   double best_r2 = -1e9;
   for (const auto& t : j["trials"]) {
     EXPECT_EQ(t["final_metrics"]["batch_size"], 16) << "a tenth of 180 training rows, down to 16";
-    for (const auto& e : t["curve"]) best_r2 = std::max(best_r2, e["metrics"]["val_r2"].get<double>());
+    for (const auto& e : t["curve"])
+      best_r2 = std::max(best_r2, e["metrics"]["val_r2"].get<double>());
     if (t.contains("test")) {
       // r2 0.75: an rmse half that of predicting the mean.
       EXPECT_GT(t["test"]["scores"]["test_r2"].get<double>(), 0.75) << t.dump();

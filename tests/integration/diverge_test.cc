@@ -41,10 +41,11 @@ size_t Count(const std::string& text, const std::string& what) {
 }
 
 // Starts `sift coordinator` on database `db` and a free port; returns the port (0: it failed).
-int StartCoordinator(std::unique_ptr<Process>* out, const std::string& db,
-                     const std::string& log, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0",
-                                   "--db", db, "--lease-timeout", "10"};
+int StartCoordinator(std::unique_ptr<Process>* out, const std::string& db, const std::string& log,
+                     const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen",
+                                   "127.0.0.1:0",      "--db",        db,
+                                   "--lease-timeout",  "10"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   *out = std::make_unique<Process>(argv, log);
   const std::regex port_re("listening on ([0-9]+)");
@@ -117,8 +118,7 @@ TEST(Diverge, StudyRunsReportsAndSurvivesACoordinatorRestart) {
 
   // The database holds the values exactly, spelled so that JSON can carry them.
   SQLite::Database db(dir + "/run/sift.db");
-  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state='DIVERGED'").getInt(),
-            diverged);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state='DIVERGED'").getInt(), diverged);
   EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM reports WHERE metrics LIKE '%null%'").getInt(), 0);
 }
 
@@ -145,21 +145,27 @@ checkpoint: {keep: all}
 seed: 4
 )";
   std::unique_ptr<Process> coordinator;
-  const int port =
-      StartCoordinator(&coordinator, dir + "/sift.db", dir + "/coordinator.log",
-                       {"--checkpoint-dir", dir + "/checkpoints"});
+  const int port = StartCoordinator(&coordinator, dir + "/sift.db", dir + "/coordinator.log",
+                                    {"--checkpoint-dir", dir + "/checkpoints"});
   ASSERT_GT(port, 0) << coordinator->Log();
   const std::string address = "127.0.0.1:" + std::to_string(port);
   std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit", dir + "/study.yaml", "--coordinator",
-                        address},
-                       &output),
-            0)
+  ASSERT_EQ(
+      RunCommand({BinDir() + "/sift", "submit", dir + "/study.yaml", "--coordinator", address},
+                 &output),
+      0)
       << output;
   auto worker = [&](const std::string& name, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {BinDir() + "/sift-worker", "--coordinator", address,
-                                     "--name",  name, "--threads", "1", "--cache-dir",
-                                     dir + "/cache", "--exit-when-idle"};
+    std::vector<std::string> argv = {BinDir() + "/sift-worker",
+                                     "--coordinator",
+                                     address,
+                                     "--name",
+                                     name,
+                                     "--threads",
+                                     "1",
+                                     "--cache-dir",
+                                     dir + "/cache",
+                                     "--exit-when-idle"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return std::make_unique<Process>(argv, dir + "/" + name + ".log");
   };
@@ -220,8 +226,8 @@ seed: 4
   EXPECT_EQ(db.execAndGet("SELECT COUNT(DISTINCT epoch) FROM reports").getInt(), 3);
   EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM reports").getInt(), 3);
   // The second lease is charged, its retraining of what the damaged checkpoint held as waste.
-  const int held = static_cast<int>(files[0].first.epoch) -
-                   (older ? static_cast<int>(files[1].first.epoch) : 0);
+  const int held =
+      static_cast<int>(files[0].first.epoch) - (older ? static_cast<int>(files[1].first.epoch) : 0);
   const double wasted =
       db.execAndGet("SELECT wasted_seconds FROM segments ORDER BY start DESC LIMIT 1").getDouble();
   if (held > 0) {

@@ -1,13 +1,12 @@
 // `sift run` end to end on the quick example: coordinator, local workers, SQLite, report files.
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
-
-#include <SQLiteCpp/SQLiteCpp.h>
 
 #include "tests/integration/process.h"
 
@@ -17,10 +16,10 @@ namespace embedded_run_test {
 TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   const std::string out = TempDir("run") + "/quick";
   std::string output;
-  const int code = RunCommand({BinDir() + "/sift", "run",
-                               SourceDir() + "/examples/fashion_mnist_quick.yaml", "--out", out,
-                               "--workers", "2", "--target", "0.5"},
-                              &output, /*timeout_s=*/300);
+  const int code =
+      RunCommand({BinDir() + "/sift", "run", SourceDir() + "/examples/fashion_mnist_quick.yaml",
+                  "--out", out, "--workers", "2", "--target", "0.5"},
+                 &output, /*timeout_s=*/300);
   ASSERT_EQ(code, 0) << output;
   EXPECT_NE(output.find("best trial"), std::string::npos) << output;
   // `sift run` waited for the best trial's one test evaluation before it printed the report.
@@ -75,27 +74,27 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
   // the best one shown as it was scored, not scored again.
   const int best = j["study"]["best_trial"].get<int>();
   const std::string other = std::to_string(best == 0 ? 1 : 0);
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "evaluate", "--run", out, "--study", "1", "--trial",
-                        other},
-                       &output, /*timeout_s=*/120),
-            0)
+  ASSERT_EQ(
+      RunCommand({BinDir() + "/sift", "evaluate", "--run", out, "--study", "1", "--trial", other},
+                 &output, /*timeout_s=*/120),
+      0)
       << output;
   EXPECT_NE(output.find("trial " + other + " held-out test score (scored once): test_accuracy 0."),
             std::string::npos)
       << output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "report", "--db", out + "/sift.db", "--out",
-                        out + "/again"},
-                       &output),
-            0)
+  ASSERT_EQ(
+      RunCommand({BinDir() + "/sift", "report", "--db", out + "/sift.db", "--out", out + "/again"},
+                 &output),
+      0)
       << output;
   j = nlohmann::json::parse(Read(out + "/again/results.json"));
   int evaluated = 0;
   for (const auto& t : j["trials"]) evaluated += t.contains("test");
   EXPECT_EQ(evaluated, 2);
-  EXPECT_EQ(RunCommand({BinDir() + "/sift", "evaluate", "--run", out, "--study", "1", "--trial",
-                        "99"},
-                       &output),
-            2)
+  EXPECT_EQ(
+      RunCommand({BinDir() + "/sift", "evaluate", "--run", out, "--study", "1", "--trial", "99"},
+                 &output),
+      2)
       << output;
 
   // The frontier as a list, and the cheapest model picked from it and exported.
@@ -105,7 +104,8 @@ TEST(EmbeddedRun, QuickExampleProducesTableCsvAndJson) {
     EXPECT_NE(output.find("\n" + std::string(6 - std::to_string(n.get<int>()).size(), ' ') +
                           std::to_string(n.get<int>()) + "  "),
               std::string::npos)
-        << n << "\n" << output;
+        << n << "\n"
+        << output;
   }
   int cheapest = -1;
   double least = 1e300;
@@ -158,9 +158,9 @@ checkpoint: {every_epochs: 4, keep: best}
       << output;
   SQLite::Database db(dir + "/run/sift.db");
   // Every trial ended; some were promoted, i.e. resumed from a checkpoint past epoch 0.
-  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state IN ('COMPLETED','STOPPED')")
-                .getInt(),
-            8);
+  EXPECT_EQ(
+      db.execAndGet("SELECT COUNT(*) FROM trials WHERE state IN ('COMPLETED','STOPPED')").getInt(),
+      8);
   EXPECT_GT(db.execAndGet("SELECT COUNT(*) FROM segments WHERE start_epoch > 0").getInt(), 0)
       << output;
   EXPECT_GT(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state='COMPLETED'").getInt(), 0);
@@ -181,8 +181,9 @@ checkpoint: {every_epochs: 4, keep: best}
             std::string::npos)
       << output;
   // Curves have no gap and no repeat: epochs 1..n, each once.
-  SQLite::Statement q(db, "SELECT number, COUNT(*), MAX(epoch), COUNT(DISTINCT epoch) "
-                          "FROM reports GROUP BY number");
+  SQLite::Statement q(db,
+                      "SELECT number, COUNT(*), MAX(epoch), COUNT(DISTINCT epoch) "
+                      "FROM reports GROUP BY number");
   while (q.executeStep()) {
     EXPECT_EQ(q.getColumn(1).getInt(), q.getColumn(2).getInt()) << "trial " << q.getColumn(0);
     EXPECT_EQ(q.getColumn(1).getInt(), q.getColumn(3).getInt()) << "trial " << q.getColumn(0);

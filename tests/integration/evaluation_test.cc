@@ -83,9 +83,8 @@ TEST(Evaluation, BestTrialScoredOnceAndALostEvaluationIsRequeued) {
   const int64_t best = study.best_trial_number();
 
   auto stub = v1::Studies::NewStub(coordinator::MakeChannel(address));
-  auto trials = WaitForTrials(*stub, 60, [&](const auto& t) {
-    return Evaluation(t, best) == "done";
-  });
+  auto trials =
+      WaitForTrials(*stub, 60, [&](const auto& t) { return Evaluation(t, best) == "done"; });
   ASSERT_EQ(trials.trials_size(), 3);
   for (const auto& t : trials.trials()) {
     EXPECT_EQ(t.final_metrics().count("test_accuracy"), 0u) << "trial " << t.number();
@@ -132,9 +131,7 @@ TEST(Evaluation, BestTrialScoredOnceAndALostEvaluationIsRequeued) {
 
   // It waits out the lost lease (2 s to expire) before it finds the evaluation requeued.
   auto second = StartWorker(address, dir, "second", 15);
-  trials = WaitForTrials(*stub, 60, [&](const auto& t) {
-    return Evaluation(t, other) == "done";
-  });
+  trials = WaitForTrials(*stub, 60, [&](const auto& t) { return Evaluation(t, other) == "done"; });
   EXPECT_EQ(Evaluation(trials, other), "done") << coordinator->Log() << second->Log();
   EXPECT_NE(coordinator->Log().find("test evaluation lease " + lease.assignment().lease_id()),
             std::string::npos)
@@ -157,10 +154,10 @@ TEST(Evaluation, BestTrialScoredOnceAndALostEvaluationIsRequeued) {
                           "json_extract(metrics, '$.test_accuracy') > 0.2")
                 .getInt(),
             2);
-  EXPECT_EQ(db.execAndGet("SELECT requested_by FROM evaluations WHERE number = " +
-                          std::to_string(best))
-                .getString(),
-            "best trial");
+  EXPECT_EQ(
+      db.execAndGet("SELECT requested_by FROM evaluations WHERE number = " + std::to_string(best))
+          .getString(),
+      "best trial");
 }
 
 }  // namespace evaluation_test

@@ -30,7 +30,8 @@ std::string BigConfig(const std::string& name) {
 class Client {
  public:
   explicit Client(int port)
-      : stub_(v1::Studies::NewStub(coordinator::MakeChannel("127.0.0.1:" + std::to_string(port)))) {}
+      : stub_(v1::Studies::NewStub(coordinator::MakeChannel("127.0.0.1:" + std::to_string(port)))) {
+  }
 
   grpc::Status Create(const std::string& config) {
     v1::CreateStudyRequest req;
@@ -132,8 +133,8 @@ TEST(FileSizeLimit, CoordinatorRefusesWritesPastItAndRecoversWhenItIsRaised) {
   fs::remove(dir + "/sift.db");
   fs::remove(dir + "/sift.db-wal");
   std::unique_ptr<Process> coordinator;
-  const int port = StartSiftCoordinator(&coordinator, dir + "/sift.db", {},
-                                        dir + "/coordinator.log");
+  const int port =
+      StartSiftCoordinator(&coordinator, dir + "/sift.db", {}, dir + "/coordinator.log");
   ASSERT_NE(port, 0);
   Client client(port);
   ASSERT_TRUE(client.CreateSmall("before").ok());

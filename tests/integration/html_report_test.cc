@@ -29,8 +29,7 @@ worker: {market: spot}
 )";
   std::string output;
   ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", dir + "/asha.yaml", "--out", dir + "/run",
-                        "--workers", "1", "--simulate-preemption", "0.3", "--preemption-seed",
-                        "3"},
+                        "--workers", "1", "--simulate-preemption", "0.3", "--preemption-seed", "3"},
                        &output, 300),
             0)
       << output;
@@ -38,9 +37,8 @@ worker: {market: spot}
   EXPECT_TRUE(std::filesystem::exists(dir + "/run/report.html"));
   EXPECT_NE(output.find("/run/report.html (open it in a browser)"), std::string::npos) << output;
   const std::string html = dir + "/report.html";
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "report", "--run", dir + "/run", "--html", html},
-                       &output),
-            0)
+  ASSERT_EQ(
+      RunCommand({BinDir() + "/sift", "report", "--run", dir + "/run", "--html", html}, &output), 0)
       << output;
   EXPECT_NE(output.find("1 studies, 6 trials"), std::string::npos) << output;
 
@@ -51,8 +49,7 @@ worker: {market: spot}
   ASSERT_EQ(page.exit_code, 0) << page.log;
   EXPECT_EQ(page.log.find("CONSOLE"), std::string::npos) << page.log;
   EXPECT_NE(page.dom.find("data-js=\"ok\""), std::string::npos);
-  EXPECT_NE(page.dom.find("data-charts=\"8 8\""), std::string::npos)
-      << page.dom.substr(0, 1000);
+  EXPECT_NE(page.dom.find("data-charts=\"8 8\""), std::string::npos) << page.dom.substr(0, 1000);
   // The best trial's parameters, filled in by the page's script from the table's data.
   EXPECT_TRUE(std::regex_search(page.dom, std::regex("id=\"detail-1\"[^>]*>[^<]*<b>trial</b>.*?"
                                                      "<b>params</b> hidden=[0-9]+ lr=")))

@@ -74,8 +74,8 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
 }
 
 // Starts `argv` as a foreground job, waits for its first report and sends `sig` to the job.
-int InterruptAfterFirstReport(const std::vector<std::string>& argv, const std::string& out,
-                              int sig, std::string* log) {
+int InterruptAfterFirstReport(const std::vector<std::string>& argv, const std::string& out, int sig,
+                              std::string* log) {
   Process p(argv, out + ".log", /*own_group=*/true);
   EXPECT_TRUE(WaitForCount(out + "/sift.db", "SELECT COUNT(*) FROM reports", 1, p)) << p.Log();
   p.SignalGroup(sig);
@@ -102,19 +102,19 @@ TEST(Interrupt, CtrlCPausesAndTheSameCommandResumesWithoutRetrainingOrASecondStu
   const std::string config = Write(dir + "/study.yaml", kConfig);
   const std::string out = dir + "/run";
   const std::vector<std::string> run = {BinDir() + "/sift", "run", config, "--out", out,
-                                        "--workers", "2"};
+                                        "--workers",        "2"};
   std::string log;
   ASSERT_EQ(InterruptAfterFirstReport(run, out, SIGINT, &log), 130) << log;
-  EXPECT_NE(log.find("study 1 paused; resume it with: sift run --resume " + out),
-            std::string::npos)
+  EXPECT_NE(log.find("study 1 paused; resume it with: sift run --resume " + out), std::string::npos)
       << log;
   EXPECT_NE(log.find("spot: 0 preemptions, 0 lost leases"), std::string::npos) << log;
   ExpectPausedCleanly(out + "/sift.db", "SIGINT");
   // The workers checkpointed and handed their trials back: mid-epoch (trial-N-eE-sS.ckpt), or
   // at the epoch's end when the signal lands in its last steps (the epoch is then reported and
   // the answer is PAUSE), so either name.
-  EXPECT_GT(Count(out + "/sift.db", "SELECT COUNT(*) FROM segments WHERE end_reason = "
-                                    "'study paused' AND checkpoint LIKE 'trial-%.ckpt'"),
+  EXPECT_GT(Count(out + "/sift.db",
+                  "SELECT COUNT(*) FROM segments WHERE end_reason = "
+                  "'study paused' AND checkpoint LIKE 'trial-%.ckpt'"),
             0)
       << log;
   std::map<int, int> recorded;  // trial -> epochs recorded before the pause
@@ -145,8 +145,9 @@ TEST(Interrupt, CtrlCPausesAndTheSameCommandResumesWithoutRetrainingOrASecondStu
   EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM studies").getInt(), 1);
   EXPECT_EQ(Text(db, "SELECT state FROM studies"), "COMPLETED");
   // Every epoch is reported once, and each interrupted trial went on after its recorded epochs.
-  SQLite::Statement q(db, "SELECT number, COUNT(*), COUNT(DISTINCT epoch) FROM reports "
-                          "GROUP BY number");
+  SQLite::Statement q(db,
+                      "SELECT number, COUNT(*), COUNT(DISTINCT epoch) FROM reports "
+                      "GROUP BY number");
   while (q.executeStep()) {
     EXPECT_EQ(q.getColumn(1).getInt(), q.getColumn(2).getInt()) << "trial " << q.getColumn(0);
   }
@@ -154,8 +155,9 @@ TEST(Interrupt, CtrlCPausesAndTheSameCommandResumesWithoutRetrainingOrASecondStu
       db.execAndGet("SELECT at FROM study_events WHERE action = 'paused'").getDouble();
   for (const auto& [number, epochs] : recorded) {
     if (epochs == 4) continue;  // finished before the pause
-    SQLite::Statement seg(db, "SELECT MIN(start_epoch) FROM segments WHERE number = ? AND "
-                              "start > ?");
+    SQLite::Statement seg(db,
+                          "SELECT MIN(start_epoch) FROM segments WHERE number = ? AND "
+                          "start > ?");
     seg.bind(1, number);
     seg.bind(2, paused_at);
     ASSERT_TRUE(seg.executeStep());
@@ -169,7 +171,7 @@ TEST(Interrupt, AHangUpPausesTooAndResumeFinishesTheOneStudyAfterWhichNewIsNeede
   const std::string config = Write(dir + "/study.yaml", kConfig);
   const std::string out = dir + "/run";
   const std::vector<std::string> run = {BinDir() + "/sift", "run", config, "--out", out,
-                                        "--workers", "2"};
+                                        "--workers",        "2"};
   std::string log, output;
   ASSERT_EQ(InterruptAfterFirstReport(run, out, SIGHUP, &log), 130) << log;
   ExpectPausedCleanly(out + "/sift.db", "SIGHUP");
@@ -217,8 +219,9 @@ TEST(Interrupt, ASecondCtrlCStopsStuckWorkersAtOnceAndStillLeavesAResumableStudy
       << p.Log();
   ExpectPausedCleanly(out + "/sift.db", "SIGINT");
   // Their trials were handed back for them, to resume from their last epoch's checkpoint.
-  EXPECT_GT(Count(out + "/sift.db", "SELECT COUNT(*) FROM segments WHERE end_reason = "
-                                    "'study paused' AND checkpoint = ''"),
+  EXPECT_GT(Count(out + "/sift.db",
+                  "SELECT COUNT(*) FROM segments WHERE end_reason = "
+                  "'study paused' AND checkpoint = ''"),
             0);
 }
 

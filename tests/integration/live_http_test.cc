@@ -1,9 +1,8 @@
 // `sift coordinator --http`: the live page and /metrics over a real socket, behind the roles,
 // while a real study runs; the metrics are checked against the database.
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
-
-#include <SQLiteCpp/SQLiteCpp.h>
 
 #include <chrono>
 #include <map>
@@ -12,9 +11,9 @@
 #include <thread>
 
 #include "coordinator/rpc/client.h"
+#include "tests/http_test_client.h"
 #include "tests/integration/cluster_util.h"
 #include "tests/integration/process.h"
-#include "tests/http_test_client.h"
 #include "tests/test_pki.h"
 
 namespace sift::testing {
@@ -60,13 +59,13 @@ std::string ParsePrometheus(const std::string& text, std::map<std::string, doubl
 
 TEST(LiveHttp, MetricsAndThePageNeedAReadTokenFollowTheStudyAndMatchTheDatabase) {
   const std::string dir = TempDir("live-http");
-  const std::string creds = WriteFile(dir + "/credentials", std::string("worker ") + kWorker +
-                                                                "\nuser " + kUser + "\nviewer " +
-                                                                kViewer + "\n");
+  const std::string creds =
+      WriteFile(dir + "/credentials", std::string("worker ") + kWorker + "\nuser " + kUser +
+                                          "\nviewer " + kViewer + "\n");
   chmod(creds.c_str(), 0600);
   std::unique_ptr<Process> coordinator;
-  const int port = StartCoordinator(&coordinator, dir,
-                                     {"--credentials-file", creds, "--http", "127.0.0.1:0"});
+  const int port =
+      StartCoordinator(&coordinator, dir, {"--credentials-file", creds, "--http", "127.0.0.1:0"});
   ASSERT_GT(port, 0);
   const int http = HttpPort(dir + "/coordinator.log");
   ASSERT_GT(http, 0) << coordinator->Log();
@@ -84,8 +83,7 @@ TEST(LiveHttp, MetricsAndThePageNeedAReadTokenFollowTheStudyAndMatchTheDatabase)
   const std::string user_token = WriteFile(dir + "/user.token", kUser);
   chmod(user_token.c_str(), 0600);
   std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit",
-                        WriteFile(dir + "/study.yaml", R"(name: live
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit", WriteFile(dir + "/study.yaml", R"(name: live
 search_space:
   lr: {type: float, low: 1.0e-3, high: 3.0e-3, scale: log}
 trainer: {model: mlp, hidden: 32, depth: 1, batch_size: 128}
@@ -102,8 +100,8 @@ data: {train_limit: 1024, val_size: 256, test_limit: 200}
   EXPECT_NE(before.find("live"), std::string::npos) << before;
   const std::string worker_token = WriteFile(dir + "/worker.token", kWorker);
   chmod(worker_token.c_str(), 0600);
-  Process worker({BinDir() + "/sift-worker", "--coordinator", address, "--token-file",
-                  worker_token, "--name", "w0", "--threads", "1", "--cache-dir", dir + "/cache"},
+  Process worker({BinDir() + "/sift-worker", "--coordinator", address, "--token-file", worker_token,
+                  "--name", "w0", "--threads", "1", "--cache-dir", dir + "/cache"},
                  dir + "/worker.log");
   // The page follows the study: a trial that finishes shows up on a later request.
   std::string later;
@@ -132,8 +130,10 @@ data: {train_limit: 1024, val_size: 256, test_limit: 200}
             count("SELECT COUNT(*) FROM segments WHERE end_reason='preempted'"));
   EXPECT_GT(samples[R"(sift_study_dollars{study="1",name="live"})"], 0);
   // The histogram's +Inf bucket counts every call.
-  EXPECT_EQ(samples[R"(sift_rpc_duration_seconds_bucket{method="/sift.v1.Workers/ReportProgress",le="+Inf"})"],
-            count("SELECT COUNT(*) FROM reports"));
+  EXPECT_EQ(
+      samples
+          [R"(sift_rpc_duration_seconds_bucket{method="/sift.v1.Workers/ReportProgress",le="+Inf"})"],
+      count("SELECT COUNT(*) FROM reports"));
   EXPECT_EQ(coordinator->Log().find(kViewer), std::string::npos) << "a token in the log";
 }
 
@@ -144,8 +144,8 @@ TEST(LiveHttp, ServesTlsWithTheGrpcCertificateAndRefusesPlaintextOffLoopback) {
   ASSERT_EQ(MakeTestPki(dir, &pki), "");
   std::unique_ptr<Process> coordinator;
   ASSERT_GT(StartCoordinator(&coordinator, dir,
-                             {"--tls-cert", pki.server_cert, "--tls-key", pki.server_key,
-                              "--http", "127.0.0.1:0"}),
+                             {"--tls-cert", pki.server_cert, "--tls-key", pki.server_key, "--http",
+                              "127.0.0.1:0"}),
             0);
   const int http = HttpPort(dir + "/coordinator.log");
   ASSERT_GT(http, 0) << coordinator->Log();
@@ -154,8 +154,8 @@ TEST(LiveHttp, ServesTlsWithTheGrpcCertificateAndRefusesPlaintextOffLoopback) {
   EXPECT_EQ(HttpExchange(http, get, "", 2).status, 0);  // no plaintext answer on the TLS port
 
   const std::vector<std::string> off_loopback = {
-      BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0", "--db", dir + "/open.db",
-      "--http", "0.0.0.0:0"};
+      BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0", "--db",
+      dir + "/open.db",   "--http",      "0.0.0.0:0"};
   std::string output;
   EXPECT_NE(RunCommand(off_loopback, &output, 30), 0);
   EXPECT_NE(output.find("--http-plaintext"), std::string::npos) << output;

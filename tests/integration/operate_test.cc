@@ -24,9 +24,11 @@ search_space:
 trainer: {model: mlp, depth: 1, hidden: 32, batch_size: 128}
 searcher: {type: random}
 scheduler: {type: fifo}
-budget: {max_trials: )" + std::to_string(trials) + R"(, max_epochs: 1}
+budget: {max_trials: )" +
+         std::to_string(trials) + R"(, max_epochs: 1}
 seed: 3
-data: {dir: )" + data_dir + R"(, train_limit: 512, val_size: 128, test_limit: 100}
+data: {dir: )" +
+         data_dir + R"(, train_limit: 512, val_size: 128, test_limit: 100}
 )";
 }
 
@@ -35,9 +37,17 @@ const std::string kData = "/usr/share/datasets/fashion-mnist";
 std::unique_ptr<Process> StartWorker(const std::string& dir, const std::string& address,
                                      const std::string& name,
                                      const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {BinDir() + "/sift-worker", "--coordinator", address, "--name",
-                                   name, "--threads", "1", "--cache-dir", dir + "/cache",
-                                   "--memory-limit-mb", "2048"};
+  std::vector<std::string> argv = {BinDir() + "/sift-worker",
+                                   "--coordinator",
+                                   address,
+                                   "--name",
+                                   name,
+                                   "--threads",
+                                   "1",
+                                   "--cache-dir",
+                                   dir + "/cache",
+                                   "--memory-limit-mb",
+                                   "2048"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return std::make_unique<Process>(argv, dir + "/" + name + ".log");
 }
@@ -49,8 +59,8 @@ std::string StartWithStudy(const std::string& dir, std::unique_ptr<Process>* coo
   if (port <= 0) return "";
   const std::string address = "127.0.0.1:" + std::to_string(port);
   std::string output;
-  const int code = RunCommand({BinDir() + "/sift", "submit",
-                               WriteFile(dir + "/study.yaml", config), "--coordinator", address},
+  const int code = RunCommand({BinDir() + "/sift", "submit", WriteFile(dir + "/study.yaml", config),
+                               "--coordinator", address},
                               &output);
   EXPECT_EQ(code, 0) << output;
   return code == 0 ? address : "";
@@ -62,13 +72,12 @@ TEST(IdleExit, WorkerLeavesAStandaloneCoordinatorOnceItsStudyIsDoneAndItsIdleTim
   const std::string address = StartWithStudy(dir, &coordinator, Config("idle", kData, 2));
   ASSERT_FALSE(address.empty());
   std::string output;
-  auto worker = StartWorker(dir, address, "spot-1",
-                            {"--exit-when-idle", "--idle-exit-seconds", "1"});
+  auto worker =
+      StartWorker(dir, address, "spot-1", {"--exit-when-idle", "--idle-exit-seconds", "1"});
   EXPECT_EQ(WaitForStudyEnd(address, 180).state(), v1::STUDY_COMPLETED) << coordinator->Log();
   // Before: a standalone coordinator only ever answered NO_WORK and the worker stayed (billed).
   ASSERT_EQ(worker->Wait(60), 0) << worker->Log();
-  EXPECT_NE(worker->Log().find("no more work for this worker"), std::string::npos)
-      << worker->Log();
+  EXPECT_NE(worker->Log().find("no more work for this worker"), std::string::npos) << worker->Log();
   EXPECT_NE(coordinator->Log().find("told to leave"), std::string::npos) << coordinator->Log();
   coordinator->Signal(SIGTERM);
   ASSERT_EQ(coordinator->Wait(30), 0);
@@ -85,9 +94,9 @@ TEST(IdleExit, WorkerLeavesAStandaloneCoordinatorOnceItsStudyIsDoneAndItsIdleTim
   // The report shows the idle cost apart from the trials, and both frontiers, labelled; --out
   // creates a folder whose parents do not exist yet.
   const std::string out = dir + "/reports/not/yet";
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "report", "--db", dir + "/sift.db", "--out", out},
-                       &output),
-            0)
+  ASSERT_EQ(
+      RunCommand({BinDir() + "/sift", "report", "--db", dir + "/sift.db", "--out", out}, &output),
+      0)
       << output;
   EXPECT_NE(output.find("worker-seconds waiting for work after this study's trials"),
             std::string::npos)

@@ -52,8 +52,8 @@ TEST(PostgresFence, AStalledCoordinatorHasEveryWriteRefusedAfterTheTakeover) {
   const std::string url = NewTestDatabase(&why);
   if (url.empty()) GTEST_SKIP() << why;
   const std::string dir = TempDir("pg-fence");
-  const std::vector<std::string> flags = {"--study-lease", "3", "--lease-timeout", "3",
-                                          "--checkpoint-dir", dir + "/checkpoints"};
+  const std::vector<std::string> flags = {
+      "--study-lease", "3", "--lease-timeout", "3", "--checkpoint-dir", dir + "/checkpoints"};
   TwoCoordinators pair;
   ASSERT_TRUE(StartTwoCoordinators(url, dir, flags, kConfig, &pair));
   auto& [first, second, first_address, second_address] = pair;
@@ -153,8 +153,8 @@ TEST(PostgresFence, AStalledCoordinatorHasEveryWriteRefusedAfterTheTakeover) {
   for (int i = 0; i < 2; ++i) {
     trainers.push_back(std::make_unique<Process>(
         std::vector<std::string>{BinDir() + "/sift-worker", "--coordinator", second_address,
-                                 "--name", "w" + std::to_string(i), "--threads", "1",
-                                 "--cache-dir", dir + "/cache"},
+                                 "--name", "w" + std::to_string(i), "--threads", "1", "--cache-dir",
+                                 dir + "/cache"},
         dir + "/worker-" + std::to_string(i) + ".log"));
   }
   const v1::Study study = WaitForStudyEnd(second_address, /*timeout_s=*/120);

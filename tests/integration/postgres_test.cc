@@ -6,8 +6,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -70,8 +70,8 @@ TEST(Postgres, TheSecondCoordinatorTakesTheStudyOverWhenTheFirstIsKilled) {
   if (url.empty()) GTEST_SKIP() << why;
   const std::string dir = TempDir("pg-takeover");
   // Both share the checkpoints, as coordinators on a shared filesystem would.
-  const std::vector<std::string> flags = {"--study-lease", "2", "--lease-timeout", "4",
-                                          "--checkpoint-dir", dir + "/checkpoints"};
+  const std::vector<std::string> flags = {
+      "--study-lease", "2", "--lease-timeout", "4", "--checkpoint-dir", dir + "/checkpoints"};
   TwoCoordinators pair;
   ASSERT_TRUE(StartTwoCoordinators(url, dir, flags, TakeoverConfig(), &pair));
   auto& [first, second, first_address, second_address] = pair;
@@ -144,14 +144,13 @@ TEST(Postgres, MigrateFromSqliteRoundTripsTheReport) {
   if (url.empty()) GTEST_SKIP() << why;
   const std::string dir = TempDir("pg-migrate");
   std::string output;
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", WriteFile(dir + "/study.yaml", kConfig),
-                        "--out", dir + "/run", "--workers", "2", "--threads-per-worker", "1"},
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", WriteFile(dir + "/study.yaml", kConfig), "--out",
+                        dir + "/run", "--workers", "2", "--threads-per-worker", "1"},
                        &output, 300),
             0)
       << output;
   const std::string sqlite = dir + "/run/sift.db";
-  ASSERT_EQ(RunCommand({BinDir() + "/sift", "migrate", "--from", sqlite, "--to", url}, &output),
-            0)
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "migrate", "--from", sqlite, "--to", url}, &output), 0)
       << output;
   EXPECT_NE(output.find("copied 1 study"), std::string::npos) << output;
 
@@ -159,7 +158,8 @@ TEST(Postgres, MigrateFromSqliteRoundTripsTheReport) {
   // elsewhere has none, as a PostgreSQL database has none.
   const std::string copy = dir + "/copy.db";
   std::filesystem::copy_file(sqlite, copy);
-  if (std::filesystem::exists(sqlite + "-wal")) std::filesystem::copy_file(sqlite + "-wal", copy + "-wal");
+  if (std::filesystem::exists(sqlite + "-wal"))
+    std::filesystem::copy_file(sqlite + "-wal", copy + "-wal");
   std::string from_sqlite, from_postgres;
   ASSERT_EQ(RunCommand({BinDir() + "/sift", "report", "--db", copy}, &from_sqlite), 0)
       << from_sqlite;
@@ -175,10 +175,8 @@ TEST(Postgres, MigrateFromSqliteRoundTripsTheReport) {
   EXPECT_EQ(to->ListIdleSegments(1).size(), from->ListIdleSegments(1).size());
   EXPECT_EQ(to->ListWorkers().size(), from->ListWorkers().size());
 
-  EXPECT_EQ(RunCommand({BinDir() + "/sift", "migrate", "--from", sqlite, "--to", url}, &output),
-            1);
-  EXPECT_NE(output.find("study 1 ('pg-takeover') is already in the destination"),
-            std::string::npos)
+  EXPECT_EQ(RunCommand({BinDir() + "/sift", "migrate", "--from", sqlite, "--to", url}, &output), 1);
+  EXPECT_NE(output.find("study 1 ('pg-takeover') is already in the destination"), std::string::npos)
       << output;
   EXPECT_EQ(to->ListReports(1).size(), from->ListReports(1).size());
 }

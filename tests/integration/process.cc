@@ -20,8 +20,7 @@
 
 namespace sift::testing {
 
-Process::Process(const std::vector<std::string>& argv, const std::string& log_path,
-                 bool own_group)
+Process::Process(const std::vector<std::string>& argv, const std::string& log_path, bool own_group)
     : log_path_(log_path) {
   common::SpawnOptions o;
   o.argv = argv;
@@ -85,8 +84,14 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output, double
 
 int StartSiftCoordinator(std::unique_ptr<Process>* out, const std::string& db,
                          const std::vector<std::string>& extra, const std::string& log_path) {
-  std::vector<std::string> argv = {BinDir() + "/sift", "coordinator", "--listen", "127.0.0.1:0",
-                                   "--db", db, "--prices", SourceDir() + "/examples/prices.json"};
+  std::vector<std::string> argv = {BinDir() + "/sift",
+                                   "coordinator",
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--db",
+                                   db,
+                                   "--prices",
+                                   SourceDir() + "/examples/prices.json"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   *out = std::make_unique<Process>(argv, log_path);
   const std::regex port_re("listening on ([0-9]+)");

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "tests/integration/process.h"
 
@@ -39,20 +39,30 @@ void WriteCsv(const std::string& path) {
   for (int i = 0; i < 240; ++i) {
     const int c = i % 3;
     f << c * 2.0 + 0.3 * std::sin(i * 1.7) << "," << -c + 0.3 * std::cos(i * 0.9) << ","
-      << (i % 2 ? "north" : "south") << "," << (c == 0 ? "a" : c == 1 ? "b" : "c") << "\n";
+      << (i % 2 ? "north" : "south") << ","
+      << (c == 0   ? "a"
+          : c == 1 ? "b"
+                   : "c")
+      << "\n";
   }
 }
 
 std::string Config(const std::string& dir, const std::string& attribute) {
   return "name: ts\nsearch_space:\n"
          "  width: {type: categorical, choices: [8, 16]}\n"
-         "  " + attribute + ": {type: float, low: 0.0, high: 0.2}\n"
+         "  " +
+         attribute +
+         ": {type: float, low: 0.0, high: 0.2}\n"
          "  lr: {type: float, low: 1.0e-2, high: 3.0e-2, scale: log}\n"
          // A constant rate: the default cosine decay halves what 54 steps learn (0.85-0.88).
-         "trainer: {model: torchscript, path: '" + dir + "/net_{width}.pt', batch_size: 16, "
+         "trainer: {model: torchscript, path: '" +
+         dir +
+         "/net_{width}.pt', batch_size: 16, "
          "lr_schedule: constant}\n"
          "searcher: {type: grid, points_per_float: 1}\nbudget: {max_trials: 2, max_epochs: 6}\n"
-         "data: {file: " + dir + "/d.csv, label: species, standardize: true, "
+         "data: {file: " +
+         dir +
+         "/d.csv, label: species, standardize: true, "
          "split: {val: 0.2, test: 0.2}}\n";
 }
 

@@ -22,8 +22,8 @@ struct TwoCoordinators {
 // `config` to the first; false, with a test failure, when one did not start or the submit
 // failed.
 inline bool StartTwoCoordinators(const std::string& url, const std::string& dir,
-                                 const std::vector<std::string>& flags,
-                                 const std::string& config, TwoCoordinators* out) {
+                                 const std::vector<std::string>& flags, const std::string& config,
+                                 TwoCoordinators* out) {
   const int first_port = StartSiftCoordinator(&out->first, url, flags, dir + "/first.log");
   const int second_port = StartSiftCoordinator(&out->second, url, flags, dir + "/second.log");
   if (first_port <= 0 || second_port <= 0) return false;

@@ -39,13 +39,12 @@ TEST_F(AshaExample, PromotionFollowsThePapersRule) {
   AshaScheduler s({/*eta=*/3, /*min_resource=*/1, /*max_resource=*/9, /*promotion=*/true});
   EXPECT_EQ(Report(s, 0, 1, 0.5).action, Action::kPause);  // n=1: floor(1/3)=0 promotable
   EXPECT_EQ(Report(s, 1, 1, 0.7).action, Action::kPause);  // n=2: 0
-  Decision d = Report(s, 2, 1, 0.6);                        // n=3: 1 promotable, t2 is 2nd
+  Decision d = Report(s, 2, 1, 0.6);                       // n=3: 1 promotable, t2 is 2nd
   EXPECT_EQ(d.action, Action::kPause);
-  EXPECT_EQ(d.reason,
-            "asha: paused at rung 0 (epoch 1): not in the top 1 of 3 (top 1/3)");
+  EXPECT_EQ(d.reason, "asha: paused at rung 0 (epoch 1): not in the top 1 of 3 (top 1/3)");
   EXPECT_EQ(s.NextPromotion(study), 1);  // the best of rung 0
   study.trials[1].state = TrialState::kRunning;
-  EXPECT_EQ(s.NextPromotion(study), std::nullopt);  // t1 is now promoted (not PAUSED)
+  EXPECT_EQ(s.NextPromotion(study), std::nullopt);             // t1 is now promoted (not PAUSED)
   EXPECT_EQ(Report(s, 1, 2, 0.72).action, Action::kContinue);  // epoch 2 is no rung
   EXPECT_EQ(Report(s, 1, 3, 0.75).action, Action::kPause);     // alone at rung 1
   d = Report(s, 3, 1, 0.9);  // n=4: 1 promotable and t3 is the best: trains on at once
@@ -175,8 +174,7 @@ class CheckedPromotions : public Scheduler {
 
 TEST(AshaPromotion, KeptWaitingListsEqualAScanFromScratch) {
   for (const int64_t brackets : {1, 3}) {
-    AshaOptions o{/*eta=*/3, /*min_resource=*/1, /*max_resource=*/27, /*promotion=*/true,
-                  brackets};
+    AshaOptions o{/*eta=*/3, /*min_resource=*/1, /*max_resource=*/27, /*promotion=*/true, brackets};
     CheckedPromotions s(o);
     testing::Simulate(s, 400, 5, 27, /*maximize=*/brackets == 1);
     EXPECT_GT(s.promoted_, 10);
@@ -192,12 +190,12 @@ TEST_F(AshaExample, ATrialStillAtTheRungIsPassedOverNotDropped) {
   AshaScheduler s(o);
   Report(s, 0, 1, 0.9);
   Report(s, 1, 1, 0.8);
-  Report(s, 2, 1, 0.1);                // n=3: the top 1 is t0
+  Report(s, 2, 1, 0.1);  // n=3: the top 1 is t0
   ASSERT_EQ(s.NextPromotion(study), 0);
   study.trials[0].state = TrialState::kRunning;  // resumed, no report yet
   Report(s, 3, 1, 0.2);
   Report(s, 4, 1, 0.3);
-  Report(s, 5, 1, 0.05);               // n=6: the top 2 are t0, t1
+  Report(s, 5, 1, 0.05);                 // n=6: the top 2 are t0, t1
   EXPECT_EQ(s.NextPromotion(study), 1);  // passes over t0, still running at epoch 1
   study.trials[1].state = TrialState::kRunning;
   study.trials[0].state = TrialState::kPaused;  // paused at epoch 1 again
@@ -251,9 +249,8 @@ TEST(AshaPromotion, CandidateHeapsEqualAScanOnAChurningHistory) {
         continue;
       }
       if (event == 1) {
-        const auto paused = std::find_if(study.trials.begin(), study.trials.end(), [](auto& x) {
-          return x.state == TrialState::kPaused;
-        });
+        const auto paused = std::find_if(study.trials.begin(), study.trials.end(),
+                                         [](auto& x) { return x.state == TrialState::kPaused; });
         if (paused != study.trials.end()) paused->state = TrialState::kStopped;
       }
       const int64_t e = t.LastResource() + 1;

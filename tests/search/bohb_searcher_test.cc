@@ -173,12 +173,13 @@ TEST(BohbSearcher, ModelSetsKeptAcrossAsksEqualARecomputation) {
           5, std::max<size_t>(2, static_cast<size_t>(0.15 * static_cast<double>(at.size()))));
       std::vector<LevelIndex::Entry> rest;
       for (size_t r = 0; r < ranked.size(); ++r) {
-        if (r < n_good) good.push_back(ranked[r].number);
-        else rest.push_back(ranked[r]);
+        if (r < n_good)
+          good.push_back(ranked[r].number);
+        else
+          rest.push_back(ranked[r]);
       }
-      std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
-        return a.number > b.number;
-      });
+      std::sort(rest.begin(), rest.end(),
+                [](const auto& a, const auto& b) { return a.number > b.number; });
       if (rest.size() > 15) {
         rest.resize(15);
         ++bound;

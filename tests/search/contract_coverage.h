@@ -14,8 +14,8 @@ template <class Case>
 void ExpectACaseForEveryType(const std::vector<std::string>& types,
                              const std::vector<Case>& cases) {
   for (const std::string& type : types) {
-    EXPECT_TRUE(std::any_of(cases.begin(), cases.end(),
-                            [&](const Case& c) { return c.type == type; }))
+    EXPECT_TRUE(
+        std::any_of(cases.begin(), cases.end(), [&](const Case& c) { return c.type == type; }))
         << "no contract case for the registered type '" << type << "'";
   }
 }

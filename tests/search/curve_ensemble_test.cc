@@ -30,7 +30,8 @@ EnsembleForecast ForecastOf(const std::vector<double>& scores, const CurveEnsemb
 std::vector<double> Curve(const CurveShape& shape, int64_t epochs, double noise, Rng* rng) {
   std::vector<double> v;
   for (int64_t t = 1; t <= epochs; ++t) {
-    v.push_back(Truth(shape, 0.5, 0.4, static_cast<double>(t)) + (noise > 0 ? noise * rng->Normal() : 0));
+    v.push_back(Truth(shape, 0.5, 0.4, static_cast<double>(t)) +
+                (noise > 0 ? noise * rng->Normal() : 0));
   }
   return v;
 }
@@ -84,10 +85,11 @@ TEST(CurveEnsemble, DirectionIsHandled) {
   EXPECT_LT(loss.lo, loss.mean);
   EXPECT_GT(loss.hi, loss.mean);
   for (double l : {0.5, 0.6, 0.7, 0.9}) {
-    EXPECT_EQ(CurveEnsemble::ProbabilityBetter(f, l, false), CurveEnsemble::ProbabilityAbove(f, -l));
+    EXPECT_EQ(CurveEnsemble::ProbabilityBetter(f, l, false),
+              CurveEnsemble::ProbabilityAbove(f, -l));
   }
-  EXPECT_LT(CurveEnsemble::ProbabilityBetter(f, 0.3, false), 0.05);   // far better than likely
-  EXPECT_GT(CurveEnsemble::ProbabilityBetter(f, 1.2, false), 0.95);   // already better
+  EXPECT_LT(CurveEnsemble::ProbabilityBetter(f, 0.3, false), 0.05);  // far better than likely
+  EXPECT_GT(CurveEnsemble::ProbabilityBetter(f, 1.2, false), 0.95);  // already better
 }
 
 TEST(CurveEnsemble, SmallProbabilitiesAreSafe) {
@@ -99,8 +101,9 @@ TEST(CurveEnsemble, SmallProbabilitiesAreSafe) {
   for (int i = 0; i < 400; ++i) {
     const auto family = static_cast<CurveFamily>(rng.Below(kCurveFamilyCount));
     CurveShape s{family, 1.0, std::exp(rng.Uniform(std::log(0.5), std::log(3.0)))};
-    s.scale = family == CurveFamily::kPowerLaw ? std::exp(rng.Uniform(std::log(0.1), std::log(2.0)))
-                                               : std::exp(rng.Uniform(std::log(2.0), std::log(15.0)));
+    s.scale = family == CurveFamily::kPowerLaw
+                  ? std::exp(rng.Uniform(std::log(0.1), std::log(2.0)))
+                  : std::exp(rng.Uniform(std::log(2.0), std::log(15.0)));
     const double gain = rng.Uniform(0.1, 0.5), noise = rng.Uniform(0.002, 0.02);
     const auto seen = static_cast<int64_t>(5 + rng.Below(10));
     std::vector<double> v;

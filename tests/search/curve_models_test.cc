@@ -36,23 +36,20 @@ struct FamilyCase {
 
 const std::vector<FamilyCase>& Cases() {
   static const std::vector<FamilyCase> cases = {
-      {{CurveFamily::kPowerLaw, 0.7, 1.0}, 8},
-      {{CurveFamily::kPowerLaw, 0.13, 1.0}, 10},
-      {{CurveFamily::kExponential, 4.3, 1.0}, 8},
-      {{CurveFamily::kExponential, 17.0, 1.0}, 12},
-      {{CurveFamily::kLogPower, 5.5, 1.7}, 10},
-      {{CurveFamily::kWeibull, 6.1, 1.3}, 10},
+      {{CurveFamily::kPowerLaw, 0.7, 1.0}, 8},    {{CurveFamily::kPowerLaw, 0.13, 1.0}, 10},
+      {{CurveFamily::kExponential, 4.3, 1.0}, 8}, {{CurveFamily::kExponential, 17.0, 1.0}, 12},
+      {{CurveFamily::kLogPower, 5.5, 1.7}, 10},   {{CurveFamily::kWeibull, 6.1, 1.3}, 10},
   };
   return cases;
 }
 
 TEST(StudentTCdf, MatchesKnownValues) {
   EXPECT_DOUBLE_EQ(StudentTCdf(0.0, 5), 0.5);
-  EXPECT_NEAR(StudentTCdf(1.0, 1), 0.75, 1e-12);                    // Cauchy
+  EXPECT_NEAR(StudentTCdf(1.0, 1), 0.75, 1e-12);  // Cauchy
   EXPECT_NEAR(StudentTCdf(1.0, 2), 0.5 + 0.5 / std::sqrt(3.0), 1e-12);
-  EXPECT_NEAR(StudentTCdf(2.015048, 5), 0.95, 1e-6);                // tables
+  EXPECT_NEAR(StudentTCdf(2.015048, 5), 0.95, 1e-6);  // tables
   EXPECT_NEAR(StudentTCdf(-2.228139, 10), 0.025, 1e-6);
-  EXPECT_NEAR(StudentTCdf(1.644854, 1000), 0.95, 1e-6);             // the normal's
+  EXPECT_NEAR(StudentTCdf(1.644854, 1000), 0.95, 1e-6);  // the normal's
   CurveFitter fitter(0.9);
   EXPECT_NEAR(fitter.Quantile(3), 2.353363, 1e-5);
   EXPECT_NEAR(fitter.Quantile(1000), 1.644854, 1e-5);

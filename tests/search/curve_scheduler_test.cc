@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "search/asha_scheduler.h"
@@ -223,8 +223,11 @@ TEST(CurveScheduler, KeepsTheBestTrialsAndSavesEpochs) {
 
 TEST(CurveScheduler, FactoryOptions) {
   std::vector<std::string> errors;
-  EXPECT_NE(MakeScheduler("curve", {{"min_epochs", int64_t{5}}, {"threshold", 0.01},
-                                    {"k", int64_t{3}}, {"interval_level", 0.8}},
+  EXPECT_NE(MakeScheduler("curve",
+                          {{"min_epochs", int64_t{5}},
+                           {"threshold", 0.01},
+                           {"k", int64_t{3}},
+                           {"interval_level", 0.8}},
                           {kEpochs, true}, &errors),
             nullptr);
   EXPECT_TRUE(errors.empty());
@@ -233,8 +236,9 @@ TEST(CurveScheduler, FactoryOptions) {
             nullptr);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].rfind("threshold: must be in [0", 0), 0u) << errors[0];
-  EXPECT_EQ(errors[1], "min_epoch: unknown option; did you mean 'min_epochs'? (known: "
-                       "interval_level, k, min_epochs, threshold)");
+  EXPECT_EQ(errors[1],
+            "min_epoch: unknown option; did you mean 'min_epochs'? (known: "
+            "interval_level, k, min_epochs, threshold)");
 }
 
 TEST(CurveScheduler, PredictGuardsTheRungRulesOnly) {

@@ -25,10 +25,9 @@ TEST(CurveValuesTest, AnswersAsAMapDoesForAnyInsertionOrder) {
         want[r] = v;
       }
       ASSERT_EQ(got.size(), want.size());
-      ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end(),
-                             [](const auto& a, const auto& b) {
-                               return a.first == b.first && a.second == b.second;
-                             }));
+      ASSERT_TRUE(std::equal(
+          got.begin(), got.end(), want.begin(), want.end(),
+          [](const auto& a, const auto& b) { return a.first == b.first && a.second == b.second; }));
       for (int64_t k = 0; k <= 21; ++k) {
         ASSERT_EQ(got.count(k), want.count(k));
         const auto ub = got.upper_bound(k);

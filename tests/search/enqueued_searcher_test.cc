@@ -28,8 +28,8 @@ void Add(StudyView* v, const Params& p) {
 
 TEST(EnqueuedSearcher, EnqueuedFirstInOrderThenTheWrappedSearcher) {
   const SearchSpace space = testing::MixedSpace();
-  const Params whole = {{"lr", 0.01}, {"layers", int64_t{2}}, {"optimizer", std::string("sgd")},
-                        {"momentum", 0.9}};
+  const Params whole = {
+      {"lr", 0.01}, {"layers", int64_t{2}}, {"optimizer", std::string("sgd")}, {"momentum", 0.9}};
   const Params partial = {{"optimizer", std::string("adam")}};
   EnqueuedSearcher s({whole, partial}, std::make_unique<RandomSearcher>());
   StudyView v = Empty(space);

@@ -94,7 +94,8 @@ TEST(GaussianProcess, MarginalLikelihoodGradientMatchesFiniteDifferences) {
   }
   // Fitting improves the likelihood over the start.
   const GpHyper fit = FitHyperparameters(x, y, 2);
-  EXPECT_GT(LogMarginalLikelihood(x, y, 2, fit, nullptr), LogMarginalLikelihood(x, y, 2, h, nullptr));
+  EXPECT_GT(LogMarginalLikelihood(x, y, 2, fit, nullptr),
+            LogMarginalLikelihood(x, y, 2, h, nullptr));
 }
 
 TEST(GpRefit, ScheduleIsSparseBeyondSmallN) {

@@ -31,8 +31,8 @@ class ChurningStudy {
     for (int k = 0; k < 3; ++k) {
       // Mostly recent trials, sometimes an old one (a paused trial promoted long after).
       const size_t n = study_.trials.size();
-      const size_t i = rng_.Below(2) == 0 ? n - 1 - rng_.Below(std::min<size_t>(n, 8))
-                                          : rng_.Below(n);
+      const size_t i =
+          rng_.Below(2) == 0 ? n - 1 - rng_.Below(std::min<size_t>(n, 8)) : rng_.Below(n);
       Advance(study_.trials[i]);
     }
   }

@@ -19,7 +19,8 @@ StudyView Curves(const std::vector<std::vector<double>>& curves, bool maximize =
   for (size_t i = 0; i < curves.size(); ++i) {
     TrialView t;
     t.number = static_cast<int64_t>(i);
-    for (size_t e = 0; e < curves[i].size(); ++e) t.values[static_cast<int64_t>(e + 1)] = curves[i][e];
+    for (size_t e = 0; e < curves[i].size(); ++e)
+      t.values[static_cast<int64_t>(e + 1)] = curves[i][e];
     study.trials.push_back(t);
   }
   return study;
@@ -112,8 +113,8 @@ Action ExpectedMedianAction(const StudyView& study, const TrialView& trial) {
     all.push_back({MedianSplit::Orderable(sum / static_cast<double>(n)), x.number});
   }
   std::sort(all.begin(), all.end());
-  const auto self = std::find_if(all.begin(), all.end(),
-                                 [&](const MedianSplit::Entry& e) { return e.trial == trial.number; });
+  const auto self = std::find_if(
+      all.begin(), all.end(), [&](const MedianSplit::Entry& e) { return e.trial == trial.number; });
   if (t < 1 || t >= study.max_resource || all.size() - 1 < 3) return Action::kContinue;
   std::vector<double> sorted;
   for (const auto& e : all) sorted.push_back(e.average);

@@ -21,10 +21,13 @@ std::string Printf(double v) {
 
 TEST(NumberText, G6IsPrintfsPercentPointSixG) {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> values = {0.0,     -0.0,   1.0,      -1.0,     0.5,       0.1,
-                                1.0 / 3, 123456, 1234567,  999999.5, 9999995,   1e-5,
-                                1e-4,    1.5e-7, 2.5e-300, 1.7e308,  -3.25e-12, 0.87654321,
-                                inf,     -inf,   std::numeric_limits<double>::denorm_min()};
+  std::vector<double> values = {0.0,      -0.0,      1.0,
+                                -1.0,     0.5,       0.1,
+                                1.0 / 3,  123456,    1234567,
+                                999999.5, 9999995,   1e-5,
+                                1e-4,     1.5e-7,    2.5e-300,
+                                1.7e308,  -3.25e-12, 0.87654321,
+                                inf,      -inf,      std::numeric_limits<double>::denorm_min()};
   Rng rng(7);
   for (int i = 0; i < 20000; ++i) {  // random magnitudes from 1e-12 to 1e12, both signs
     const double mantissa = rng.Uniform() * 2 - 1;

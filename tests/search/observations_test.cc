@@ -25,7 +25,7 @@ TEST(ObservationsTest, DivergedTrialsScoreAsTheWorstAndRankLast) {
     StudyView study;
     study.objective.maximize = maximize;
     study.trials = {Trial(0, TrialState::kCompleted, {{1, 0.5}, {2, 0.6}}),
-                    Trial(1, TrialState::kDiverged, {}),           // NaN at its first epoch
+                    Trial(1, TrialState::kDiverged, {}),  // NaN at its first epoch
                     Trial(2, TrialState::kStopped, {{1, 0.2}}),
                     Trial(3, TrialState::kDiverged, {{1, 0.9}}),  // a fine value, then NaN
                     Trial(4, TrialState::kFailed, {{1, 0.3}}),

@@ -65,8 +65,8 @@ TEST(ParzenEstimator, ScottBandwidthFromTheWeightedSpreadPerDimension) {
   ref.Add(1.0, {0.4, 0.1}, {0.2, s1}, {{}, {}});
   ref.Add(2.0, {0.5, 0.5}, {0.2, s1}, {{}, {}});
   ref.Add(1.0, {0.5, 0.5}, {1.0, 1.0}, {{}, {}});
-  for (const std::vector<double>& x : std::vector<std::vector<double>>{
-           {0.0, 0.0}, {0.3, 0.6}, {0.45, 0.12}, {1.0, 0.95}}) {
+  for (const std::vector<double>& x :
+       std::vector<std::vector<double>>{{0.0, 0.0}, {0.3, 0.6}, {0.45, 0.12}, {1.0, 0.95}}) {
     EXPECT_NEAR(est.LogPdf(x.data()), ref.LogPdf(x.data()), 1e-12);
   }
   // The same data with the floor scaled by 0.3 (0.06): dimension 0 is no longer clipped.
@@ -78,8 +78,8 @@ TEST(ParzenEstimator, ScottBandwidthFromTheWeightedSpreadPerDimension) {
   ref_narrow.Add(1.0, {0.4, 0.1}, {s0, s1}, {{}, {}});
   ref_narrow.Add(2.0, {0.5, 0.5}, {s0, s1}, {{}, {}});
   ref_narrow.Add(1.0, {0.5, 0.5}, {1.0, 1.0}, {{}, {}});
-  for (const std::vector<double>& x : std::vector<std::vector<double>>{
-           {0.0, 0.0}, {0.3, 0.6}, {0.45, 0.12}, {1.0, 0.95}}) {
+  for (const std::vector<double>& x :
+       std::vector<std::vector<double>>{{0.0, 0.0}, {0.3, 0.6}, {0.45, 0.12}, {1.0, 0.95}}) {
     EXPECT_NEAR(narrow.LogPdf(x.data()), ref_narrow.LogPdf(x.data()), 1e-12);
   }
 }

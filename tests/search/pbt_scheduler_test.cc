@@ -33,8 +33,11 @@ SearchSpace Space() {
 }
 
 Params P(double lr, double wd = 0.001, int64_t accum = 1, const char* opt = "adam") {
-  return {{"lr", lr}, {"weight_decay", wd}, {"accumulation_steps", accum},
-          {"optimizer", std::string(opt)}, {"hidden", int64_t{64}}};
+  return {{"lr", lr},
+          {"weight_decay", wd},
+          {"accumulation_steps", accum},
+          {"optimizer", std::string(opt)},
+          {"hidden", int64_t{64}}};
 }
 
 PbtOptions Options4() {

@@ -76,11 +76,14 @@ TEST(Priors, UnitRowsKeepOnlyWhatThisSpaceCanTake) {
                            CatParam("opt", {std::string("sgd"), std::string("adam")}), momentum});
   std::vector<Prior> priors(4);
   // An int for a float is the float; a name this space lacks is ignored.
-  priors[0].params = {{"lr", int64_t{1}}, {"layers", int64_t{4}}, {"opt", std::string("sgd")},
-                      {"momentum", 0.45}, {"gone", 3.0}};
+  priors[0].params = {{"lr", int64_t{1}},
+                      {"layers", int64_t{4}},
+                      {"opt", std::string("sgd")},
+                      {"momentum", 0.45},
+                      {"gone", 3.0}};
   // Outside the range, not an integer, a choice this space lacks.
-  priors[1].params = {{"lr", 2.0}, {"layers", 2.5}, {"opt", std::string("rmsprop")},
-                      {"momentum", 0.5}};
+  priors[1].params = {
+      {"lr", 2.0}, {"layers", 2.5}, {"opt", std::string("rmsprop")}, {"momentum", 0.5}};
   // momentum inactive under adam; layers missing.
   priors[2].params = {{"lr", 0.25}, {"opt", std::string("adam")}, {"momentum", 0.5}};
   priors[3].params = {{"lr", std::string("fast")}};
@@ -88,7 +91,7 @@ TEST(Priors, UnitRowsKeepOnlyWhatThisSpaceCanTake) {
   ASSERT_EQ(rows.size(), 16u);
   EXPECT_DOUBLE_EQ(rows[0], 1.0);
   EXPECT_DOUBLE_EQ(rows[1], 0.875);  // 4 of [1, 4], each integer owning a cell of [0.5, 4.5]
-  EXPECT_DOUBLE_EQ(rows[2], 0.25);  // sgd, the first of two choices
+  EXPECT_DOUBLE_EQ(rows[2], 0.25);   // sgd, the first of two choices
   EXPECT_DOUBLE_EQ(rows[3], 0.5);
   for (int d = 0; d < 4; ++d) EXPECT_TRUE(std::isnan(rows[4 + d])) << d;  // momentum: no opt
   EXPECT_DOUBLE_EQ(rows[8], 0.25);
@@ -225,8 +228,8 @@ TEST(WarmStartedGp, SameAnswersFromAKeptOrAFreshSearcher) {
 TEST(WarmStart, SearchersWithoutAModelSayTheyIgnorePriors) {
   const SearchSpace space({FloatParam("x", 0, 1)});
   RandomSearcher random;
-  EXPECT_FALSE(random.SetPriors(EarlierStudy(SearchSpace({FloatParam("x", 0, 1),
-                                                          FloatParam("y", 0, 1)}), 1, 3)));
+  EXPECT_FALSE(random.SetPriors(
+      EarlierStudy(SearchSpace({FloatParam("x", 0, 1), FloatParam("y", 0, 1)}), 1, 3)));
 }
 
 }  // namespace priors_test

@@ -50,8 +50,9 @@ TEST(Factory, UnknownTypesAndOptionsAreNamed) {
             nullptr);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].rfind("patience: must be in [1,", 0), 0u);
-  EXPECT_EQ(errors[1], "bogus: unknown option (known: min_delta, min_resource, patience, "
-                       "smoothing)");
+  EXPECT_EQ(errors[1],
+            "bogus: unknown option (known: min_delta, min_resource, patience, "
+            "smoothing)");
 
   errors.clear();  // a huge whole-number double is not converted to int64 (undefined behaviour)
   EXPECT_EQ(MakeScheduler("plateau", {{"patience", 1e300}}, {}, &errors), nullptr);

@@ -38,11 +38,16 @@ double Stream(const std::string& kind, int64_t i, Rng& rng) {
 // rung (k at least 1), the median, and both ends.
 int64_t Focus(int focus, int64_t n) {
   switch (focus) {
-    case 0: return n - n / 3;
-    case 1: return n - std::max<int64_t>(1, n / 4);
-    case 2: return n / 2;
-    case 3: return 0;
-    default: return n - 1;
+    case 0:
+      return n - n / 3;
+    case 1:
+      return n - std::max<int64_t>(1, n / 4);
+    case 2:
+      return n / 2;
+    case 3:
+      return 0;
+    default:
+      return n - 1;
   }
 }
 

@@ -42,7 +42,8 @@ TEST(Rungs, HyperbandBracketsFollowTheAllocation) {
   EXPECT_EQ(HyperbandBracketCount(1, 27, 3), 4);
   EXPECT_EQ(HyperbandBracketCount(1, 26, 3), 3);
   EXPECT_EQ(HyperbandBracketCount(1, 1, 3), 1);
-  // Weights for B=4, eta=3: ceil(4*27/4)=27, ceil(4*9/3)=12, ceil(4*3/2)=6, ceil(4/1)=4 -> 27:12:6:4.
+  // Weights for B=4, eta=3: ceil(4*27/4)=27, ceil(4*9/3)=12, ceil(4*3/2)=6, ceil(4/1)=4 ->
+  // 27:12:6:4.
   std::map<int, int> counts;
   for (int64_t n = 0; n < 49000; ++n) ++counts[HyperbandBracket(n, 4, 3)];
   // Tolerance: 49,000 hashed draws; binomial sd < 110, so +-3% of each share is > 5 sd.
@@ -64,7 +65,7 @@ TEST(RungRecord, TopKBestFirstTiesByTrialNumber) {
   EXPECT_EQ(r.Cutoff().trial, 1);
   EXPECT_TRUE(r.InTop(1, 0.9));
   EXPECT_FALSE(r.InTop(0, 0.5));
-  EXPECT_FALSE(r.InTop(1, 0.8));  // recorded with another score
+  EXPECT_FALSE(r.InTop(1, 0.8));   // recorded with another score
   EXPECT_FALSE(r.InTop(3, 0.95));  // not recorded
   r.Add(3, 0.5);  // n = 4: the top 2 are t1 and t0 (tie with t2, t3: the lower number)
   EXPECT_EQ(r.Cutoff().trial, 0);

@@ -16,7 +16,7 @@ struct SchedulerCase {
   std::string label;
   std::string type;
   Options options;
-  int64_t min_resource;  // no STOP or PAUSE before this epoch
+  int64_t min_resource;   // no STOP or PAUSE before this epoch
   size_t objectives = 1;  // 2: Simulate's second objective and constraint too
 };
 
@@ -38,16 +38,17 @@ TEST_P(SchedulerContract, DeterministicAndRestartSafe) {
   auto b = Make(GetParam());
   int checked = 0;
   // At every report, a scheduler built fresh from the history must decide as the running one did.
-  auto ra = Simulate(*a, 40, 4, kMaxResource, true, 7,
-                     [&](const StudyView& study, const TrialView& t, const Decision& d) {
-                       if (t.number % 5 != 0) return;
-                       auto fresh = Make(GetParam());
-                       Decision f = fresh->OnReport(study, t);
-                       EXPECT_EQ(f.action, d.action) << "trial " << t.number;
-                       EXPECT_EQ(f.reason, d.reason);
-                       ++checked;
-                     },
-                     GetParam().objectives);
+  auto ra = Simulate(
+      *a, 40, 4, kMaxResource, true, 7,
+      [&](const StudyView& study, const TrialView& t, const Decision& d) {
+        if (t.number % 5 != 0) return;
+        auto fresh = Make(GetParam());
+        Decision f = fresh->OnReport(study, t);
+        EXPECT_EQ(f.action, d.action) << "trial " << t.number;
+        EXPECT_EQ(f.reason, d.reason);
+        ++checked;
+      },
+      GetParam().objectives);
   auto rb = Simulate(*b, 40, 4, kMaxResource, true, 7, {}, GetParam().objectives);
   EXPECT_GT(checked, 10);
   ASSERT_EQ(ra.events.size(), rb.events.size());
@@ -121,8 +122,7 @@ std::vector<SchedulerCase> Cases() {
                     "hyperband",
                     {{"variant", std::string("promotion")}, {"predict.keep", 0.3}},
                     1},
-      SchedulerCase{
-          "pbt", "pbt", {{"population", int64_t{8}}, {"interval_epochs", int64_t{3}}}, 1},
+      SchedulerCase{"pbt", "pbt", {{"population", int64_t{8}}, {"interval_epochs", int64_t{3}}}, 1},
       SchedulerCase{"pbt_half",
                     "pbt",
                     {{"population", int64_t{5}}, {"quantile", 0.5}, {"perturb.0", 0.5}},

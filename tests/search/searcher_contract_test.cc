@@ -23,8 +23,9 @@ struct SearcherCase {
 };
 void PrintTo(const SearcherCase& c, std::ostream* os) { *os << c.label; }
 
-// "warm_*": the searcher with priors (SetPriors). "enqueued": TPE behind three enqueued configurations (a partial one, an empty one, a whole
-// one), made from whatever space the test uses.
+// "warm_*": the searcher with priors (SetPriors). "enqueued": TPE behind three enqueued
+// configurations (a partial one, an empty one, a whole one), made from whatever space the test
+// uses.
 std::unique_ptr<Searcher> Make(const SearcherCase& c, const SearchSpace& space) {
   std::vector<std::string> errors;
   const bool enqueued = c.type == "enqueued";
@@ -63,10 +64,13 @@ TEST_P(SearcherContract, ValidSuggestionsOnEverySpace) {
        {testing::MixedSpace(), testing::CategoricalSpace(), testing::OneDimSpace()}) {
     auto s = Make(GetParam(), space);
     int asked = 0;
-    RunStudy(*s, space, kTrials, 1, [&](const StudyView&, const Params& p) {
-      EXPECT_EQ(space.Check(p), "") << ToString(p);
-      ++asked;
-    }, several());
+    RunStudy(
+        *s, space, kTrials, 1,
+        [&](const StudyView&, const Params& p) {
+          EXPECT_EQ(space.Check(p), "") << ToString(p);
+          ++asked;
+        },
+        several());
     // Only grid may run out: 6 points on the categorical space, 5 on the 1-d one.
     EXPECT_GE(asked, GetParam().type != "grid" ? kTrials : space.size() == 2 ? 6 : 5);
   }
@@ -76,21 +80,26 @@ TEST_P(SearcherContract, DeterministicForASeedAndRestartSafe) {
   const SearchSpace space = testing::MixedSpace();
   auto a = Make(GetParam(), space);
   std::vector<Params> first;
-  RunStudy(*a, space, kTrials, 5, [&](const StudyView& study, const Params& p) {
-    first.push_back(p);
-    // A searcher built fresh from the history (a restarted coordinator) suggests the same.
-    if (study.trials.size() % 4 == 3) {
-      EXPECT_EQ(Make(GetParam(), space)->Suggest(study, 1)[0], p);
-    }
-  }, several());
+  RunStudy(
+      *a, space, kTrials, 5,
+      [&](const StudyView& study, const Params& p) {
+        first.push_back(p);
+        // A searcher built fresh from the history (a restarted coordinator) suggests the same.
+        if (study.trials.size() % 4 == 3) {
+          EXPECT_EQ(Make(GetParam(), space)->Suggest(study, 1)[0], p);
+        }
+      },
+      several());
   auto b = Make(GetParam(), space);
   size_t i = 0;
-  RunStudy(*b, space, kTrials, 5,
-           [&](const StudyView&, const Params& p) { EXPECT_EQ(p, first[i++]); }, several());
+  RunStudy(
+      *b, space, kTrials, 5, [&](const StudyView&, const Params& p) { EXPECT_EQ(p, first[i++]); },
+      several());
   // Another seed gives another sequence (the same instance, reused, must not leak state).
   std::set<Params> other;
-  RunStudy(*a, space, kTrials, 6, [&](const StudyView&, const Params& p) { other.insert(p); },
-           several());
+  RunStudy(
+      *a, space, kTrials, 6, [&](const StudyView&, const Params& p) { other.insert(p); },
+      several());
   int same = 0;
   for (const auto& p : first) same += other.count(p) ? 1 : 0;
   EXPECT_LT(same, kTrials / 2);
@@ -99,8 +108,8 @@ TEST_P(SearcherContract, DeterministicForASeedAndRestartSafe) {
 TEST_P(SearcherContract, BatchesWithRunningTrialsAreValidAndDiverse) {
   const SearchSpace space = testing::MixedSpace();
   auto s = Make(GetParam(), space);
-  StudyView study =
-      RunStudy(*s, space, 14, 3, [](const StudyView&, const Params&) {}, several());
+  StudyView study = RunStudy(
+      *s, space, 14, 3, [](const StudyView&, const Params&) {}, several());
   // Two trials still running (no values), as the coordinator's view has them.
   for (int i = 0; i < 2; ++i) {
     TrialView t;
@@ -120,7 +129,8 @@ TEST_P(SearcherContract, BatchesWithRunningTrialsAreValidAndDiverse) {
 TEST_P(SearcherContract, EmptyAndFailedOnlyHistories) {
   const SearchSpace space = testing::MixedSpace();
   auto s = Make(GetParam(), space);
-  StudyView study = RunStudy(*s, space, 0, 9, [](const StudyView&, const Params&) {}, several());
+  StudyView study = RunStudy(
+      *s, space, 0, 9, [](const StudyView&, const Params&) {}, several());
   auto first = s->Suggest(study, 2);
   ASSERT_EQ(first.size(), 2u);
   for (int i = 0; i < 20; ++i) {
@@ -173,10 +183,8 @@ std::vector<SearcherCase> MultiObjectiveCases() {
           SearcherCase{"sobol", "sobol", {}, 2},
           SearcherCase{"grid", "grid", {}, 2},
           SearcherCase{"motpe", "tpe", {{"n_startup", int64_t{5}}}, 2},
-          SearcherCase{"motpe_univariate",
-                       "tpe",
-                       {{"n_startup", int64_t{5}}, {"multivariate", false}},
-                       2},
+          SearcherCase{
+              "motpe_univariate", "tpe", {{"n_startup", int64_t{5}}, {"multivariate", false}}, 2},
           SearcherCase{"enqueued_then_motpe", "enqueued", {{"n_startup", int64_t{5}}}, 2},
           SearcherCase{"nsga2", "nsga2", {{"population", int64_t{6}}}, 2},
           SearcherCase{"nsga2_uniform",

@@ -36,10 +36,10 @@ inline SearchSpace MixedSpace() {
   momentum.condition = Condition{"optimizer", {std::string("sgd")}};
   ParamSpec beta = IntParam("warmup", 0, 5);
   beta.condition = Condition{"optimizer", {std::string("adam")}};
-  return SearchSpace({FloatParam("lr", 1e-5, 1e-1, Scale::kLog), IntParam("layers", 1, 4),
-                      CatParam("optimizer", {std::string("sgd"), std::string("adam"),
-                                             std::string("rmsprop")}),
-                      momentum, beta});
+  return SearchSpace(
+      {FloatParam("lr", 1e-5, 1e-1, Scale::kLog), IntParam("layers", 1, 4),
+       CatParam("optimizer", {std::string("sgd"), std::string("adam"), std::string("rmsprop")}),
+       momentum, beta});
 }
 // MixedSpace with lr's range widened to [1e-7, 1e-1]: the same trials, other unit rows (a cache
 // keyed on trial numbers alone would go stale).

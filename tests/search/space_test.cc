@@ -71,10 +71,10 @@ TEST(SearchSpace, ReportsEachRepeatedChoiceOnceWithItsCount) {
   choices.push_back(0.0);
   choices.push_back(-0.0);
   SearchSpace space({Cat("opt", choices)});
-  EXPECT_EQ(space.Validate(), (std::vector<std::string>{"opt.choices: 'adam' is listed 500 times",
-                                                        "opt.choices: 'sgd' is listed 2 times",
-                                                        "opt.choices: '64' is listed 2 times",
-                                                        "opt.choices: '0' is listed 2 times"}));
+  EXPECT_EQ(space.Validate(),
+            (std::vector<std::string>{
+                "opt.choices: 'adam' is listed 500 times", "opt.choices: 'sgd' is listed 2 times",
+                "opt.choices: '64' is listed 2 times", "opt.choices: '0' is listed 2 times"}));
 }
 
 TEST(SearchSpace, ConditionParentMustComeFirst) {
@@ -124,8 +124,8 @@ TEST(SearchSpace, IntegersCoverEndpointsEvenly) {
 }
 
 TEST(SearchSpace, UnitRoundTrip) {
-  SearchSpace space({Float("lr", 1e-4, 1.0, Scale::kLog), Int("n", 2, 9),
-                     Cat("c", {int64_t{64}, int64_t{128}})});
+  SearchSpace space(
+      {Float("lr", 1e-4, 1.0, Scale::kLog), Int("n", 2, 9), Cat("c", {int64_t{64}, int64_t{128}})});
   for (const auto& spec : space.params()) {
     for (double u : {0.0, 0.13, 0.5, 0.77, 1.0}) {
       ParamValue v = space.FromUnit(spec, u);

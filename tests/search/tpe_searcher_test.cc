@@ -120,7 +120,7 @@ TEST(TpeSearcher, KeptAcrossAChurningHistoryEqualsAFreshSearcher) {
 // trials at -infinity), the most recent half of the bad trials and liars, and the stratified
 // sample of the older bad observations with Optuna's weight times the stratum size.
 std::pair<std::vector<int64_t>, std::vector<double>> BadTrialsFromScratch(const StudyView& study,
-                                                                         const TpeOptions& o) {
+                                                                          const TpeOptions& o) {
   std::vector<Observation> obs = CollectObservations(study);
   for (Observation& x : obs) {
     if (study.trials[static_cast<size_t>(x.number)].state == TrialState::kDiverged) {
@@ -129,9 +129,9 @@ std::pair<std::vector<int64_t>, std::vector<double>> BadTrialsFromScratch(const 
   }
   std::vector<Observation> ranked = obs;
   std::sort(ranked.begin(), ranked.end(), BetterObservation);
-  const size_t n_below = std::min<size_t>(
-      static_cast<size_t>(std::ceil(o.gamma * static_cast<double>(obs.size()))),
-      static_cast<size_t>(o.gamma_max));
+  const size_t n_below =
+      std::min<size_t>(static_cast<size_t>(std::ceil(o.gamma * static_cast<double>(obs.size()))),
+                       static_cast<size_t>(o.gamma_max));
   std::set<int64_t> below;
   for (size_t i = 0; i < n_below; ++i) below.insert(ranked[i].number);
   std::vector<int64_t> bad_obs, all;  // trial order
@@ -285,8 +285,8 @@ TEST(TpeSearcher, GroupsAreTheParametersThatShareACondition) {
 SearchSpace RidgeSpace() {
   ParamSpec a = testing::FloatParam("a", 0.0, 1.0), b = testing::FloatParam("b", 0.0, 1.0);
   a.condition = b.condition = Condition{"kind", {std::string("ridge")}};
-  return SearchSpace({testing::CatParam("kind", {std::string("ridge"), std::string("flat")}), a,
-                      b});
+  return SearchSpace(
+      {testing::CatParam("kind", {std::string("ridge"), std::string("flat")}), a, b});
 }
 double Ridge(const Params& p) {
   if (std::get<std::string>(p.at("kind")) != "ridge") return -0.5;
@@ -369,8 +369,8 @@ TEST(TpeSearcher, FactoryDefaultsAndOptunasKernelWhenAskedFor) {
   const SearchSpace space = testing::MixedSpace();
   std::vector<std::string> errors;
   auto by_default = MakeSearcher("tpe", {{"n_startup", int64_t{5}}}, space, &errors);
-  auto univariate = MakeSearcher(
-      "tpe", {{"n_startup", int64_t{5}}, {"multivariate", false}}, space, &errors);
+  auto univariate =
+      MakeSearcher("tpe", {{"n_startup", int64_t{5}}, {"multivariate", false}}, space, &errors);
   auto optuna_joint = MakeSearcher(
       "tpe", {{"n_startup", int64_t{5}}, {"bandwidth", std::string("optuna")}}, space, &errors);
   ASSERT_TRUE(errors.empty()) << errors[0];

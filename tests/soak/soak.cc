@@ -1,6 +1,7 @@
 #include "tests/soak/soak.h"
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cmath>
@@ -11,10 +12,8 @@
 #include <thread>
 #include <utility>
 
-#include <spdlog/spdlog.h>
-
-#include "coordinator/rpc/client.h"
 #include "coordinator/cost/ledger.h"
+#include "coordinator/rpc/client.h"
 #include "coordinator/store/store.h"
 #include "tests/free_port.h"
 #include "tests/integration/process.h"
@@ -36,10 +35,14 @@ std::string StudyYaml(const Options& o) {
          "  hidden: {type: int, low: 32, high: 512, scale: log}\n"
          "searcher: {type: random}\n"
          "scheduler: {type: fifo}\n"
-         "budget: {max_trials: " + std::to_string(trials) +
-         ", max_epochs: " + std::to_string(o.epochs) + "}\n"
-         "seed: " + std::to_string(o.seed) + "\n"
-         "data: {dir: " + o.dir + "/data}\n";
+         "budget: {max_trials: " +
+         std::to_string(trials) + ", max_epochs: " + std::to_string(o.epochs) +
+         "}\n"
+         "seed: " +
+         std::to_string(o.seed) +
+         "\n"
+         "data: {dir: " +
+         o.dir + "/data}\n";
 }
 
 // The coordinator under test, started again on the same port after each restart.
@@ -53,8 +56,15 @@ class Coordinator {
   // "" or why it did not start. The port may still be held a moment after a SIGKILL.
   std::string Start() {
     ++generation_;
-    std::vector<std::string> argv = {options_.sift, "coordinator", "--listen", address(), "--db",
-                                     options_.db, "--prices", options_.prices, "--lease-timeout",
+    std::vector<std::string> argv = {options_.sift,
+                                     "coordinator",
+                                     "--listen",
+                                     address(),
+                                     "--db",
+                                     options_.db,
+                                     "--prices",
+                                     options_.prices,
+                                     "--lease-timeout",
                                      std::to_string(options_.lease_timeout_s)};
     // A killed coordinator's study lease lapses this fast, so the next one takes the study.
     if (IsPostgres(options_.db)) argv.insert(argv.end(), {"--study-lease", "2"});
@@ -183,8 +193,8 @@ Result RunSoak(const Options& o) {
   auto sample = [&](const std::string& event) {
     const pid_t pid = coordinator.process()->pid();
     r.samples.push_back({event, coordinator.generation(), shared.reports.load(),
-                         std::chrono::duration<double>(Clock::now() - t0).count(),
-                         ResidentKb(pid), OpenFds(pid), o.db_bytes ? o.db_bytes() : -1});
+                         std::chrono::duration<double>(Clock::now() - t0).count(), ResidentKb(pid),
+                         OpenFds(pid), o.db_bytes ? o.db_bytes() : -1});
   };
   Slots slots(o, coordinator.address(), &shared);
   auto watch = coordinator::OpenStoreReadOnly(o.db);
@@ -301,10 +311,10 @@ std::vector<std::string> Violations(const Options& o, const Result& r) {
   constexpr int64_t kHistoryBytesPerReport = 64;
   const int64_t rss_bound_kb =
       warm.rss_kb * 5 / 4 + kHistoryBytesPerReport * (last.reports - warm.reports) / 1024;
-  check(last.rss_kb <= rss_bound_kb,
-        "RSS grew from " + n(warm.rss_kb) + " KiB to " + n(last.rss_kb) + " KiB, past " +
-            n(rss_bound_kb) + " KiB (1.25x and " + n(kHistoryBytesPerReport) +
-            " bytes of history a report)");
+  check(last.rss_kb <= rss_bound_kb, "RSS grew from " + n(warm.rss_kb) + " KiB to " +
+                                         n(last.rss_kb) + " KiB, past " + n(rss_bound_kb) +
+                                         " KiB (1.25x and " + n(kHistoryBytesPerReport) +
+                                         " bytes of history a report)");
   check(last.fds <= warm.fds + 16, "open fds grew from " + n(warm.fds) + " to " + n(last.fds));
   const double linear = static_cast<double>(warm.db_bytes) * static_cast<double>(last.reports) /
                         static_cast<double>(std::max<int64_t>(1, warm.reports));
@@ -316,19 +326,18 @@ std::vector<std::string> Violations(const Options& o, const Result& r) {
 
 std::string Summary(const Result& r) {
   char text[1024];
-  std::snprintf(text, sizeof text,
-                "%lld reports acknowledged, %lld stored rows, %lld missing, %lld changed; "
-                "%lld trials, %lld open segments; ledger $%.6f, trials $%.6f, store $%.6f; "
-                "workers: %lld registrations, %lld reclaimed, %lld vanished, %lld left, "
-                "%lld leases lost; %.1f s\n",
-                static_cast<long long>(r.acked), static_cast<long long>(r.stored),
-                static_cast<long long>(r.missing), static_cast<long long>(r.changed),
-                static_cast<long long>(r.trials), static_cast<long long>(r.open_segments),
-                r.ledger_dollars, r.trial_dollars, r.store_dollars,
-                static_cast<long long>(r.counts.registered),
-                static_cast<long long>(r.counts.preempted),
-                static_cast<long long>(r.counts.vanished), static_cast<long long>(r.counts.left),
-                static_cast<long long>(r.counts.abandoned), r.seconds);
+  std::snprintf(
+      text, sizeof text,
+      "%lld reports acknowledged, %lld stored rows, %lld missing, %lld changed; "
+      "%lld trials, %lld open segments; ledger $%.6f, trials $%.6f, store $%.6f; "
+      "workers: %lld registrations, %lld reclaimed, %lld vanished, %lld left, "
+      "%lld leases lost; %.1f s\n",
+      static_cast<long long>(r.acked), static_cast<long long>(r.stored),
+      static_cast<long long>(r.missing), static_cast<long long>(r.changed),
+      static_cast<long long>(r.trials), static_cast<long long>(r.open_segments), r.ledger_dollars,
+      r.trial_dollars, r.store_dollars, static_cast<long long>(r.counts.registered),
+      static_cast<long long>(r.counts.preempted), static_cast<long long>(r.counts.vanished),
+      static_cast<long long>(r.counts.left), static_cast<long long>(r.counts.abandoned), r.seconds);
   return text;
 }
 

@@ -17,16 +17,16 @@
 namespace sift::testing::soak {
 
 struct Options {
-  std::string sift;    // the `sift` binary
-  std::string prices;  // its price catalog
-  std::string db;      // a SQLite file or a postgresql:// URL
-  std::string dir;     // the study's config and the coordinators' logs
+  std::string sift;                   // the `sift` binary
+  std::string prices;                 // its price catalog
+  std::string db;                     // a SQLite file or a postgresql:// URL
+  std::string dir;                    // the study's config and the coordinators' logs
   std::function<int64_t()> db_bytes;  // the database's size on disk now
-  int workers = 64;    // slots: a worker that leaves is replaced by a new one
-  int64_t reports = 20000;  // about this many: the study's max_trials x epochs
+  int workers = 64;                   // slots: a worker that leaves is replaced by a new one
+  int64_t reports = 20000;            // about this many: the study's max_trials x epochs
   int epochs = 10;
-  int restarts = 3;    // evenly spaced; SIGKILL first, then SIGTERM, in turn
-  int samples = 8;     // further samples, evenly spaced over the reports
+  int restarts = 3;  // evenly spaced; SIGKILL first, then SIGTERM, in turn
+  int samples = 8;   // further samples, evenly spaced over the reports
   WorkerFates fates;
   double lease_timeout_s = 3;
   double timeout_s = 600;  // the whole run
@@ -35,15 +35,15 @@ struct Options {
 
 // One look at the coordinator.
 struct Sample {
-  std::string event;   // "sample", "before SIGKILL", "before SIGTERM", "end"
-  int process = 0;     // 1 for the first coordinator, then one more per restart
-  int64_t reports = 0; // acknowledged so far
-  double seconds = 0;  // since the load started
+  std::string event;    // "sample", "before SIGKILL", "before SIGTERM", "end"
+  int process = 0;      // 1 for the first coordinator, then one more per restart
+  int64_t reports = 0;  // acknowledged so far
+  double seconds = 0;   // since the load started
   int64_t rss_kb = 0, fds = 0, db_bytes = 0;
 };
 
 struct Result {
-  std::string error;   // "" or why the run could not finish
+  std::string error;  // "" or why the run could not finish
   std::vector<Sample> samples;
   WorkerCounts counts;
   int64_t acked = 0;

@@ -3,12 +3,13 @@
 // stopped (SIGTERM) once under them. Every acknowledged report must be in the store as sent, the
 // ledger must equal the trials' costs, and memory, descriptors and the database must not grow
 // past generous bounds after warm-up. bench/coordinator/soak.cc is the full run.
+#include "tests/soak/soak.h"
+
 #include <gtest/gtest.h>
 
 #include "tests/integration/process.h"
 #include "tests/pg_server.h"
 #include "tests/soak/process_probe.h"
-#include "tests/soak/soak.h"
 
 namespace sift::testing::soak {
 namespace soak_test {

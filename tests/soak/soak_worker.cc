@@ -95,10 +95,10 @@ std::string RunSimWorker(const std::string& address, const std::string& name, bo
     ++tally.counts.trials;
     link.SetLease(a.lease_id());
     const double u = unit(rng);
-    const Fate fate = u < fates.preempt                          ? Fate::kPreempt
-                      : u < fates.preempt + fates.vanish         ? Fate::kVanish
+    const Fate fate = u < fates.preempt                                ? Fate::kPreempt
+                      : u < fates.preempt + fates.vanish               ? Fate::kVanish
                       : u < fates.preempt + fates.vanish + fates.leave ? Fate::kLeave
-                                                                 : Fate::kFinish;
+                                                                       : Fate::kFinish;
     const int64_t first = a.start_epoch() + 1;
     const int64_t span = std::max<int64_t>(1, a.max_epochs() - a.start_epoch());
     const int64_t cut = first + static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
@@ -133,8 +133,8 @@ std::string RunSimWorker(const std::string& address, const std::string& name, bo
         if (shared->done) return "done";
         return tally.Fail("ReportProgress", s);
       }
-      tally.acked.push_back({a.lease_id(), seq, a.trial_number(), epoch,
-                             ReportedValue(a.trial_number(), epoch)});
+      tally.acked.push_back(
+          {a.lease_id(), seq, a.trial_number(), epoch, ReportedValue(a.trial_number(), epoch)});
       ++shared->reports;
       if (decision.decision() == v1::DECISION_STOP || decision.decision() == v1::DECISION_PAUSE) {
         break;

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/worker/test_util.h"
 #include "common/framed_file.h"
+#include "tests/worker/test_util.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {

@@ -80,8 +80,8 @@ class CoordinatorFixture : public ::testing::Test {
     o.checkpoint_dir = (dir_ / ("checkpoints-" + db)).string();
     o.heartbeat_interval_s = 0.1;
     o.lease_timeout_s = lease_timeout_s;
-    coordinator_ = std::make_unique<Coordinator>(
-        coordinator::OpenSqliteStore((dir_ / db).string()), o);
+    coordinator_ =
+        std::make_unique<Coordinator>(coordinator::OpenSqliteStore((dir_ / db).string()), o);
     server_ = std::make_unique<Server>(coordinator_.get(), options_.client.address);
   }
   void StopCoordinator() {

@@ -164,7 +164,7 @@ TEST(DataTest, EpochPermutationIsAPermutationFixedBySeedAndEpoch) {
 
 TEST(DataTest, BatchLoaderGathersInOrderFromAnyStart) {
   TensorSplit s{torch::arange(10 * 4, torch::kFloat32).reshape({10, 1, 2, 2}),
-          torch::arange(10, torch::kInt64)};
+                torch::arange(10, torch::kInt64)};
   std::vector<int64_t> order = {9, 3, 1, 0, 2, 8, 7, 4, 5, 6};
   BatchLoader loader(s, order, /*batch_size=*/4, /*first=*/1, /*pin_memory=*/false);
   EXPECT_EQ(loader.num_batches(), 3);

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "common/data/idx.h"
 #include "common/data_files.h"
 #include "tests/worker/test_util.h"
 #include "worker/trainer/data.h"
 #include "worker/trainer/export.h"
 #include "worker/trainer/models.h"
 #include "worker/trainer/torchscript_export.h"
-#include "common/data/idx.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
@@ -46,9 +46,10 @@ Table People(int n, int offset) {
     const int i = k + offset;
     const double height = 170 + 12 * std::sin(i * 1.3), income = 50000 + 20000 * std::cos(i * 0.7);
     const std::string color = kColors[(i * 7) % 3];
-    const double score = (height - 170) / 12 + (income - 50000) / 20000 + (color == "red" ? 0.8 : -0.4);
-    t.rows.push_back({std::to_string(height), score > 0 ? "tall" : "short", color,
-                      std::to_string(income)});
+    const double score =
+        (height - 170) / 12 + (income - 50000) / 20000 + (color == "red" ? 0.8 : -0.4);
+    t.rows.push_back(
+        {std::to_string(height), score > 0 ? "tall" : "short", color, std::to_string(income)});
   }
   return t;
 }
@@ -188,7 +189,8 @@ TEST(ExportInputTest, TakesRawIdxPixels) {
   testing::ExpectMaxRelError(got, WorkerOutputs(t, data->test.images), 1e-5,
                              "raw pixels through the export", /*min_scale=*/1.0);
   const torch::Tensor truth =
-      torch::from_blob(const_cast<uint8_t*>(labels.data.data()), {n}, torch::kUInt8).to(torch::kLong);
+      torch::from_blob(const_cast<uint8_t*>(labels.data.data()), {n}, torch::kUInt8)
+          .to(torch::kLong);
   const double accuracy = got.argmax(1).eq(truth).to(torch::kDouble).mean().item<double>();
   EXPECT_DOUBLE_EQ(accuracy, t.TestMetrics().at("test_accuracy"));
 }

@@ -186,11 +186,11 @@ TEST(ExportTest, CheckpointWithoutAModelIsAClearError) {
 TEST(ExportTest, ModelSpecRoundTrips) {
   common::HParams hp;
   ASSERT_EQ(common::ParseHParams({{"model", "mlp"},
-                          {"width2", int64_t{77}},
-                          {"taper", 0.6},
-                          {"norm", "layer"},
-                          {"batch_norm", "false"}},
-                         &hp),
+                                  {"width2", int64_t{77}},
+                                  {"taper", 0.6},
+                                  {"norm", "layer"},
+                                  {"batch_norm", "false"}},
+                                 &hp),
             "");
   common::HParams back;
   ModelShape shape;

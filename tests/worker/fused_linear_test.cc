@@ -77,8 +77,8 @@ Result ForwardBackward(bool fused, bool relu) {
   torch::nn::Linear layer(100, 48);
   auto x = torch::randn({64, 100}).requires_grad_(true);
   auto upstream = torch::randn({64, 48});
-  auto out = fused ? FusedLinear(x, layer, relu)
-                   : (relu ? layer->forward(x).relu() : layer->forward(x));
+  auto out =
+      fused ? FusedLinear(x, layer, relu) : (relu ? layer->forward(x).relu() : layer->forward(x));
   (out * upstream).sum().backward();
   return {out.detach(), x.grad(), layer->weight.grad(), layer->bias.grad()};
 }
@@ -152,11 +152,11 @@ struct ChainResult {
 };
 
 enum class Mode {
-  kFp32,        // the plain layers in fp32
-  kRoundedFp32, // the same, rounded to bf16 where the bf16 path rounds, math in fp32: input,
-                // weights, hidden activation and the gradients into the products
-  kAutocast,    // the plain layers under bf16 autocast, as without AVX512-BF16
-  kBf16,        // FusedLinearBf16 under autocast
+  kFp32,         // the plain layers in fp32
+  kRoundedFp32,  // the same, rounded to bf16 where the bf16 path rounds, math in fp32: input,
+                 // weights, hidden activation and the gradients into the products
+  kAutocast,     // the plain layers under bf16 autocast, as without AVX512-BF16
+  kBf16,         // FusedLinearBf16 under autocast
 };
 
 torch::Tensor RoundTrip(const torch::Tensor& t) {
@@ -189,7 +189,7 @@ ChainResult Chain(Mode mode) {
     out = l2->forward(l1->forward(x).relu());
   }
   (out * upstream).sum().backward();
-  return {out.detach(),   x.grad(),         l1->weight.grad(),
+  return {out.detach(),    x.grad(),          l1->weight.grad(),
           l1->bias.grad(), l2->weight.grad(), l2->bias.grad()};
 }
 
@@ -232,7 +232,8 @@ TEST(FusedLinearBf16Test, MatchesFp32LayersAsCloselyAsAutocast) {
     return (a.to(torch::kFloat32) - b).abs().max().item<double>() / b.abs().max().item<double>();
   };
   const std::pair<const char*, torch::Tensor ChainResult::*> fields[] = {
-      {"output", &ChainResult::out},          {"input gradient", &ChainResult::grad_x},
+      {"output", &ChainResult::out},
+      {"input gradient", &ChainResult::grad_x},
       {"hidden weight gradient", &ChainResult::grad_w1},
       {"hidden bias gradient", &ChainResult::grad_b1},
       {"head weight gradient", &ChainResult::grad_w2},

@@ -101,11 +101,12 @@ std::vector<Case> Cases() {
     o.momentum = momentum;
     o.nesterov = nesterov;
     o.weight_decay = decay;
-    cases.push_back({name, o, [=](std::vector<torch::Tensor> p) {
-                       return std::make_unique<torch::optim::SGD>(
-                           p, torch::optim::SGDOptions(1.0).momentum(momentum).nesterov(nesterov)
-                                  .weight_decay(decay));
-                     }});
+    cases.push_back(
+        {name, o, [=](std::vector<torch::Tensor> p) {
+           return std::make_unique<torch::optim::SGD>(
+               p, torch::optim::SGDOptions(1.0).momentum(momentum).nesterov(nesterov).weight_decay(
+                      decay));
+         }});
   };
   sgd("Sgd", 0.0, false, 0.0);
   sgd("SgdDecay", 0.0, false, 1e-2);
@@ -121,11 +122,11 @@ std::vector<Case> Cases() {
                      }});
     FusedOptimizerOptions adamw = adam;
     adamw.kind = OptimizerKind::kAdamW;
-    cases.push_back({decay == 0 ? "AdamWNoDecay" : "AdamW", adamw,
-                     [=](std::vector<torch::Tensor> p) {
-                       return std::make_unique<torch::optim::AdamW>(
-                           p, torch::optim::AdamWOptions(1.0).weight_decay(decay));
-                     }});
+    cases.push_back(
+        {decay == 0 ? "AdamWNoDecay" : "AdamW", adamw, [=](std::vector<torch::Tensor> p) {
+           return std::make_unique<torch::optim::AdamW>(
+               p, torch::optim::AdamWOptions(1.0).weight_decay(decay));
+         }});
   }
   return cases;
 }

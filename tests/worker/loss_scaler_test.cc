@@ -122,8 +122,8 @@ TEST(GradScalerTest, SkipsAFusedOptimizerStepAndCountsIt) {
   FusedOptimizer sgd({w}, o);
   EXPECT_FALSE(sgd.StepAll(std::nullopt));  // CPU: the per-parameter kernels
   GradScaler scaler(Options(100));
-  scaler.Scale((w * torch::tensor({1.0f, std::numeric_limits<float>::infinity(), 1.0f, 1.0f}))
-                   .sum())
+  scaler
+      .Scale((w * torch::tensor({1.0f, std::numeric_limits<float>::infinity(), 1.0f, 1.0f})).sum())
       .backward();
   EXPECT_FALSE(scaler.Step(sgd));
   scaler.Update();

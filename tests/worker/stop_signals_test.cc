@@ -25,7 +25,7 @@ namespace sift::worker {
 namespace stop_signals_test {
 
 constexpr int kSignals = 2000;
-constexpr int kOffStack = 3;  // a handler ran on the computing thread outside its stack
+constexpr int kOffStack = 3;   // a handler ran on the computing thread outside its stack
 constexpr int kNoneTaken = 4;  // the listener never saw a SIGTERM
 
 pthread_t g_computing;
@@ -91,12 +91,13 @@ TEST(StopSignalsTest, AHandlerInterruptingOneDnnSgemmRunsOffTheThreadsStack) {
   if (!SgemmUsesOneDnn()) GTEST_SKIP() << "Sgemm runs ATen here, not oneDNN";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   static int status = -1;
-  EXPECT_EXIT(SgemmUnderSigterm(/*stop_signals=*/false),
-              [](int s) {
-                status = s;
-                return true;
-              },
-              "");
+  EXPECT_EXIT(
+      SgemmUnderSigterm(/*stop_signals=*/false),
+      [](int s) {
+        status = s;
+        return true;
+      },
+      "");
   // A frame that reached unmapped memory, or corrupted the heap before the probe ran, kills the
   // child instead: the same hazard.
   if (WIFSIGNALED(status)) {

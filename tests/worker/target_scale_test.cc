@@ -132,9 +132,7 @@ TEST(TargetScaleTest, FittedStandardizedScoredAndExportedInTheTargetsUnits) {
   EXPECT_EQ(e.shape.target_std, data->target_std);
   torch::jit::Module loaded = torch::jit::load(dir / "t.pt");
   // It takes the features in their own units (it standardizes them itself): undo the loader's.
-  const auto stat = [](const std::vector<double>& v) {
-    return torch::tensor(v, torch::kFloat64);
-  };
+  const auto stat = [](const std::vector<double>& v) { return torch::tensor(v, torch::kFloat64); };
   const torch::Tensor raw =
       data->val.images.to(torch::kFloat64) * stat(data->input.std) + stat(data->input.mean);
   const torch::Tensor exported = loaded.forward({raw}).toTensor().squeeze(1);
@@ -166,8 +164,8 @@ TEST(TargetScaleTest, NoBatchSizeSetGivesATenthOfTheTrainingRows) {
   TrainerOptions o;
   ASSERT_EQ(common::ParseHParams({{"hidden", int64_t{16}}}, &o.hp), "");
   Trainer t(o, data);
-  EXPECT_EQ(t.batch_size(), 16);         // 18 -> 16
-  EXPECT_EQ(t.steps_per_epoch(), 12);    // ceil(180 / 16), not 2 of 128
+  EXPECT_EQ(t.batch_size(), 16);       // 18 -> 16
+  EXPECT_EQ(t.steps_per_epoch(), 12);  // ceil(180 / 16), not 2 of 128
   ASSERT_EQ(common::ParseHParams({{"batch_size", int64_t{128}}}, &o.hp), "");
   EXPECT_EQ(Trainer(o, data).batch_size(), 128);  // a batch size set is kept
 }
@@ -177,8 +175,8 @@ std::shared_ptr<const Datasets> Classes(const TempDir& dir, int classes) {
   std::string text = "a,b,y\n";
   for (int i = 0; i < 200; ++i) {
     const int c = classes == 2 ? (i % 5 == 0) : i % 3;
-    text += std::to_string(c + 0.8 * std::sin(i * 1.3)) + "," + std::to_string(std::cos(i)) +
-            "," + "k" + std::to_string(c) + "\n";
+    text += std::to_string(c + 0.8 * std::sin(i * 1.3)) + "," + std::to_string(std::cos(i)) + "," +
+            "k" + std::to_string(c) + "\n";
   }
   WriteFile(dir / "c.csv", text);
   CachedDataSpec spec;

@@ -1,10 +1,9 @@
 // Helpers for the trainer tests: temporary directories, generated IDX files, small real data.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // model: torchscript and init_from: a scripted module trained by the Trainer like a built-in one.
-#include "worker/trainer/torchscript_model.h"
+#include "tests/worker/torchscript_test.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "tests/worker/model_state.h"
 #include "tests/worker/test_util.h"
-#include "tests/worker/torchscript_test.h"
+#include "worker/trainer/torchscript_model.h"
 #include "worker/trainer/trainer.h"
 
 namespace sift::worker {
@@ -20,10 +20,9 @@ class TorchScriptTest : public ::testing::Test {
     if (!testing::HavePythonTorch()) return;
     dir_ = new testing::TempDir;
     const auto out = [](const std::string& name) { return ", out='" + (*dir_ / name) + "'"; };
-    ASSERT_TRUE(testing::ExportModels({"'mlp', 16" + out("mlp_16.pt"),
-                                       "'mlp', 32" + out("mlp_32.pt"),
-                                       "'mlp', 16, seed=7" + out("pretrained.pt"),
-                                       "'cnn', 4" + out("cnn.pt")}));
+    ASSERT_TRUE(testing::ExportModels(
+        {"'mlp', 16" + out("mlp_16.pt"), "'mlp', 32" + out("mlp_32.pt"),
+         "'mlp', 16, seed=7" + out("pretrained.pt"), "'cnn', 4" + out("cnn.pt")}));
   }
   static void TearDownTestSuite() {
     delete dir_;
@@ -149,13 +148,14 @@ TEST_F(TorchScriptTest, BadFilesAndAttributesAreClearErrors) {
   hp.attributes = {{"width", int64_t{64}}};
   EXPECT_EQ(ErrorOf(make), "path: " + File("mlp_64.pt") + " is not a file (model: torchscript)");
   hp.attributes = {};
-  EXPECT_EQ(ErrorOf(make), "path: " + File("mlp_{width}.pt") +
-                               " names 'width', which this trial does not set");
+  EXPECT_EQ(ErrorOf(make),
+            "path: " + File("mlp_{width}.pt") + " names 'width', which this trial does not set");
 
   hp.path = File("mlp_16.pt");
   hp.attributes = {{"dropout", 0.1}};
-  EXPECT_EQ(ErrorOf(make), "dropout: not a trainer setting nor an attribute of the module (module " +
-                               File("mlp_16.pt") + "; settable attributes: dropout_p (float))");
+  EXPECT_EQ(ErrorOf(make),
+            "dropout: not a trainer setting nor an attribute of the module (module " +
+                File("mlp_16.pt") + "; settable attributes: dropout_p (float))");
   hp.attributes = {{"dropout_p", std::string("high")}};
   EXPECT_NE(ErrorOf(make).find("dropout_p: 'high' does not fit: the attribute takes a float"),
             std::string::npos);
@@ -164,8 +164,9 @@ TEST_F(TorchScriptTest, BadFilesAndAttributesAreClearErrors) {
 
   // Output of the wrong width for the data: 10 logits where a regression needs 1.
   auto net = MakeTorchScriptModel(Options().hp, /*outputs=*/1);
-  EXPECT_NE(ErrorOf([&] { net->forward(torch::ones({2, 1, 28, 28})); })
-                .find("forward returned shape [2, 10] for a batch of 2; the data needs [batch, 1]"),
+  EXPECT_NE(ErrorOf([&] {
+              net->forward(torch::ones({2, 1, 28, 28}));
+            }).find("forward returned shape [2, 10] for a batch of 2; the data needs [batch, 1]"),
             std::string::npos);
 }
 
@@ -186,8 +187,9 @@ TEST_F(TorchScriptTest, InitFromATorchScriptFileCopiesItsWeights) {
   // the tensor.
   o.hp.init_from = File("mlp_32.pt");
   EXPECT_EQ(ErrorOf([&] { Trainer bad(o, data); }),
-            "init_from: " + File("mlp_32.pt") + ": 'fc1.weight' is [32, 784] there but [16, 784] "
-            "in the model");
+            "init_from: " + File("mlp_32.pt") +
+                ": 'fc1.weight' is [32, 784] there but [16, 784] "
+                "in the model");
   o.hp.init_from = File("cnn.pt");
   EXPECT_EQ(ErrorOf([&] { Trainer bad(o, data); }),
             "init_from: " + File("cnn.pt") + " has no tensor 'fc1.weight' that the model has");

@@ -14,8 +14,8 @@ namespace sift::worker {
 namespace worker_client_test {
 
 namespace fs = std::filesystem;
-using std::chrono::milliseconds;
 using fixture::Eventually;
+using std::chrono::milliseconds;
 using WorkerClientTest = fixture::CoordinatorFixture;
 
 int64_t CountWorkers(const fs::path& db) {

@@ -114,7 +114,9 @@ TensorSplit Slice(const TensorSplit& s, int64_t start, int64_t length) {
 }
 
 // Cache payload: the task and sample shape, then each split's dims, features and labels.
-void PutInt(int64_t v, std::string* out) { out->append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+void PutInt(int64_t v, std::string* out) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
 void PutString(const std::string& v, std::string* out) {
   PutInt(static_cast<int64_t>(v.size()), out);
   out->append(v);
@@ -247,9 +249,9 @@ std::shared_ptr<Datasets> FromCachePayload(const std::string& path, const std::s
 // without a test pair there is no test split.
 std::shared_ptr<Datasets> DecodeIdx(const CachedDataSpec& spec) {
   const bool folder = spec.uses_dir();
-  TensorSplit train_file = folder ? DecodeSplit(JoinPath(spec.dir, kTrainImages),
-                                          JoinPath(spec.dir, kTrainLabels))
-                            : DecodeSplit(spec.train.path, spec.train.labels);
+  TensorSplit train_file =
+      folder ? DecodeSplit(JoinPath(spec.dir, kTrainImages), JoinPath(spec.dir, kTrainLabels))
+             : DecodeSplit(spec.train.path, spec.train.labels);
   TensorSplit test_file;
   if (folder) {
     test_file = DecodeSplit(JoinPath(spec.dir, kTestImages), JoinPath(spec.dir, kTestLabels));

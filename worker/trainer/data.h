@@ -27,10 +27,10 @@ struct TensorSplit {
 
 struct Datasets {
   TensorSplit train, val, test;
-  std::string task = "classification";       // or regression
-  std::vector<int64_t> sample{1, 28, 28};     // one sample's shape ([H, W] arrays gain C = 1)
-  int64_t outputs = 10;                       // classes, or 1 for regression
-  std::vector<std::string> class_names;       // classification: index order ("" for idx)
+  std::string task = "classification";     // or regression
+  std::vector<int64_t> sample{1, 28, 28};  // one sample's shape ([H, W] arrays gain C = 1)
+  int64_t outputs = 10;                    // classes, or 1 for regression
+  std::vector<std::string> class_names;    // classification: index order ("" for idx)
   // Regression: labels stay in the target's units; the model fits (y - mean) / std (dataset.h).
   double target_mean = 0.0, target_std = 1.0;
   // What made the features of a raw sample (dataset.h): idx pixels / 255 and kPixelMean/Std.

@@ -1,6 +1,7 @@
 #include "worker/trainer/export.h"
 
 #include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -82,7 +83,8 @@ torch::jit::Module ToTorchScript(const Net& net, const std::string& class_name,
 std::string SidecarPath(const std::string& out) {
   std::filesystem::path p(out);
   if (p.extension() == ".json") {
-    throw std::invalid_argument("--out " + out + ": the sidecar .json beside it would be the same "
+    throw std::invalid_argument("--out " + out +
+                                ": the sidecar .json beside it would be the same "
                                 "file; name the model .pt");
   }
   return p.replace_extension(".json").string();

@@ -53,9 +53,9 @@ Tensors ReadTorchScript(const std::string& path) {
   try {
     m = torch::jit::load(path, torch::kCPU);
   } catch (const c10::Error& e) {
-    throw std::invalid_argument("init_from: " + path +
-                                " is neither a Sift checkpoint nor a TorchScript file: " +
-                                e.what_without_backtrace());
+    throw std::invalid_argument(
+        "init_from: " + path +
+        " is neither a Sift checkpoint nor a TorchScript file: " + e.what_without_backtrace());
   }
   Tensors out;
   for (const auto& p : m.named_parameters(/*recurse=*/true)) out[p.name] = p.value;

@@ -44,8 +44,8 @@ void GradScaler::Unscale(const std::vector<torch::Tensor>& params) {
       at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inv_scale);
     } else {  // LibTorch 1.13 has this kernel for CUDA only: the same as tensor ops
       for (auto& g : grads) {
-        found_inf_.copy_(torch::maximum(found_inf_,
-                                        g.isfinite().logical_not().any().to(torch::kFloat32)));
+        found_inf_.copy_(
+            torch::maximum(found_inf_, g.isfinite().logical_not().any().to(torch::kFloat32)));
         g.mul_(inv_scale);
       }
     }
@@ -82,8 +82,8 @@ void GradScaler::Update() {
                            options_.backoff_factor, options_.growth_interval);
   } else {  // as _amp_update_scale_ (CUDA only in LibTorch 1.13), as tensor ops
     const auto bad = found_inf_.gt(0);
-    const auto good_steps = torch::where(bad, torch::zeros_like(growth_tracker_),
-                                         growth_tracker_ + 1);
+    const auto good_steps =
+        torch::where(bad, torch::zeros_like(growth_tracker_), growth_tracker_ + 1);
     const auto grow = good_steps.ge(options_.growth_interval);
     scale_.copy_(torch::where(bad, scale_ * options_.backoff_factor,
                               torch::where(grow, scale_ * options_.growth_factor, scale_)));

@@ -11,8 +11,8 @@
 #endif
 
 #include <atomic>
-#include <functional>
 #include <cstdlib>
+#include <functional>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -229,7 +229,9 @@ MicroBatchChoice ChooseMicroBatch(const common::HParams& hp, const std::string& 
   c.fixed_bytes = values * static_cast<int64_t>(sizeof(float)) * (2 + OptimizerSlots(hp));
 
   const double room = static_cast<double>(c.limit_bytes) / kMemoryMargin - c.fixed_bytes;
-  const auto fits = [&](int64_t n, int64_t bytes) { return static_cast<double>(n) * bytes <= room; };
+  const auto fits = [&](int64_t n, int64_t bytes) {
+    return static_cast<double>(n) * bytes <= room;
+  };
   for (int64_t m = hp.batch_size; m >= 1 && c.micro_batch == 0; --m) {
     if (hp.batch_size % m == 0 && fits(m, c.sample_bytes)) c.micro_batch = m;
   }

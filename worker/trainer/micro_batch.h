@@ -20,7 +20,7 @@ struct MicroBatchChoice {
   int64_t eval_sample_bytes = 0;  // measured: one sample's forward pass without autograd
   int64_t fixed_bytes = 0;        // weights, gradients, optimizer state
   int64_t limit_bytes = 0;        // what the trial may use
-  std::string Describe() const;  // one line for the log
+  std::string Describe() const;   // one line for the log
 };
 
 // Measures a training step and an evaluation pass of hp's model on the CPU at small batches

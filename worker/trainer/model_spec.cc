@@ -87,8 +87,7 @@ void ParseModelSpec(const std::string& text, common::HParams* hp, ModelShape* sh
       shape->input.format = in->value("format", std::string());
       for (const auto& c : in->at("columns")) {
         shape->input.columns.push_back(
-            {c.at("name").get<std::string>(),
-             c.value("one_hot", std::vector<std::string>{})});
+            {c.at("name").get<std::string>(), c.value("one_hot", std::vector<std::string>{})});
       }
       shape->input.divisor = in->at("divisor").get<double>();
       shape->input.mean = in->at("mean").get<std::vector<double>>();
@@ -100,8 +99,7 @@ void ParseModelSpec(const std::string& text, common::HParams* hp, ModelShape* sh
     if (shape->input.std.size() != shape->input.mean.size() || (n > 1 && n != features)) {
       throw std::runtime_error("model spec: input mean and std have " + std::to_string(n) +
                                " and " + std::to_string(shape->input.std.size()) +
-                               " values for samples of " + std::to_string(features) +
-                               " features");
+                               " values for samples of " + std::to_string(features) + " features");
     }
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("model spec: ") + e.what());

@@ -9,7 +9,6 @@
 #include "worker/trainer/resnet.h"
 #include "worker/trainer/torchscript_model.h"
 
-
 namespace sift::worker {
 namespace {
 

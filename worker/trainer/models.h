@@ -17,9 +17,9 @@
 
 namespace sift::worker {
 
-// Common base: forward(samples [B, ...]) -> logits or predictions [B, outputs]. Dropout draws from the generator
-// set with set_generator(), not the global one, so a trainer's randomness is its own and can be
-// checkpointed.
+// Common base: forward(samples [B, ...]) -> logits or predictions [B, outputs]. Dropout draws from
+// the generator set with set_generator(), not the global one, so a trainer's randomness is its own
+// and can be checkpointed.
 class Net : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(torch::Tensor x) = 0;

@@ -40,8 +40,8 @@ PrecisionChoice ChoosePrecision(const std::string& requested, const PrecisionHar
   if (hw.cuda) {
     if (!hw.capability) return {Precision::kFp16, "auto: CUDA compute capability unknown"};
     const auto [major, minor] = *hw.capability;
-    const std::string cc = "compute capability " + std::to_string(major) + "." +
-                           std::to_string(minor);
+    const std::string cc =
+        "compute capability " + std::to_string(major) + "." + std::to_string(minor);
     if (major >= 8) return {Precision::kBf16, "auto: CUDA " + cc + " has bf16 tensor cores"};
     return {Precision::kFp16, "auto: CUDA " + cc + " predates bf16 (8.0)"};
   }

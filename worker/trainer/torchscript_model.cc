@@ -134,16 +134,15 @@ torch::Tensor TorchScriptNet::forward(torch::Tensor x) {
   torch::jit::GraphOptimizerEnabledGuard no_optimizer(false);
   const c10::IValue out = module_.forward({x});
   if (!out.isTensor()) {
-    throw std::invalid_argument("model " + path_ + ": forward returned a " +
-                                out.type()->str() + ", not a tensor");
+    throw std::invalid_argument("model " + path_ + ": forward returned a " + out.type()->str() +
+                                ", not a tensor");
   }
   torch::Tensor y = out.toTensor();
   if (y.dim() == 1 && outputs_ == 1) y = y.unsqueeze(1);
   if (y.dim() != 2 || y.size(0) != x.size(0) || y.size(1) != outputs_) {
-    throw std::invalid_argument("model " + path_ + ": forward returned shape " +
-                                c10::str(y.sizes()) + " for a batch of " +
-                                std::to_string(x.size(0)) + "; the data needs [batch, " +
-                                std::to_string(outputs_) + "]");
+    throw std::invalid_argument(
+        "model " + path_ + ": forward returned shape " + c10::str(y.sizes()) + " for a batch of " +
+        std::to_string(x.size(0)) + "; the data needs [batch, " + std::to_string(outputs_) + "]");
   }
   return y;
 }

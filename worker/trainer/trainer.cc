@@ -11,7 +11,6 @@
 
 #include "common/class_scores.h"
 #include "common/per_class_key.h"
-
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data.h"
 #include "worker/trainer/export.h"
@@ -160,7 +159,7 @@ struct Trainer::Impl {
   int64_t skipped_base = 0;
   double train_seconds = 0.0;
   double wait_seconds = 0.0;
-  int64_t trainable_params = 0;  // counted in Build()
+  int64_t trainable_params = 0;                                    // counted in Build()
   double inference_ms = std::numeric_limits<double>::quiet_NaN();  // NaN: not measured yet
 
   // The training split on the device, made at the first epoch that wants it (nullptr: batches
@@ -173,9 +172,9 @@ struct Trainer::Impl {
     resident_decided = true;
     using R = TrainerOptions::Resident;
     const int64_t bytes = SplitBytes(data->train);
-    const bool want = options.resident_data == R::kAlways ||
-                      (options.resident_data == R::kAuto && device.is_cuda() &&
-                       bytes <= kResidentMaxBytes);
+    const bool want =
+        options.resident_data == R::kAlways ||
+        (options.resident_data == R::kAuto && device.is_cuda() && bytes <= kResidentMaxBytes);
     if (!want) return nullptr;
     try {
       resident = std::make_shared<ResidentSplit>(data->train, device);
@@ -198,8 +197,8 @@ struct Trainer::Impl {
   double LossSum() const { return loss_sum.item<double>(); }
 
   ModelShape Shape() const {
-    return {data->sample,      data->outputs, data->target_mean, data->target_std,
-            data->task,        data->class_names, data->input};
+    return {data->sample, data->outputs,     data->target_mean, data->target_std,
+            data->task,   data->class_names, data->input};
   }
 
   void Build() {
@@ -318,8 +317,8 @@ struct Trainer::Impl {
       loss += Loss(out, y, at::Reduction::Sum).item<double>();
       if (data->regression()) {
         const auto y64 = y.to(torch::kFloat64);
-        const auto error = out.squeeze(1).to(torch::kFloat64) * data->target_std +
-                           data->target_mean - y64;
+        const auto error =
+            out.squeeze(1).to(torch::kFloat64) * data->target_std + data->target_mean - y64;
         squared_error += error.square().sum().item<double>();
         abs_error += error.abs().sum().item<double>();
         sum_y += y64.sum().item<double>();
@@ -338,9 +337,8 @@ struct Trainer::Impl {
       add(class_correct, torch::bincount(hits, /*weights=*/{}, k));
       add(class_predicted, torch::bincount(predicted, /*weights=*/{}, k));
       if (k == 2) {
-        const auto margin = (out.select(1, 1) - out.select(1, 0))
-                                .to(torch::kCPU, torch::kFloat64)
-                                .contiguous();
+        const auto margin =
+            (out.select(1, 1) - out.select(1, 0)).to(torch::kCPU, torch::kFloat64).contiguous();
         margins.insert(margins.end(), margin.data_ptr<double>(), margin.data_ptr<double>() + count);
         classes.insert(classes.end(), labels.data_ptr<int64_t>(),
                        labels.data_ptr<int64_t>() + count);

@@ -55,7 +55,7 @@ struct EpochMetrics {
   double val_accuracy = 0.0;  // classification
   double val_balanced_accuracy = 0.0, val_macro_f1 = 0.0;
   double val_roc_auc = std::numeric_limits<double>::quiet_NaN();  // two classes only
-  bool regression = false;    // regression: val_loss is the training loss (mse or huber), and these
+  bool regression = false;  // regression: val_loss is the training loss (mse or huber), and these
   double val_rmse = 0.0;
   double val_mae = 0.0;
   double val_r2 = 0.0;

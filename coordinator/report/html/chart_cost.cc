@@ -45,8 +45,8 @@ std::string ParetoChart(const HtmlStudy& s) {
   const bool log = WantsLog(lo, hi);
   const Scale x = MakeScale(lo, hi, f.x0(), f.x1(), log);
   const Scale y = MakeScale(ylo, yhi, f.y0(), f.y1(), false);
-  std::string out = SvgOpen(f, "pareto") + AxisX(f, x, log ? "dollars per trial (log)" :
-                                                             "dollars per trial", Dollars) +
+  std::string out = SvgOpen(f, "pareto") +
+                    AxisX(f, x, log ? "dollars per trial (log)" : "dollars per trial", Dollars) +
                     AxisY(f, y, r.study.metric);
   // Both frontiers (see FrontierOver): all trials solid, completed-only dashed.
   for (auto [over, dash] : {std::pair{FrontierOver::kCompleted, " stroke-dasharray=\"4 3\""},
@@ -75,10 +75,10 @@ std::string ParetoChart(const HtmlStudy& s) {
   for (const auto& t : r.trials) {
     if (!Ranked(t)) continue;
     const bool on = frontier.count(t.record.number) > 0;
-    out += fmt::format(R"(<circle class="pt{}" data-t="{}" cx="{}" cy="{}" r="{}" fill="{}"/>)",
-                       on ? " on" : "", Key(r, t.record.number), Px(x(t.dollars)),
-                       Px(y(*t.objective)), on ? radius + 1.5 : radius,
-                       StateColor(search::ToString(t.record.state)));
+    out +=
+        fmt::format(R"(<circle class="pt{}" data-t="{}" cx="{}" cy="{}" r="{}" fill="{}"/>)",
+                    on ? " on" : "", Key(r, t.record.number), Px(x(t.dollars)), Px(y(*t.objective)),
+                    on ? radius + 1.5 : radius, StateColor(search::ToString(t.record.state)));
   }
   out += Legend(f, {{"completed", StateColor("COMPLETED")},
                     {"stopped", StateColor("STOPPED")},
@@ -162,11 +162,11 @@ std::string SpendChart(const HtmlStudy& s, double now) {
                      R"(stroke-width="2"/>)",
                      pts);
   if (budget > 0) {
-    out += fmt::format(R"(<line class="budget" x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="#d62728" )"
-                       R"(stroke-dasharray="6 3"/><text x="{3}" y="{4}" text-anchor="end">)"
-                       R"(budget {5}</text>)",
-                       Px(f.x0()), Px(f.x1()), Px(y(budget)), Px(f.x1() - 2), Px(y(budget) - 4),
-                       Dollars(budget));
+    out += fmt::format(
+        R"(<line class="budget" x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="#d62728" )"
+        R"(stroke-dasharray="6 3"/><text x="{3}" y="{4}" text-anchor="end">)"
+        R"(budget {5}</text>)",
+        Px(f.x0()), Px(f.x1()), Px(y(budget)), Px(f.x1() - 2), Px(y(budget) - 4), Dollars(budget));
   }
   if (open && forecast.possible) {
     out += fmt::format(R"(<line class="forecast" x1="{}" y1="{}" x2="{}" y2="{}" stroke="#ff7f0e" )"

@@ -28,7 +28,7 @@ std::string CurvesChart(const HtmlStudy& s) {
   }
   if (!(yhi >= ylo)) {
     return SvgOpen(f, "curves empty") + R"(<text x="280" y="140" text-anchor="middle">)"
-           "no reports yet</text></svg>";
+                                        "no reports yet</text></svg>";
   }
   const Scale x = MakeScale(0, emax, f.x0(), f.x1(), false);
   const Scale y = MakeScale(ylo, yhi, f.y0(), f.y1(), false);
@@ -62,8 +62,7 @@ std::string CurvesChart(const HtmlStudy& s) {
       markers += fmt::format(R"(<circle class="mark {}" data-t="{}" data-m="{}: {}" cx="{}" )"
                              R"(cy="{}" r="3.2" fill="{}" stroke="#fff" stroke-width="0.6"/>)",
                              m.kind, key, m.kind, Escape(m.reason),
-                             Px(x(static_cast<double>(m.epoch))), Px(y(value)),
-                             StateColor(m.kind));
+                             Px(x(static_cast<double>(m.epoch))), Px(y(value)), StateColor(m.kind));
     }
   }
   out += markers;  // above every line

@@ -99,13 +99,13 @@ std::vector<Importance> ParamImportance(const StudyReport& report, int64_t epoch
       if (!numeric || static_cast<int>(distinct.size()) <= bins_allowed) {
         int id = 0;
         for (auto& [k, g] : distinct) g = id++;
-        for (const auto& [v, y] : xs) ys.push_back(y), group.push_back(distinct[search::ToString(v)]);
+        for (const auto& [v, y] : xs)
+          ys.push_back(y), group.push_back(distinct[search::ToString(v)]);
         imp.bins = id;
       } else {
         // Quantile bins by rank; equal values share a bin so a tie never splits.
-        std::sort(xs.begin(), xs.end(), [&](const auto& a, const auto& b) {
-          return number(a.first) < number(b.first);
-        });
+        std::sort(xs.begin(), xs.end(),
+                  [&](const auto& a, const auto& b) { return number(a.first) < number(b.first); });
         int bin = 0;
         for (size_t i = 0; i < xs.size(); ++i) {
           const int want = static_cast<int>(i * bins_allowed / xs.size());
@@ -154,8 +154,7 @@ std::vector<LevelCost> DollarsToLevels(const StudyReport& report, int levels) {
     }
   }
   if (report.target) wanted.push_back(*report.target);
-  std::sort(wanted.begin(), wanted.end(),
-            [&](double a, double b) { return Better(report, b, a); });
+  std::sort(wanted.begin(), wanted.end(), [&](double a, double b) { return Better(report, b, a); });
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   std::vector<LevelCost> out;
   for (double level : wanted) {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "coordinator/cost/forecast.h"  // Forecast, SpentAt
-#include "coordinator/report/report_cost.h"  // ForecastFinish
 #include "coordinator/report/report.h"
+#include "coordinator/report/report_cost.h"  // ForecastFinish
 
 namespace sift::coordinator {
 
@@ -25,7 +25,7 @@ struct Importance {
   std::string param;
   double share = 0;  // in [0, 1]
   int bins = 0;
-  int trials = 0;    // scored trials that have the parameter (and a value at the epoch)
+  int trials = 0;  // scored trials that have the parameter (and a value at the epoch)
 };
 std::vector<Importance> ParamImportance(const StudyReport& report, int64_t epoch = 0,
                                         int max_bins = 10);

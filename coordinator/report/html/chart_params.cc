@@ -59,7 +59,7 @@ std::string ParallelChart(const HtmlStudy& s) {
   }
   if (names.empty()) {
     return SvgOpen(f, "parallel empty") + R"(<text x="280" y="140" text-anchor="middle">)"
-           "no scored trial with parameters</text></svg>";
+                                          "no scored trial with parameters</text></svg>";
   }
   // Axes in the search space's order, over its ranges and scales; a parameter the config does not
   // name (an older study's) gets an axis over the values seen.
@@ -141,7 +141,8 @@ std::string ParallelChart(const HtmlStudy& s) {
     // Cut in the middle: names often share a prefix and differ at the end (layer_1, layer_2).
     const size_t head = (fits - 1) / 2, tail = fits - 1 - head;
     const std::string shown =
-        name.size() <= fits ? name : name.substr(0, head) + "\u2026" + name.substr(name.size() - tail);
+        name.size() <= fits ? name
+                            : name.substr(0, head) + "\u2026" + name.substr(name.size() - tail);
     out += fmt::format(R"(<g class="axis"><line x1="{0}" y1="{1}" x2="{0}" y2="{2}"/>)"
                        R"(<text x="{0}" y="{3}" text-anchor="middle" class="label">{4})"
                        R"(<title>{10}</title></text>)"
@@ -153,11 +154,13 @@ std::string ParallelChart(const HtmlStudy& s) {
   for (size_t k = 0; k < axes.size(); ++k) {
     const auto& a = axes[k];
     const std::string top = a.categorical ? (a.values.empty() ? "" : a.values.back()) : Num(a.hi);
-    const std::string bottom = a.categorical ? (a.values.empty() ? "" : a.values.front()) : Num(a.lo);
+    const std::string bottom =
+        a.categorical ? (a.values.empty() ? "" : a.values.front()) : Num(a.lo);
     draw_axis(axis_x(k), stagger ? static_cast<int>(k % 2) : 0, AxisName(a), top, bottom);
     if (a.categorical) {
       for (size_t c = 1; c + 1 < a.values.size(); ++c) {
-        const double cy = a.scale(static_cast<double>(c) / static_cast<double>(a.values.size() - 1));
+        const double cy =
+            a.scale(static_cast<double>(c) / static_cast<double>(a.values.size() - 1));
         out += fmt::format(R"(<text x="{}" y="{}">{}</text>)", Px(axis_x(k) + 3), Px(cy + 3),
                            Escape(a.values[c]));
       }

@@ -28,7 +28,7 @@ std::string TimelineChart(const HtmlStudy& s, const std::map<std::string, Worker
   f.left = 150;
   if (!any) {
     return SvgOpen(f, "timeline empty") + R"(<text x="460" y="140" text-anchor="middle">)"
-           "no lease yet</text></svg>";
+                                          "no lease yet</text></svg>";
   }
   for (const auto& idle : s.idle) {
     if (row.count(idle.worker_id)) last = std::max(last, idle.end);
@@ -38,8 +38,8 @@ std::string TimelineChart(const HtmlStudy& s, const std::map<std::string, Worker
   const double row_h = row.size() > 40 ? 6 : 16;
   f.h = f.top + f.bottom + 16 + row_h * static_cast<double>(row.size());
   const Scale x = MakeScale(0, last - first, f.x0(), f.x1(), false);
-  std::string out = SvgOpen(f, "timeline") + AxisX(f, x, "wall time since the first lease",
-                                                   Duration);
+  std::string out =
+      SvgOpen(f, "timeline") + AxisX(f, x, "wall time since the first lease", Duration);
   auto top = [&](const std::string& worker) {
     return f.y1() + 16 + row_h * static_cast<double>(row.at(worker));
   };
@@ -68,18 +68,18 @@ std::string TimelineChart(const HtmlStudy& s, const std::map<std::string, Worker
     const bool interrupted = reason == "preempted" || reason == "expired";
     out += fmt::format(R"(<rect data-t="{}-{}"{} x="{}" y="{}" width="{}" height="{}" fill="{}"/>)",
                        r.study.record.id, seg.number,
-                       interrupted ? fmt::format(R"( data-m="lease {} {} after {}")",
-                                                 Escape(seg.lease_id), reason,
-                                                 Dollars(SegmentDollars(seg, now)))
-                                   : "",
+                       interrupted
+                           ? fmt::format(R"( data-m="lease {} {} after {}")", Escape(seg.lease_id),
+                                         reason, Dollars(SegmentDollars(seg, now)))
+                           : "",
                        Px(x0), Px(top(seg.worker_id)), Px(std::max(0.5, x1 - x0)), Px(row_h - 2),
                        StateColor(reason));
     if (seg.wasted_seconds > 0) {
       const double w0 = x(std::max(seg.start, end - seg.wasted_seconds) - first);
       out += fmt::format(R"(<rect class="redone" x="{}" y="{}" width="{}" height="{}" )"
                          R"x(fill="url(#hatch)"><title>{} of work redone</title></rect>)x",
-                         Px(w0), Px(top(seg.worker_id)), Px(std::max(0.5, x1 - w0)),
-                         Px(row_h - 2), Duration(seg.wasted_seconds));
+                         Px(w0), Px(top(seg.worker_id)), Px(std::max(0.5, x1 - w0)), Px(row_h - 2),
+                         Duration(seg.wasted_seconds));
     }
     if (interrupted) {
       out += fmt::format(R"(<path class="preempt" d="M{0},{1}l-3,-5h6z" fill="#000"/>)", Px(x1),

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/store/records.h"
 #include "coordinator/report/report.h"
+#include "coordinator/store/records.h"
 #include "search/space.h"
 
 namespace sift::coordinator {
@@ -24,19 +24,19 @@ struct HtmlStudy {
 
 namespace html {
 
-inline constexpr size_t kMaxCurves = 400;        // learning curves drawn per study
-inline constexpr size_t kMaxCurvePoints = 60;    // points per drawn curve
+inline constexpr size_t kMaxCurves = 400;      // learning curves drawn per study
+inline constexpr size_t kMaxCurvePoints = 60;  // points per drawn curve
 inline constexpr size_t kMaxParallelLines = 1500;
 
-std::string ParetoChart(const HtmlStudy& s);                          // chart_cost.cc
+std::string ParetoChart(const HtmlStudy& s);  // chart_cost.cc
 std::string BestSoFarChart(const std::vector<HtmlStudy>& studies, bool by_time);
 std::string SpendChart(const HtmlStudy& s, double now);
-std::string CurvesChart(const HtmlStudy& s);                          // chart_curves.cc
-std::string ParallelChart(const HtmlStudy& s);                        // chart_params.cc
+std::string CurvesChart(const HtmlStudy& s);    // chart_curves.cc
+std::string ParallelChart(const HtmlStudy& s);  // chart_params.cc
 std::string ImportanceChart(const HtmlStudy& s);
-std::string TimelineChart(const HtmlStudy& s,                         // chart_timeline.cc
+std::string TimelineChart(const HtmlStudy& s,  // chart_timeline.cc
                           const std::map<std::string, WorkerRecord>& workers, double now);
-std::string TrialTable(const HtmlStudy& s);                           // table.cc
+std::string TrialTable(const HtmlStudy& s);  // table.cc
 std::string LevelsTable(const HtmlStudy& s);
 
 }  // namespace html

@@ -15,8 +15,8 @@
 #include "coordinator/report/html/chart_data.h"
 #include "coordinator/report/html/svg.h"
 #include "coordinator/report/report_cost.h"
-#include "coordinator/store/store.h"
 #include "coordinator/report/study_reports.h"
+#include "coordinator/store/store.h"
 
 namespace sift::coordinator {
 namespace {
@@ -35,10 +35,10 @@ std::string ForecastLine(const HtmlStudy& s, double now) {
   if (IsOpen(r.study.record.state)) {
     const Forecast f = ForecastFinish(r, s.segments, now);
     if (!f.possible) return "Forecast: none until a trial ends.";
-    std::string out = fmt::format(
-        "Forecast to finish ({} trials left): {} in total, about {} from now{}.", f.trials_left,
-        html::Dollars(f.dollars), html::Duration(f.finish_at - now),
-        f.limited_by.empty() ? "" : "; the budget's " + f.limited_by + " ends it");
+    std::string out =
+        fmt::format("Forecast to finish ({} trials left): {} in total, about {} from now{}.",
+                    f.trials_left, html::Dollars(f.dollars), html::Duration(f.finish_at - now),
+                    f.limited_by.empty() ? "" : "; the budget's " + f.limited_by + " ends it");
     if (f.target) out += " Target " + FormatTargetForecast(*f.target, r.study.metric, now) + ".";
     return out;
   }
@@ -52,9 +52,9 @@ std::string ForecastLine(const HtmlStudy& s, double now) {
   if (!recorded.empty()) return out;
   const Forecast half = ForecastFinish(r, s.segments, start + (end - start) / 2);
   if (half.possible) {
-    out += fmt::format(" Forecast made halfway ({} trials ended then): {} and {}.",
-                       half.trials_ended, html::Dollars(half.dollars),
-                       html::Duration(half.finish_at - start));
+    out +=
+        fmt::format(" Forecast made halfway ({} trials ended then): {} and {}.", half.trials_ended,
+                    html::Dollars(half.dollars), html::Duration(half.finish_at - start));
   }
   return out;
 }
@@ -62,12 +62,12 @@ std::string ForecastLine(const HtmlStudy& s, double now) {
 std::string StudySection(const HtmlReport& page, const HtmlStudy& s) {
   const StudyReport& r = s.report;
   const auto& st = r.study;
-  std::string out = fmt::format(R"(<section class="study" id="s{}"><h2>Study #{} {} )"
-                                R"(<small>{}</small></h2>)",
-                                st.record.id, st.record.id, Escape(st.record.name),
-                                Escape(std::string(ToString(st.record.state)) +
-                                       (st.record.end_reason.empty() ? "" : ": " +
-                                                                                st.record.end_reason)));
+  std::string out =
+      fmt::format(R"(<section class="study" id="s{}"><h2>Study #{} {} )"
+                  R"(<small>{}</small></h2>)",
+                  st.record.id, st.record.id, Escape(st.record.name),
+                  Escape(std::string(ToString(st.record.state)) +
+                         (st.record.end_reason.empty() ? "" : ": " + st.record.end_reason)));
   if (std::string tags = FormatTags(st.tags); !tags.empty()) {
     out += "<p class=\"tags\">" + Escape(tags) + "</p>";
   }
@@ -87,15 +87,17 @@ std::string StudySection(const HtmlReport& page, const HtmlStudy& s) {
   out += Figure("parameter importance", html::ImportanceChart(s),
                 "Method: for each parameter alone, the trials' " + Escape(st.metric) +
                     " (at one epoch that enough trials reached, so early stopping does not "
-                    "masquerade as importance) averaged per bin (a categorical's values, a number's quantile bins, at most "
+                    "masquerade as importance) averaged per bin (a categorical's values, a "
+                    "number's quantile bins, at most "
                     "10 of 5 or more trials each); the share of its variance those means explain, "
                     "less what noise would explain (epsilon-squared). Interactions are not "
                     "counted; with few trials it is rough.");
   out += Figure("dollars it took to reach each level", html::LevelsTable(s));
   out += "</div>";
-  out += Figure("worker timeline: leases by how they ended, redone work hatched, "
-                "preemptions marked",
-                html::TimelineChart(s, page.workers, page.now));
+  out += Figure(
+      "worker timeline: leases by how they ended, redone work hatched, "
+      "preemptions marked",
+      html::TimelineChart(s, page.workers, page.now));
   out += "<h3>Trials <small>(click a header to sort)</small></h3><div class=\"tablewrap\">" +
          html::TrialTable(s) + "</div></section>";
   return out;
@@ -108,8 +110,8 @@ HtmlReport HtmlReportFor(std::vector<StudyReport> reports, Store& store,
   HtmlReport out;
   out.source = source;
   for (const auto& w : store.ListWorkers()) out.workers[w.id] = w;
-  out.now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
+  out.now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   for (auto& report : reports) {
     HtmlStudy s;
     s.report = std::move(report);
@@ -136,18 +138,19 @@ HtmlReport LoadHtmlReport(const std::string& db, int64_t study_id, std::optional
 }
 
 std::string RenderHtmlReport(const HtmlReport& page) {
-  std::string out = R"(<!doctype html><html lang="en"><head><meta charset="utf-8">)"
-                    R"(<meta name="viewport" content="width=device-width"><title>Sift report</title>)"
-                    "<style>";
+  std::string out =
+      R"(<!doctype html><html lang="en"><head><meta charset="utf-8">)"
+      R"(<meta name="viewport" content="width=device-width"><title>Sift report</title>)"
+      "<style>";
   out += html::PageStyle();
   out += "</style></head><body data-js=\"pending\"><header><h1>Sift report</h1>";
   size_t trials = 0;
   for (const auto& s : page.studies) trials += s.report.trials.size();
-  out += fmt::format("<p>{} from {}: {} studies, {} trials. Charts drawn by Sift as SVG; hover a "
-                     "mark for its trial, click to keep it.</p></header>",
-                     fmt::format("{:%Y-%m-%d %H:%M} UTC",
-                                 fmt::gmtime(static_cast<std::time_t>(page.now))),
-                     Escape(page.source), page.studies.size(), trials);
+  out += fmt::format(
+      "<p>{} from {}: {} studies, {} trials. Charts drawn by Sift as SVG; hover a "
+      "mark for its trial, click to keep it.</p></header>",
+      fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(static_cast<std::time_t>(page.now))),
+      Escape(page.source), page.studies.size(), trials);
   if (page.studies.empty()) {
     out += "<p>No study in this database.</p>";
   } else {

@@ -16,8 +16,8 @@ namespace sift::coordinator {
 struct HtmlReport {
   std::vector<HtmlStudy> studies;
   std::map<std::string, WorkerRecord> workers;  // by id
-  double now = 0;          // unix seconds: open leases run to here
-  std::string source;      // the database it was read from
+  double now = 0;                               // unix seconds: open leases run to here
+  std::string source;                           // the database it was read from
 };
 
 // Reads every study (or `study_id` only, when > 0) of the SQLite database `db`, read-only.
@@ -38,7 +38,7 @@ int HtmlReportCommand(const std::string& db, int64_t study_id, std::optional<dou
                       const std::string& path);
 
 namespace html {
-const char* PageStyle();   // page_assets.cc
+const char* PageStyle();  // page_assets.cc
 const char* PageScript();
 }  // namespace html
 

@@ -62,11 +62,20 @@ std::string Escape(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -124,10 +133,10 @@ std::string AxisY(const Frame& f, const Scale& s, const std::string& label,
                                 Px(f.x0()), Px(f.y0()), Px(f.x0()), Px(f.y1()));
   for (double v : Ticks(std::min(s.d0, s.d1), std::max(s.d0, s.d1), s.log)) {
     const double y = s(v);
-    out += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}"/><text x="{3}" y="{4}" )"
-                       R"(text-anchor="end">{5}</text>)",
-                       Px(f.x0() - 4), Px(y), Px(f.x0()), Px(f.x0() - 6), Px(y + 3),
-                       Escape(fmt(v)));
+    out +=
+        fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}"/><text x="{3}" y="{4}" )"
+                    R"(text-anchor="end">{5}</text>)",
+                    Px(f.x0() - 4), Px(y), Px(f.x0()), Px(f.x0() - 6), Px(y + 3), Escape(fmt(v)));
   }
   out += fmt::format(R"x(<text transform="translate(12,{}) rotate(-90)" text-anchor="middle" )x"
                      R"(class="label">{}</text></g>)",

@@ -27,10 +27,10 @@ struct Frame {
   double y1() const { return top; }
 };
 
-std::string Px(double v);           // a pixel coordinate, one decimal
-std::string Num(double v);          // a value for people: 4 significant digits
-std::string Dollars(double v);      // $0.0123, $12.3
-std::string Duration(double s);     // 45s, 12m, 3.4h
+std::string Px(double v);                  // a pixel coordinate, one decimal
+std::string Num(double v);                 // a value for people: 4 significant digits
+std::string Dollars(double v);             // $0.0123, $12.3
+std::string Duration(double s);            // 45s, 12m, 3.4h
 std::string Escape(const std::string& s);  // for HTML text and attribute values
 
 // Opens an <svg> of the frame's size with a class naming the chart (tests count these).

@@ -34,16 +34,18 @@ std::string TrialTable(const HtmlStudy& s) {
     }
     nlohmann::json objective = nullptr;
     if (t.objective) {
-      objective = std::isfinite(*t.objective) ? nlohmann::json(Short(*t.objective))
-                                              : nlohmann::json(common::FormatMetric(*t.objective, 4));
+      objective = std::isfinite(*t.objective)
+                      ? nlohmann::json(Short(*t.objective))
+                      : nlohmann::json(common::FormatMetric(*t.objective, 4));
     }
     const bool on = std::find(frontier.begin(), frontier.end(), t.record.number) != frontier.end();
     rows.push_back({t.record.number, search::ToString(t.record.state), t.epochs, objective,
                     Short(t.dollars), Short(t.seconds), t.segments, Short(t.wasted_dollars), params,
                     t.record.end_reason, on ? 1 : 0});
   }
-  nlohmann::json data = {{"columns", {"trial", "state", "epochs", r.study.metric, "dollars", "wall",
-                                      "leases", "redone $", "params", "why it ended"}},
+  nlohmann::json data = {{"columns",
+                          {"trial", "state", "epochs", r.study.metric, "dollars", "wall", "leases",
+                           "redone $", "params", "why it ended"}},
                          {"rows", rows}};
   std::string text = data.dump();
   // Inside <script>, "</" could end the element early.
@@ -60,10 +62,10 @@ std::string LevelsTable(const HtmlStudy& s) {
   const StudyReport& r = s.report;
   const auto levels = DollarsToLevels(r);
   if (levels.empty()) return R"(<p class="note">no scored trial yet</p>)";
-  std::string out = fmt::format(
-      R"(<table class="levels"><thead><tr><th>{} reached</th><th>after dollars</th>)"
-      R"(<th>by trial</th></tr></thead><tbody>)",
-      Escape(r.study.metric));
+  std::string out =
+      fmt::format(R"(<table class="levels"><thead><tr><th>{} reached</th><th>after dollars</th>)"
+                  R"(<th>by trial</th></tr></thead><tbody>)",
+                  Escape(r.study.metric));
   for (const auto& l : levels) {
     const bool target = r.target && *r.target == l.level;
     out += l.reached ? fmt::format(R"(<tr><td>{}{}</td><td>{}</td><td data-t="{}-{}">#{}</td>)"

@@ -1,6 +1,4 @@
 // The study config's errors: one class of mistake at a time, the exact message with its line.
-#include "tests/common/config/config_test.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 
 #include "common/config/price_catalog.h"
 #include "common/hparams/hparams.h"
+#include "tests/common/config/config_test.h"
 
 namespace sift::common {
 namespace config_errors_test {
@@ -134,10 +133,10 @@ TEST(StudyConfigErrors, TrainerValuesOutOfRange) {
             "trainer.micro_batch: must be an integer (or 'auto') (line 4)");
   EXPECT_EQ(OnlyError(WithSpace(kLr, "trainer: {batch_size: 100, accumulation_steps: 3}\n")),
             "trainer.accumulation_steps: 3 does not divide batch_size 100 (line 4)");
-  EXPECT_EQ(
-      OnlyError(WithSpace(kLr, "trainer: {batch_size: 64, accumulation_steps: 4, micro_batch: 32}\n")),
-      "trainer.accumulation_steps: 4 x micro_batch 32 is not batch_size 64; set one of them "
-      "(line 4)");
+  EXPECT_EQ(OnlyError(WithSpace(
+                kLr, "trainer: {batch_size: 64, accumulation_steps: 4, micro_batch: 32}\n")),
+            "trainer.accumulation_steps: 4 x micro_batch 32 is not batch_size 64; set one of them "
+            "(line 4)");
 }
 
 // The model zoo's settings: each name known, each value checked against its range or choices.
@@ -153,17 +152,18 @@ TEST(StudyConfigErrors, ZooSettingsOutOfRange) {
                                       "  width2: 4\n"
                                       "  blocks: 0\n"
                                       "  stages: 5\n"));
-  EXPECT_EQ(errors, (std::vector<std::string>{
-                        "trainer.model: 'resnet18' is not one of mlp, cnn, resnet, torchscript (line 5)",
-                        "trainer.activation: 'swish' is not one of relu, gelu, silu, tanh (line 6)",
-                        "trainer.norm: 'group' is not one of none, batch, layer (line 7)",
-                        "trainer.pooling: 'min' is not one of max, avg (line 8)",
-                        "trainer.batch_norm: 'maybe' is not true or false (line 9)",
-                        "trainer.taper: 3 is outside [0.25, 2] (line 10)",
-                        "trainer.width2: 4 is outside [8, 8192] (line 11)",
-                        "trainer.blocks: 0 is outside [1, 8] (line 12)",
-                        "trainer.stages: 5 is outside [1, 4] (line 13)",
-                    }))
+  EXPECT_EQ(errors,
+            (std::vector<std::string>{
+                "trainer.model: 'resnet18' is not one of mlp, cnn, resnet, torchscript (line 5)",
+                "trainer.activation: 'swish' is not one of relu, gelu, silu, tanh (line 6)",
+                "trainer.norm: 'group' is not one of none, batch, layer (line 7)",
+                "trainer.pooling: 'min' is not one of max, avg (line 8)",
+                "trainer.batch_norm: 'maybe' is not true or false (line 9)",
+                "trainer.taper: 3 is outside [0.25, 2] (line 10)",
+                "trainer.width2: 4 is outside [8, 8192] (line 11)",
+                "trainer.blocks: 0 is outside [1, 8] (line 12)",
+                "trainer.stages: 5 is outside [1, 4] (line 13)",
+            }))
       << JoinLines(errors);
   EXPECT_TRUE(StartsWith(OnlyError(WithSpace(kLr, "trainer: {width9: 64}\n")),
                          "trainer.width9: not a trainer hyperparameter; did you mean 'width"));

@@ -1,6 +1,4 @@
 // Config files: a study named after its file, and every shipped example.
-#include "tests/common/config/config_test.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 
 #include "common/config/price_catalog.h"
 #include "common/hparams/hparams.h"
+#include "tests/common/config/config_test.h"
 
 namespace sift::common {
 namespace config_files_test {
@@ -25,7 +24,8 @@ TEST(StudyConfigFiles, AConfigWithoutANameIsNamedAfterItsFile) {
   // The config a user writes first has no name (issue 28's house-price config): the study is
   // named after the file, and the text it stores says so. A flow map cannot take an appended
   // key, so it still says what is missing.
-  const auto dir = std::filesystem::temp_directory_path() / ("sift-name-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sift-name-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const auto write = [&](const std::string& file, const std::string& body) {
     std::ofstream((dir / file).string()) << body;

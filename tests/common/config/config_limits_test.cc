@@ -64,7 +64,8 @@ TEST(ConfigLimits, TooManyConditionValues) {
 
 TEST(ConfigLimits, TooManyParameters) {
   std::string space;
-  for (int i = 0; i < 65; ++i) space += "  p" + std::to_string(i) + ": {type: float, low: 0, high: 1}\n";
+  for (int i = 0; i < 65; ++i)
+    space += "  p" + std::to_string(i) + ": {type: float, low: 0, high: 1}\n";
   EXPECT_EQ(Parse("name: t\nsearch_space:\n" + space),
             (std::vector<std::string>{
                 "search_space: 65 parameters, over the limit of 64 (max_parameters) (line 2)"}));
@@ -73,18 +74,23 @@ TEST(ConfigLimits, TooManyParameters) {
 TEST(ConfigLimits, DeepNestingNamesTheLineWhereItGoesTooDeep) {
   std::string nested = "1";
   for (int i = 0; i < 20; ++i) nested = "{k: " + nested + "}";
-  const auto errors = Parse("name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
-                            "searcher:\n  type: random\n  deep: " + nested + "\n");
+  const auto errors = Parse(
+      "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
+      "searcher:\n  type: random\n  deep: " +
+      nested + "\n");
   ASSERT_EQ(errors.size(), 1u) << Lines(errors);
-  EXPECT_EQ(errors[0], "bomb.yaml:6: 17 levels of nested maps and lists, over the limit of 16 "
-                       "(max_depth)");
+  EXPECT_EQ(errors[0],
+            "bomb.yaml:6: 17 levels of nested maps and lists, over the limit of 16 "
+            "(max_depth)");
 }
 
 // Past a few hundred levels yaml-cpp's own recursion guard stops first; its message was only
 // "bad file".
 TEST(ConfigLimits, NestingTooDeepForTheParserNamesTheLimitToo) {
-  const auto errors = Parse("name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
-                            "x: " + std::string(5000, '[') + std::string(5000, ']') + "\n");
+  const auto errors = Parse(
+      "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
+      "x: " +
+      std::string(5000, '[') + std::string(5000, ']') + "\n");
   EXPECT_EQ(errors, (std::vector<std::string>{
                         "bomb.yaml:4: maps and lists nested too deep for the YAML parser, over "
                         "the limit of 16 levels (max_depth)"}))
@@ -93,8 +99,10 @@ TEST(ConfigLimits, NestingTooDeepForTheParserNamesTheLimitToo) {
 
 // Each anchor names a map of ten aliases of the one before: 10^5 options once flattened.
 TEST(ConfigLimits, AnAliasBombStopsAtTheNodeLimit) {
-  std::string text = "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
-                     "searcher:\n  type: random\n  m0: &m0 {" + Repeat("a: 1", 1) + "}\n";
+  std::string text =
+      "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
+      "searcher:\n  type: random\n  m0: &m0 {" +
+      Repeat("a: 1", 1) + "}\n";
   for (int level = 1; level <= 5; ++level) {
     std::string body;
     for (int k = 0; k < 10; ++k) {
@@ -127,8 +135,9 @@ TEST(ConfigLimits, ALongConditionChain) {
 TEST(ConfigLimits, TooManyBytesIsRefusedBeforeParsing) {
   const std::string text = "name: t\n# " + std::string(200000, 'x') +
                            "\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n";
-  EXPECT_EQ(Parse(text), (std::vector<std::string>{
-                             "bomb.yaml: 200068 bytes, over the limit of 131072 (max_bytes)"}));
+  EXPECT_EQ(
+      Parse(text),
+      (std::vector<std::string>{"bomb.yaml: 200068 bytes, over the limit of 131072 (max_bytes)"}));
   const std::string path =
       (std::filesystem::temp_directory_path() / "sift-config-limits-test.yaml").string();
   std::ofstream(path) << text;

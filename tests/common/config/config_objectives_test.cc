@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "common/config/config_diff.h"
-#include "tests/common/data_files.h"
 #include "tests/common/config/config_test.h"
+#include "tests/common/data_files.h"
 
 namespace sift::common {
 namespace config_objectives_test {
@@ -118,17 +118,18 @@ TEST(StudyConfigObjectives, ReadsTheSameFromJson) {
   bad.replace(bad.find("\"max\": 1.0e6"), 12, "\"max\": \"1e6\"");
   const auto errors = Judged(bad);
   ASSERT_EQ(errors.size(), 2u) << JoinLines(errors);
-  EXPECT_TRUE(StartsWith(errors[0], "objectives[1].metric: unknown metric 'dolars' (did you "
-                                    "mean 'dollars'?)"));
+  EXPECT_TRUE(StartsWith(errors[0],
+                         "objectives[1].metric: unknown metric 'dolars' (did you "
+                         "mean 'dollars'?)"));
   EXPECT_TRUE(EndsWith(errors[0], "(line 6)"));
-  EXPECT_EQ(errors[1], "constraints[0].max: must be a number, got \"1e6\" (a quoted string) "
-                       "(line 9)");
+  EXPECT_EQ(errors[1],
+            "constraints[0].max: must be a number, got \"1e6\" (a quoted string) "
+            "(line 9)");
 }
 
 TEST(StudyConfigObjectives, UntilTheCoordinatorRunsThemValidateRefusesThem) {
-  EXPECT_EQ(Parse(Study(kFrontier)),
-            (std::vector<std::string>{kObjectivesGate + " (line 4)",
-                                      kConstraintsGate + " (line 8)"}));
+  EXPECT_EQ(Parse(Study(kFrontier)), (std::vector<std::string>{kObjectivesGate + " (line 4)",
+                                                               kConstraintsGate + " (line 8)"}));
   EXPECT_EQ(Parse(Study("constraints: [{metric: dollars, max: 2}]\n")),
             std::vector<std::string>{kConstraintsGate + " (line 4)"});
   EXPECT_EQ(Parse(Study("constraints: []\n")), std::vector<std::string>{});
@@ -142,8 +143,9 @@ TEST(StudyConfigObjectives, AnUnknownMetricIsNamedWithASuggestion) {
                 "trainer reports val_accuracy, val_loss, train_loss, val_rmse, val_mae, val_r2, "
                 "val_balanced_accuracy, val_macro_f1, val_roc_auc, and Sift measures dollars, "
                 "train_seconds, params, inference_ms (line 6)"});
-  const auto far = JudgedOne(Study("objectives:\n  - {metric: val_accuracy}\n"
-                                   "  - {metric: latency}\n"));
+  const auto far =
+      JudgedOne(Study("objectives:\n  - {metric: val_accuracy}\n"
+                      "  - {metric: latency}\n"));
   EXPECT_TRUE(StartsWith(far[0], "objectives[1].metric: unknown metric 'latency'; the trainer"));
   EXPECT_EQ(JudgedOne(Study("constraints:\n  - {metric: inference_sm, max: 2}\n")),
             std::vector<std::string>{
@@ -185,10 +187,10 @@ TEST(StudyConfigObjectives, TwoToFourDistinctObjectives) {
                             "{metric: inference_ms}]\n")),
             std::vector<std::string>{"objectives: lists 5; give 2 to 4 (a single one is "
                                      "objective: {metric, direction}) (line 4)"});
-  EXPECT_EQ(JudgedOne(Study("objectives:\n  - {metric: dollars}\n  - {metric: val_accuracy}\n"
-                            "  - {metric: dollars}\n")),
-            std::vector<std::string>{
-                "objectives[2].metric: dollars is already objectives[0] (line 7)"});
+  EXPECT_EQ(
+      JudgedOne(Study("objectives:\n  - {metric: dollars}\n  - {metric: val_accuracy}\n"
+                      "  - {metric: dollars}\n")),
+      std::vector<std::string>{"objectives[2].metric: dollars is already objectives[0] (line 7)"});
   EXPECT_EQ(JudgedOne(Study("objectives: {metric: dollars}\n")),
             std::vector<std::string>{"objectives: must be a list of 2 to 4 {metric, "
                                      "direction}, got a map (line 4)"});
@@ -225,8 +227,7 @@ TEST(StudyConfigObjectives, AConstraintHasExactlyOneNumericBound) {
             std::vector<std::string>{"constraints[0]: missing max or min: a constraint is "
                                      "{metric, max: X} or {metric, min: X} (line 5)"});
   EXPECT_EQ(JudgedOne(Study("constraints:\n  - {metric: inference_ms, max: two}\n")),
-            std::vector<std::string>{
-                "constraints[0].max: must be a number, got 'two' (line 5)"});
+            std::vector<std::string>{"constraints[0].max: must be a number, got 'two' (line 5)"});
   EXPECT_EQ(JudgedOne(Study("constraints:\n  - {metric: dollars, max: -1}\n")),
             std::vector<std::string>{
                 "constraints[0].max: must be >= 0 for dollars, which is never negative (line 5)"});
@@ -240,7 +241,8 @@ TEST(StudyConfigObjectives, AConstraintHasExactlyOneNumericBound) {
   // A range is a min and a max.
   common::StudyConfig c;
   EXPECT_EQ(Judged(Study("constraints:\n  - {metric: params, min: 1e4}\n"
-                         "  - {metric: params, max: 1e6}\n"), &c),
+                         "  - {metric: params, max: 1e6}\n"),
+                   &c),
             std::vector<std::string>{});
   ASSERT_EQ(c.constraints.size(), 2u);
   EXPECT_FALSE(c.constraints[0].upper);
@@ -248,18 +250,21 @@ TEST(StudyConfigObjectives, AConstraintHasExactlyOneNumericBound) {
 }
 
 TEST(StudyConfigObjectives, EveryBadEntryIsNamedAtOnce) {
-  const auto errors = Judged(Study("objectives:\n"
-                                   "  - {metric: val_acuracy}\n"
-                                   "  - {metric: dollars, direction: up}\n"
-                                   "constraints:\n"
-                                   "  - {metric: params}\n"
-                                   "  - {metric: inference_ms, max: 2}\n"
-                                   "  - {metric: train_seconds, min: fast}\n"));
+  const auto errors =
+      Judged(Study("objectives:\n"
+                   "  - {metric: val_acuracy}\n"
+                   "  - {metric: dollars, direction: up}\n"
+                   "constraints:\n"
+                   "  - {metric: params}\n"
+                   "  - {metric: inference_ms, max: 2}\n"
+                   "  - {metric: train_seconds, min: fast}\n"));
   ASSERT_EQ(errors.size(), 4u) << JoinLines(errors);
-  EXPECT_TRUE(StartsWith(errors[0], "objectives[0].metric: unknown metric 'val_acuracy' (did "
-                                    "you mean 'val_accuracy'?)"));
-  EXPECT_EQ(errors[1], "objectives[1].direction: must be one of maximize, minimize, got 'up' "
-                       "(line 6)");
+  EXPECT_TRUE(StartsWith(errors[0],
+                         "objectives[0].metric: unknown metric 'val_acuracy' (did "
+                         "you mean 'val_accuracy'?)"));
+  EXPECT_EQ(errors[1],
+            "objectives[1].direction: must be one of maximize, minimize, got 'up' "
+            "(line 6)");
   EXPECT_TRUE(StartsWith(errors[2], "constraints[0]: missing max or min"));
   EXPECT_TRUE(EndsWith(errors[2], "(line 8)"));
   EXPECT_EQ(errors[3], "constraints[2].min: must be a number, got 'fast' (line 10)");
@@ -285,11 +290,13 @@ TEST(StudyConfigObjectives, EveryMetricMustFitTheTaskTheDataImplies) {
   const std::string data = "data: {file: " + dir / "d.csv" + ", label: y}\n";
   common::StudyConfig c;
   EXPECT_EQ(Judged(Study(data + "objectives: [{metric: val_rmse}, {metric: dollars}]\n"
-                                "constraints: [{metric: params, max: 1e6}]\n"), &c),
+                                "constraints: [{metric: params, max: 1e6}]\n"),
+                   &c),
             std::vector<std::string>{});
   EXPECT_EQ(common::ValidateStudyData(c), std::vector<std::string>{});
   EXPECT_EQ(Judged(Study(data + "objectives: [{metric: dollars}, {metric: val_accuracy}]\n"
-                                "constraints: [{metric: val_roc_auc, min: 0.7}]\n"), &c),
+                                "constraints: [{metric: val_roc_auc, min: 0.7}]\n"),
+                   &c),
             std::vector<std::string>{});
   EXPECT_EQ(common::ValidateStudyData(c),
             (std::vector<std::string>{

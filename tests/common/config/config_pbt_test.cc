@@ -1,11 +1,12 @@
 // scheduler: {type: pbt}: its options, the parameters it may change mid-training, the budget.
+#include "common/config/config_pbt.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "common/config/config.h"
-#include "common/config/config_pbt.h"
 #include "search/factory.h"
 
 namespace sift::common {
@@ -15,17 +16,17 @@ constexpr const char* kGate = "scheduler.type: pbt is not runnable yet";
 
 constexpr const char* kSpace =
     "search_space:\n"
-    "  lr: {type: float, low: 0.0001, high: 0.1, scale: log}\n"      // line 3
-    "  weight_decay: {type: float, low: 0.0, high: 0.01}\n"          // line 4
-    "  hidden: {type: int, low: 32, high: 256}\n"                    // line 5
-    "  optimizer: {type: categorical, choices: [adam, sgd]}\n"       // line 6
+    "  lr: {type: float, low: 0.0001, high: 0.1, scale: log}\n"  // line 3
+    "  weight_decay: {type: float, low: 0.0, high: 0.01}\n"      // line 4
+    "  hidden: {type: int, low: 32, high: 256}\n"                // line 5
+    "  optimizer: {type: categorical, choices: [adam, sgd]}\n"   // line 6
     "  momentum: {type: float, low: 0.5, high: 0.99, condition: {optimizer: [sgd]}}\n";
 
 // The config's errors other than the gate, which every pbt study gets for now.
 std::vector<std::string> Errors(const std::string& rest, common::StudyConfig* out = nullptr) {
   common::StudyConfig ignored;
   auto errors = common::ParseStudyConfig(std::string("name: t\n") + kSpace + rest, "study.yaml",
-                                 out ? out : &ignored);
+                                         out ? out : &ignored);
   std::vector<std::string> others;
   bool gated = false;
   for (auto& e : errors) {
@@ -63,13 +64,13 @@ TEST(PbtConfig, ListsFlattenAndTheDefaultsFollowTheSpace) {
 
 TEST(PbtConfig, RefusesWhatCannotChangeMidTrainingNamingKeyAndLine) {
   const auto errors = Errors(
-      "scheduler:\n"                       // line 8
+      "scheduler:\n"  // line 8
       "  type: pbt\n"
       "  mutable:\n"
-      "    - lr\n"                         // line 11
-      "    - hidden\n"                     // line 12
-      "    - optimizer\n"                  // line 13
-      "    - batch_size\n"                 // line 14
+      "    - lr\n"          // line 11
+      "    - hidden\n"      // line 12
+      "    - optimizer\n"   // line 13
+      "    - batch_size\n"  // line 14
       "budget: {max_epochs: 8}\n");
   ASSERT_EQ(errors.size(), 3u) << Joined(errors);
   EXPECT_EQ(errors[0],
@@ -129,7 +130,7 @@ TEST(PbtConfig, ACommandTrialNamesItsOwnMutableParameters) {
             std::string::npos)
       << all;
   errors = common::ParseStudyConfig(head + "scheduler: {type: pbt, mutable: [rate, width]}\n",
-                            "study.yaml", &c);
+                                    "study.yaml", &c);
   ASSERT_EQ(errors.size(), 1u) << Joined(errors);  // the gate only
   EXPECT_NE(errors[0].find(kGate), std::string::npos);
 }

@@ -148,8 +148,9 @@ TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
   ASSERT_EQ(c.enqueue.size(), 2u);
   EXPECT_EQ(c.enqueue[0], (search::Params{{"lr", 0.01}}));
   const auto errors =
-      Parse(WithSpace(kLr, "budget: {max_trials: 2}\nenqueue:\n  - {lr: 5}\n  - {depth: 2}\n"
-                           "  - lr\n"));
+      Parse(WithSpace(kLr,
+                      "budget: {max_trials: 2}\nenqueue:\n  - {lr: 5}\n  - {depth: 2}\n"
+                      "  - lr\n"));
   EXPECT_EQ(errors, (std::vector<std::string>{
                         "enqueue[0].lr: 5 is outside [0.001, 0.1] (line 6)",
                         "enqueue[1].depth: not a parameter of the search space (line 7)",
@@ -161,29 +162,30 @@ TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
 // Regression: TPE's 10 random start trials with max_trials: 10 made the whole study random.
 TEST(StudyConfig, TpesRandomStartFitsASmallBudgetAndSaysSo) {
   common::StudyConfig c;
-  ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: tpe}\nbudget: {max_trials: 10}\n"), &c)
-                  .empty());
+  ASSERT_TRUE(
+      Parse(WithSpace(kLr, "searcher: {type: tpe}\nbudget: {max_trials: 10}\n"), &c).empty());
   EXPECT_EQ(c.searcher.options.at("n_startup"), search::OptionValue(int64_t{3}));
   ASSERT_EQ(c.notes.size(), 1u);
   EXPECT_TRUE(StartsWith(c.notes[0], "searcher.n_startup: 3 random trials before TPE's model"))
       << c.notes[0];
   // Large budgets keep Optuna's default; an explicit start is the user's, and said when it is
   // the whole study.
-  ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: tpe}\nbudget: {max_trials: 100}\n"), &c)
-                  .empty());
+  ASSERT_TRUE(
+      Parse(WithSpace(kLr, "searcher: {type: tpe}\nbudget: {max_trials: 100}\n"), &c).empty());
   EXPECT_EQ(c.searcher.options.count("n_startup"), 0u);
   EXPECT_TRUE(c.notes.empty());
-  ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: tpe, n_startup: 10}\n"
-                                   "budget: {max_trials: 10}\n"),
+  ASSERT_TRUE(Parse(WithSpace(kLr,
+                              "searcher: {type: tpe, n_startup: 10}\n"
+                              "budget: {max_trials: 10}\n"),
                     &c)
                   .empty());
   EXPECT_EQ(c.searcher.options.at("n_startup"), search::OptionValue(int64_t{10}));
   ASSERT_EQ(c.notes.size(), 1u);
-  EXPECT_TRUE(HasSubstr(c.notes[0], "searcher.n_startup (10) >= budget.max_trials (10): every "
-                                    "trial is drawn at random"))
+  EXPECT_TRUE(HasSubstr(c.notes[0],
+                        "searcher.n_startup (10) >= budget.max_trials (10): every "
+                        "trial is drawn at random"))
       << c.notes[0];
-  ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: gp}\nbudget: {max_trials: 4}\n"), &c)
-                  .empty());
+  ASSERT_TRUE(Parse(WithSpace(kLr, "searcher: {type: gp}\nbudget: {max_trials: 4}\n"), &c).empty());
   ASSERT_EQ(c.notes.size(), 1u);
   EXPECT_TRUE(HasSubstr(c.notes[0], "searcher.n_startup (default) (5) >= budget.max_trials (4)"))
       << c.notes[0];
@@ -222,8 +224,8 @@ TEST(StudyConfig, MicroBatchIsAutoOrSetDirectlyOrThroughAccumulationSteps) {
 TEST(StudyConfig, StopOnDivergenceIsOnUnlessTurnedOff) {
   common::HParams hp;
   EXPECT_TRUE(hp.stop_on_divergence);
-  for (const auto& [text, on] : {std::pair<const char*, bool>{"false", false}, {"true", true},
-                                 {"0", false}, {"1", true}}) {
+  for (const auto& [text, on] :
+       {std::pair<const char*, bool>{"false", false}, {"true", true}, {"0", false}, {"1", true}}) {
     common::StudyConfig c;
     const auto errors =
         Parse(WithSpace(kLr, std::string("trainer: {stop_on_divergence: ") + text + "}\n"), &c);

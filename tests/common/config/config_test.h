@@ -2,8 +2,6 @@
 // its errors (config_test.cc, config_errors_test.cc, config_files_test.cc).
 #pragma once
 
-#include "common/config/config.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config/config.h"
 #include "common/config/price_catalog.h"
 #include "common/hparams/hparams.h"
 

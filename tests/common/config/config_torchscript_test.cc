@@ -18,7 +18,7 @@ using sift::data::testing::WriteFile;
 std::vector<std::string> Parse(const std::string& trainer, const std::string& space,
                                common::StudyConfig* out) {
   return common::ParseStudyConfig("name: t\nsearch_space:\n" + space + "trainer: " + trainer + "\n",
-                          "study.yaml", out);
+                                  "study.yaml", out);
 }
 
 std::string Joined(const std::vector<std::string>& v) {
@@ -52,8 +52,9 @@ TEST(TorchScriptConfig, ModuleAttributesAreSearchableNames) {
   EXPECT_EQ(errors[0].rfind("search_space.dropout_p: not a trainer hyperparameter", 0), 0u);
   errors = Parse("{model: torchscript}", "  lr: {type: float, low: 0.001, high: 0.1}\n", &c);
   ASSERT_EQ(errors.size(), 1u) << Joined(errors);
-  EXPECT_EQ(errors[0], "trainer.path: model: torchscript needs the module's file (trainer: "
-                       "{path: models/net.pt}) (line 4)");
+  EXPECT_EQ(errors[0],
+            "trainer.path: model: torchscript needs the module's file (trainer: "
+            "{path: models/net.pt}) (line 4)");
 }
 
 TEST(TorchScriptConfig, PathNamesMustBeSearchedOverFiniteValues) {
@@ -61,13 +62,15 @@ TEST(TorchScriptConfig, PathNamesMustBeSearchedOverFiniteValues) {
   auto errors = Parse("{model: torchscript, path: 'net_{depth}.pt'}",
                       "  lr: {type: float, low: 0.001, high: 0.1}\n", &c);
   ASSERT_EQ(errors.size(), 1u) << Joined(errors);
-  EXPECT_EQ(errors[0], "trainer.path: net_{depth}.pt names 'depth', which is neither searched "
-                       "nor set under trainer (line 4)");
+  EXPECT_EQ(errors[0],
+            "trainer.path: net_{depth}.pt names 'depth', which is neither searched "
+            "nor set under trainer (line 4)");
   errors = Parse("{model: torchscript, path: 'net_{lr}.pt'}",
                  "  lr: {type: float, low: 0.001, high: 0.1}\n", &c);
   ASSERT_EQ(errors.size(), 1u) << Joined(errors);
-  EXPECT_EQ(errors[0], "trainer.path: net_{lr}.pt names 'lr', a float range: a file per value "
-                       "needs choices (type: categorical) or a small int range (line 4)");
+  EXPECT_EQ(errors[0],
+            "trainer.path: net_{lr}.pt names 'lr', a float range: a file per value "
+            "needs choices (type: categorical) or a small int range (line 4)");
   errors = Parse("{model: torchscript, path: 'net_{width.pt'}",
                  "  lr: {type: float, low: 0.001, high: 0.1}\n", &c);
   ASSERT_EQ(errors.size(), 1u) << Joined(errors);
@@ -79,10 +82,9 @@ TEST(TorchScriptConfig, ValidateListsTheMissingModelFiles) {
   WriteFile(dir / "net_1.pt", "x");
   WriteFile(dir / "net_3.pt", "x");
   common::StudyConfig c;
-  const auto errors =
-      Parse("{model: torchscript, path: '" + (dir / "net_{blocks}.pt") + "', init_from: '" +
-                (dir / "pretrained.pt") + "'}",
-            "  blocks: {type: int, low: 1, high: 4}\n", &c);
+  const auto errors = Parse("{model: torchscript, path: '" + (dir / "net_{blocks}.pt") +
+                                "', init_from: '" + (dir / "pretrained.pt") + "'}",
+                            "  blocks: {type: int, low: 1, high: 4}\n", &c);
   ASSERT_TRUE(errors.empty()) << Joined(errors);
   EXPECT_EQ(common::MissingModelFiles(c.fixed, c.space),
             (std::vector<std::string>{

@@ -12,8 +12,9 @@ namespace config_warm_start_test {
 
 TEST(WarmStartConfig, ReadsIdsAndWeight) {
   common::StudyConfig c;
-  const auto errors = Parse(WithSpace(kLr, "searcher: {type: tpe}\n"
-                                           "warm_start: {studies: [3, 1], weight: 0.25}\n"),
+  const auto errors = Parse(WithSpace(kLr,
+                                      "searcher: {type: tpe}\n"
+                                      "warm_start: {studies: [3, 1], weight: 0.25}\n"),
                             &c);
   ASSERT_TRUE(errors.empty()) << JoinLines(errors);
   EXPECT_EQ(c.warm_start.studies, (std::vector<int64_t>{3, 1}));
@@ -54,11 +55,12 @@ TEST(WarmStartConfig, OnlySearchersWithAModelTakeIt) {
 }
 
 TEST(WarmStartConfig, AStudyOfSeveralObjectivesCannotTakeIt) {
-  const auto errors = Parse(WithSpace(kLr, "searcher: {type: tpe}\n"
-                                           "warm_start: {studies: [1]}\n"
-                                           "objectives:\n"
-                                           "  - {metric: val_accuracy, direction: maximize}\n"
-                                           "  - {metric: dollars, direction: minimize}\n"));
+  const auto errors = Parse(WithSpace(kLr,
+                                      "searcher: {type: tpe}\n"
+                                      "warm_start: {studies: [1]}\n"
+                                      "objectives:\n"
+                                      "  - {metric: val_accuracy, direction: maximize}\n"
+                                      "  - {metric: dollars, direction: minimize}\n"));
   EXPECT_NE(std::find(errors.begin(), errors.end(),
                       "warm_start: earlier studies' results rank by one objective; a study with 2 "
                       "objectives cannot use them (line 5)"),
@@ -67,13 +69,14 @@ TEST(WarmStartConfig, AStudyOfSeveralObjectivesCannotTakeIt) {
 }
 
 TEST(WarmStartConfig, ADatabaseIsFoundBesideTheConfig) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sift-warm-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sift-warm-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir / "runs");
   std::ofstream(dir / "runs" / "first.db") << "";
   const auto config = dir / "second.yaml";
-  std::ofstream(config) << WithSpace(kLr, "searcher: {type: tpe}\n"
-                                          "warm_start: {studies: [1], database: runs/first.db}\n");
+  std::ofstream(config) << WithSpace(kLr,
+                                     "searcher: {type: tpe}\n"
+                                     "warm_start: {studies: [1], database: runs/first.db}\n");
   common::StudyConfig c;
   const auto errors = common::LoadStudyConfig(config.string(), &c);
   EXPECT_TRUE(errors.empty()) << JoinLines(errors);

@@ -53,9 +53,13 @@ TEST(DataConfig, ReadsACsvWithSplitAndEncoding) {
 // `standardize:` names what it covers; true and false are both and none; unset is the default.
 TEST(DataConfig, StandardizeNamesWhatItCovers) {
   common::StudyConfig c;
-  for (const auto& [given, want] : std::vector<std::pair<std::string, std::string>>{
-           {"features", "features"}, {"target", "target"}, {"both", "both"},
-           {"none", "none"}, {"true", "both"}, {"false", "none"}}) {
+  for (const auto& [given, want] :
+       std::vector<std::pair<std::string, std::string>>{{"features", "features"},
+                                                        {"target", "target"},
+                                                        {"both", "both"},
+                                                        {"none", "none"},
+                                                        {"true", "both"},
+                                                        {"false", "none"}}) {
     ASSERT_TRUE(Parse("{file: d.csv, label: y, standardize: " + given + "}", &c).empty()) << given;
     EXPECT_EQ(c.data.standardize, want) << given;
   }
@@ -98,13 +102,15 @@ TEST(DataConfig, RegressionMinimisesRmseByDefault) {
   ASSERT_TRUE(Parse("{file: d.csv, label: y, task: regression}", &c).empty());
   EXPECT_EQ(c.objective.metric, "val_rmse");
   EXPECT_FALSE(c.objective.maximize);
-  ASSERT_TRUE(Parse("{file: d.csv, label: y, task: regression}", &c, "objective: {metric: val_r2}\n").empty());
+  ASSERT_TRUE(
+      Parse("{file: d.csv, label: y, task: regression}", &c, "objective: {metric: val_r2}\n")
+          .empty());
   EXPECT_TRUE(c.objective.maximize);
-  EXPECT_EQ(Parse("{file: d.csv, label: y, task: regression}", &c,
-                  "objective: {metric: val_accuracy}\n"),
-            (std::vector<std::string>{
-                "objective.metric: val_accuracy is for classification; data.task is regression "
-                "(use val_rmse, val_mae or val_r2) (line 4)"}));
+  EXPECT_EQ(
+      Parse("{file: d.csv, label: y, task: regression}", &c, "objective: {metric: val_accuracy}\n"),
+      (std::vector<std::string>{
+          "objective.metric: val_accuracy is for classification; data.task is regression "
+          "(use val_rmse, val_mae or val_r2) (line 4)"}));
 }
 
 TEST(DataConfig, ProblemsWithTheSpecAreNamed) {
@@ -118,9 +124,9 @@ TEST(DataConfig, ProblemsWithTheSpecAreNamed) {
   EXPECT_EQ(Parse("{file: d.xls, label: y}", &c),
             (std::vector<std::string>{"data.file: cannot tell the format of 'd.xls' from its "
                                       "extension; set data.format: csv | npy | npz (line 4)"}));
-  EXPECT_EQ(Parse("{file: d.csv, label: y, split: {val: 0}, missing: drop}", &c),
-            (std::vector<std::string>{
-                "data.missing: must be one of error, mean, got 'drop' (line 4)"}));
+  EXPECT_EQ(
+      Parse("{file: d.csv, label: y, split: {val: 0}, missing: drop}", &c),
+      (std::vector<std::string>{"data.missing: must be one of error, mean, got 'drop' (line 4)"}));
   EXPECT_EQ(Parse("{file: d.csv, label: y, split: {val: 0}}", &c),
             (std::vector<std::string>{"data.split.val: must be in (0, 1), got 0 (line 4)"}));
 }
@@ -138,7 +144,9 @@ TEST(DataValidation, ReadsTheFilesAndNamesRowAndColumn) {
   WriteFile(dir / "train.csv", "a,y\n1,0\n2,1\n");
   WriteFile(dir / "val.csv", "a,y\n1,0\n2,2\n");
   common::StudyConfig c;
-  ASSERT_TRUE(Parse("{train: " + dir / "train.csv" + ", val: " + dir / "val.csv" + ", label: y}", &c).empty());
+  ASSERT_TRUE(
+      Parse("{train: " + dir / "train.csv" + ", val: " + dir / "val.csv" + ", label: y}", &c)
+          .empty());
   EXPECT_EQ(data::ValidateData(c.data),
             (std::vector<std::string>{"data: " + dir / "val.csv" +
                                       ": line 3, column 'y': label '2' is not a class of the "
@@ -156,7 +164,9 @@ TEST(DataValidation, ACsvStudyDoesNotNeedTheIdxFolder) {
   WriteFile(dir / "train.csv", "a,y\n1,0\n2,1\n");
   WriteFile(dir / "val.csv", "a,y\n1,0\n2,1\n");
   common::StudyConfig c;
-  ASSERT_TRUE(Parse("{train: " + dir / "train.csv" + ", val: " + dir / "val.csv" + ", label: y}", &c).empty());
+  ASSERT_TRUE(
+      Parse("{train: " + dir / "train.csv" + ", val: " + dir / "val.csv" + ", label: y}", &c)
+          .empty());
   c.data.dir = dir / "no-fashion-mnist-here";
   EXPECT_TRUE(common::ValidateStudyData(c).empty());
 }
@@ -173,10 +183,13 @@ TEST(DataValidation, TheObjectiveMustFitTheInferredTask) {
                 "objective.metric: val_accuracy, but the label is a regression target (many "
                 "distinct numbers); set objective: {metric: val_rmse}, or data.task: "
                 "classification"}));
-  ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c, "objective: {metric: val_rmse}\n").empty());
+  ASSERT_TRUE(
+      Parse("{file: " + dir / "d.csv" + ", label: y}", &c, "objective: {metric: val_rmse}\n")
+          .empty());
   EXPECT_TRUE(common::ValidateStudyData(c).empty());
-  ASSERT_TRUE(Parse("{file: " + dir / "d.csv" + ", label: y}", &c,
-                    "objective: {metric: val_macro_f1}\n").empty());
+  ASSERT_TRUE(
+      Parse("{file: " + dir / "d.csv" + ", label: y}", &c, "objective: {metric: val_macro_f1}\n")
+          .empty());
   EXPECT_EQ(common::ValidateStudyData(c).size(), 1u) << "macro F1 is for classes";
 }
 
@@ -199,14 +212,16 @@ TEST(DataValidation, ImbalanceAwareObjectivesAreAccepted) {
     EXPECT_TRUE(common::ValidateStudyData(c).empty()) << metric;
   }
   EXPECT_FALSE(Parse("{file: d.csv, label: y}", &c,
-                     "objective: {metric: val_roc_auc, direction: minimize}\n").empty());
+                     "objective: {metric: val_roc_auc, direction: minimize}\n")
+                   .empty());
   EXPECT_EQ(Parse("{file: d.csv, label: y, task: regression}", &c,
                   "objective: {metric: val_balanced_accuracy}\n"),
             (std::vector<std::string>{
                 "objective.metric: val_balanced_accuracy is for classification; data.task is "
                 "regression (use val_rmse, val_mae or val_r2) (line 4)"}));
-  ASSERT_TRUE(Parse("{file: " + dir / "three.csv" + ", label: y}", &c,
-                    "objective: {metric: val_roc_auc}\n").empty());
+  ASSERT_TRUE(
+      Parse("{file: " + dir / "three.csv" + ", label: y}", &c, "objective: {metric: val_roc_auc}\n")
+          .empty());
   EXPECT_EQ(common::ValidateStudyData(c),
             (std::vector<std::string>{"objective.metric: val_roc_auc is for two classes, the "
                                       "label has 3; use val_macro_f1 or val_balanced_accuracy"}));
@@ -259,8 +274,9 @@ TEST(DataConfig, ReadsExplicitIdxFiles) {
   EXPECT_FALSE(c.data.uses_dir());
   EXPECT_EQ(c.data.train.path, "tr-i.gz");
   EXPECT_EQ(c.data.test.labels, "te-l.gz");
-  EXPECT_EQ(Parse("{format: idx, train: {images: a.gz}}", &c),
-            (std::vector<std::string>{"data.train.labels: missing; the labels' IDX file (line 4)"}));
+  EXPECT_EQ(
+      Parse("{format: idx, train: {images: a.gz}}", &c),
+      (std::vector<std::string>{"data.train.labels: missing; the labels' IDX file (line 4)"}));
 }
 
 // Relative data paths are the config file's, wherever `sift` runs from.
@@ -291,10 +307,11 @@ TEST(DataValidation, HuberLossIsForRegression) {
   WriteFile(dir / "train.csv", "a,y\n1,0\n2,1\n");
   WriteFile(dir / "val.csv", "a,y\n1,0\n2,1\n");
   common::StudyConfig c;
-  const std::string text = "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
-                           "trainer: {loss: huber, huber_delta: 0.5}\n"
-                           "data: {train: " + dir / "train.csv" + ", val: " + dir / "val.csv" +
-                           ", label: y}\n";
+  const std::string text =
+      "name: t\nsearch_space:\n  lr: {type: float, low: 0.001, high: 0.1}\n"
+      "trainer: {loss: huber, huber_delta: 0.5}\n"
+      "data: {train: " +
+      dir / "train.csv" + ", val: " + dir / "val.csv" + ", label: y}\n";
   ASSERT_TRUE(common::ParseStudyConfig(text, "s.yaml", &c).empty());
   EXPECT_EQ(common::ValidateStudyData(c),
             (std::vector<std::string>{"trainer.loss: huber is for regression; a classification "

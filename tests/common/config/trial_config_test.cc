@@ -68,17 +68,17 @@ TEST(TrialConfig, AProgramThatCannotStartIsAnErrorBeforeAnyTrial) {
   c.trial.command = {"sh", "-c", "true"};
   EXPECT_EQ(common::ValidateStudyData(c), std::vector<std::string>{});
   c.trial.command = {"no-such-program-sift-test"};
-  EXPECT_EQ(common::ValidateStudyData(c), std::vector<std::string>{
-                                      "trial.command[0]: 'no-such-program-sift-test' is not "
-                                      "found on PATH"});
+  EXPECT_EQ(common::ValidateStudyData(c),
+            std::vector<std::string>{"trial.command[0]: 'no-such-program-sift-test' is not "
+                                     "found on PATH"});
   c.trial.command = {"./missing.sh"};
   EXPECT_EQ(
       common::ValidateStudyData(c),
       std::vector<std::string>{"trial.command[0]: " + c.trial.dir + "/missing.sh does not exist"});
   c.trial.dir = "/nonexistent-sift";
-  EXPECT_EQ(common::ValidateStudyData(c), std::vector<std::string>{
-                                      "trial.dir: /nonexistent-sift is not a folder (the command "
-                                      "runs there)"});
+  EXPECT_EQ(common::ValidateStudyData(c),
+            std::vector<std::string>{"trial.dir: /nonexistent-sift is not a folder (the command "
+                                     "runs there)"});
 }
 
 TEST(TrialConfig, BadSettingsAreErrorsNamingTheField) {
@@ -88,13 +88,17 @@ TEST(TrialConfig, BadSettingsAreErrorsNamingTheField) {
       {"trial: {command: []}\n", "trial.command: must be a non-empty list"},
       {"trial: {command: ['', x]}\n", "trial.command[0]: the program must not be empty"},
       {"trial: {command: [a, [b]]}\n", "trial.command[1]: must be a single string"},
-      {"trial: {command: [a], report_timeout: 0}\n", "trial.report_timeout: must be a number of seconds > 0"},
-      {"trial: {command: [a], grace_seconds: -1}\n", "trial.grace_seconds: must be a number of seconds >= 0"},
+      {"trial: {command: [a], report_timeout: 0}\n",
+       "trial.report_timeout: must be a number of seconds > 0"},
+      {"trial: {command: [a], grace_seconds: -1}\n",
+       "trial.grace_seconds: must be a number of seconds >= 0"},
       {"trial: {command: [a], comand: [b]}\n", "trial.comand"},
       {"trial: {command: [a]}\nobjective: {metric: val_f1}\n",
-       "objective.direction: missing; say maximize or minimize for the program's own metric 'val_f1'"},
+       "objective.direction: missing; say maximize or minimize for the program's own metric "
+       "'val_f1'"},
       {"trial: {command: [a]}\ndata: {dir: /x}\n", "data: a command trial reads its own data"},
-      {"trial: {command: [a]}\ntrainer: {width: 3}\n", "search_space.width: also fixed under trainer"},
+      {"trial: {command: [a]}\ntrainer: {width: 3}\n",
+       "search_space.width: also fixed under trainer"},
   };
   for (const auto& [text, expected] : cases) {
     common::StudyConfig c;

@@ -51,10 +51,10 @@ TEST(DataSpecTest, ChecksTheSpecBeforeReadingFiles) {
   DataSpec s;
   s.file.path = "d.csv";
   s.train.path = "t.csv";
-  EXPECT_EQ(CheckDataSpec(s), (std::vector<std::string>{
-                                  "data.file: give either one file (split by data.split) or "
-                                  "train/val/test files, not both",
-                                  "data.label: missing; name the target column of the CSV"}));
+  EXPECT_EQ(CheckDataSpec(s),
+            (std::vector<std::string>{"data.file: give either one file (split by data.split) or "
+                                      "train/val/test files, not both",
+                                      "data.label: missing; name the target column of the CSV"}));
   s = DataSpec{};
   s.train.path = "t.npy";
   EXPECT_EQ(CheckDataSpec(s),
@@ -65,22 +65,23 @@ TEST(DataSpecTest, ChecksTheSpecBeforeReadingFiles) {
   s.file.path = "d.csv";
   s.label = "y";
   s.standardize = "yes";
-  EXPECT_EQ(CheckDataSpec(s), (std::vector<std::string>{
-                                  "data.standardize: must be features, target, both (true) or "
-                                  "none (false), got 'yes'"}));
+  EXPECT_EQ(CheckDataSpec(s),
+            (std::vector<std::string>{"data.standardize: must be features, target, both (true) or "
+                                      "none (false), got 'yes'"}));
   s = DataSpec{};
   s.file.path = "d.parquet";
-  EXPECT_EQ(CheckDataSpec(s), (std::vector<std::string>{
-                                  "data.file: cannot tell the format of 'd.parquet' from its "
-                                  "extension; set data.format: csv | npy | npz"}));
+  EXPECT_EQ(CheckDataSpec(s),
+            (std::vector<std::string>{"data.file: cannot tell the format of 'd.parquet' from its "
+                                      "extension; set data.format: csv | npy | npz"}));
   s = DataSpec{};
   s.file.path = "d.npz";
   s.split.val = 0.6;
   s.split.test = 0.5;
   s.task = "ranking";
-  EXPECT_EQ(CheckDataSpec(s),
-            (std::vector<std::string>{"data.split: val + test must leave rows to train on",
-                                      "data.task: must be classification or regression, got 'ranking'"}));
+  EXPECT_EQ(
+      CheckDataSpec(s),
+      (std::vector<std::string>{"data.split: val + test must leave rows to train on",
+                                "data.task: must be classification or regression, got 'ranking'"}));
 }
 
 TEST(DataSpecTest, IdxFilesAreNamedExplicitlyOrByFolder) {
@@ -97,9 +98,9 @@ TEST(DataSpecTest, IdxFilesAreNamedExplicitlyOrByFolder) {
             (std::vector<std::string>{"tr-images-idx3-ubyte.gz", "tr-labels-idx1-ubyte.gz",
                                       "te-images-idx3-ubyte.gz", "te-labels-idx1-ubyte.gz"}));
   s.test.labels.clear();
-  EXPECT_EQ(CheckDataSpec(s), (std::vector<std::string>{
-                                  "data.test: idx data needs two files: {images: "
-                                  "images-idx3-ubyte.gz, labels: labels-idx1-ubyte.gz}"}));
+  EXPECT_EQ(CheckDataSpec(s),
+            (std::vector<std::string>{"data.test: idx data needs two files: {images: "
+                                      "images-idx3-ubyte.gz, labels: labels-idx1-ubyte.gz}"}));
   DataSpec only_test;
   only_test.format = "idx";
   only_test.test = {"a", "b"};

@@ -50,7 +50,9 @@ std::string ErrorOf(const DataSpec& spec) {
   return "(no error)";
 }
 
-int64_t Count(const std::vector<int64_t>& v, int64_t x) { return std::count(v.begin(), v.end(), x); }
+int64_t Count(const std::vector<int64_t>& v, int64_t x) {
+  return std::count(v.begin(), v.end(), x);
+}
 
 TEST(DatasetTest, SplitsOneFileStratifiedAndReproducibly) {
   TempDir dir;
@@ -103,7 +105,8 @@ TEST(DatasetTest, FeaturesSelectColumns) {
   spec.features = {"b", "a"};
   const Dataset d = LoadDataset(spec);
   EXPECT_EQ(d.feature_names, (std::vector<std::string>{"b", "a"}));
-  EXPECT_EQ(std::vector<float>(d.train.x.begin(), d.train.x.begin() + 2), (std::vector<float>{20, 10}));
+  EXPECT_EQ(std::vector<float>(d.train.x.begin(), d.train.x.begin() + 2),
+            (std::vector<float>{20, 10}));
   spec.features = {"a", "c"};
   EXPECT_EQ(ErrorOf(spec), dir / "d.csv" + ": no column 'c' (a feature); columns: id, a, b, y");
 }
@@ -118,8 +121,8 @@ TEST(DatasetTest, MissingValuesAreErrorsOrTrainingMeans) {
                                "impute it)");
   spec.missing = "mean";
   const Dataset d = LoadDataset(spec);
-  EXPECT_EQ(d.val.x, (std::vector<float>{3, 1, 0}));    // a: training mean (1+3+5)/3
-  EXPECT_EQ(d.train.x[4], 0.0f);                        // b missing: no category
+  EXPECT_EQ(d.val.x, (std::vector<float>{3, 1, 0}));  // a: training mean (1+3+5)/3
+  EXPECT_EQ(d.train.x[4], 0.0f);                      // b missing: no category
   EXPECT_EQ(d.train.x[5], 0.0f);
 }
 
@@ -214,8 +217,10 @@ TEST(DatasetTest, ErrorsNameFileRowAndColumn) {
   EXPECT_EQ(ErrorOf(CsvFiles(dir / "train.csv", dir / "val.csv", "y")),
             dir / "val.csv" + ": line 3: has 1 fields, the header has 2");
   WriteFile(dir / "val.csv", "a,y\n");
-  EXPECT_EQ(ErrorOf(CsvFiles(dir / "train.csv", dir / "val.csv", "y")), dir / "val.csv" + ": no rows");
-  EXPECT_EQ(ErrorOf(CsvFiles(dir / "nope.csv", dir / "val.csv", "y")), dir / "nope.csv" + ": cannot open: no such file");
+  EXPECT_EQ(ErrorOf(CsvFiles(dir / "train.csv", dir / "val.csv", "y")),
+            dir / "val.csv" + ": no rows");
+  EXPECT_EQ(ErrorOf(CsvFiles(dir / "nope.csv", dir / "val.csv", "y")),
+            dir / "nope.csv" + ": cannot open: no such file");
 }
 
 TEST(DatasetTest, AnEmptySplitIsAnError) {
@@ -290,8 +295,8 @@ TEST(DatasetTest, ReadsNpzWithNamedArraysAndImputesNaN) {
   TempDir dir;
   const float nan = std::nanf("");
   const std::string npz =
-      Zip({{"images.npy", Npy<float>("<f4", {4, 1, 2, 2}, {1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, nan,
-                                                         4, 4, 4, 4})},
+      Zip({{"images.npy",
+            Npy<float>("<f4", {4, 1, 2, 2}, {1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, nan, 4, 4, 4, 4})},
            {"target.npy", Npy<double>("<f8", {4}, {0.5, 1.5, 2.5, 3.5})}},
           /*deflate=*/true);
   WriteFile(dir / "d.npz", npz);
@@ -299,7 +304,9 @@ TEST(DatasetTest, ReadsNpzWithNamedArraysAndImputesNaN) {
   spec.train.path = spec.val.path = dir / "d.npz";
   spec.x_key = "images";
   spec.y_key = "target";
-  EXPECT_EQ(ErrorOf(spec), dir / "d.npz" + ": row 2, feature 3: missing value (NaN; set data.missing: mean to impute it)");
+  EXPECT_EQ(ErrorOf(spec),
+            dir / "d.npz" +
+                ": row 2, feature 3: missing value (NaN; set data.missing: mean to impute it)");
   spec.missing = "mean";
   const Dataset d = LoadDataset(spec);
   EXPECT_EQ(d.task, "regression");

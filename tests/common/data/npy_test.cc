@@ -24,12 +24,14 @@ TEST(NpyTest, ReadsEveryNumericDtype) {
             (std::vector<double>{0, 255}));
   EXPECT_EQ(ParseNpy("a", Npy<int8_t>("|i1", {2}, {-128, 7})).ToDoubles(),
             (std::vector<double>{-128, 7}));
-  EXPECT_EQ(ParseNpy("a", Npy<int16_t>("<i2", {1}, {-300})).ToDoubles(), (std::vector<double>{-300}));
+  EXPECT_EQ(ParseNpy("a", Npy<int16_t>("<i2", {1}, {-300})).ToDoubles(),
+            (std::vector<double>{-300}));
   EXPECT_EQ(ParseNpy("a", Npy<uint32_t>("<u4", {1}, {4000000000u})).ToDoubles(),
             (std::vector<double>{4e9}));
   EXPECT_EQ(ParseNpy("a", Npy<int64_t>("<i8", {2}, {-5, 9007199254740992})).ToDoubles(),
             (std::vector<double>{-5, 9007199254740992.0}));
-  EXPECT_EQ(ParseNpy("a", Npy<uint8_t>("|b1", {2}, {1, 0})).ToDoubles(), (std::vector<double>{1, 0}));
+  EXPECT_EQ(ParseNpy("a", Npy<uint8_t>("|b1", {2}, {1, 0})).ToDoubles(),
+            (std::vector<double>{1, 0}));
 }
 
 TEST(NpyTest, KeepsTheShape) {
@@ -61,7 +63,8 @@ TEST(NpyTest, RejectsWhatItCannotRead) {
 
 TEST(NpyTest, ReadsNpzStoredAndDeflated) {
   const std::map<std::string, std::string> members = {
-      {"x.npy", Npy<float>("<f4", {2, 2}, {1, 2, 3, 4})}, {"y.npy", Npy<int64_t>("<i8", {2}, {0, 1})}};
+      {"x.npy", Npy<float>("<f4", {2, 2}, {1, 2, 3, 4})},
+      {"y.npy", Npy<int64_t>("<i8", {2}, {0, 1})}};
   for (bool deflate : {false, true}) {
     const auto read = ReadZipMembers("d.npz", Zip(members, deflate));
     EXPECT_EQ(NpzArray("d.npz", read, "x").ToFloats(), (std::vector<float>{1, 2, 3, 4}));

@@ -111,7 +111,8 @@ TEST(HParamsTest, WrongTypesAreRefusedByName) {
             "activation: '1' is not one of relu, gelu, silu, tanh");
   EXPECT_EQ(ErrorOf({{"precision", std::string("FP32")}}),
             "precision: 'FP32' is not one of fp32, bf16, fp16, auto");
-  EXPECT_EQ(ErrorOf({{"batch_norm", std::string("yes")}}), "batch_norm: 'yes' is not true or false");
+  EXPECT_EQ(ErrorOf({{"batch_norm", std::string("yes")}}),
+            "batch_norm: 'yes' is not true or false");
   EXPECT_EQ(ErrorOf({{"batch_norm", int64_t{2}}}), "batch_norm: '2' is not true or false");
   EXPECT_EQ(ErrorOf({{"kernel_size", int64_t{4}}}), "kernel_size: must be odd");
   EXPECT_EQ(ErrorOf({{"init_from", std::string("")}}), "init_from: must not be empty");
@@ -141,10 +142,9 @@ TEST(HParamsTest, UnknownNamesAreErrorsExceptUnderTorchScript) {
   EXPECT_EQ(std::get<int64_t>(hp.attributes.at("width")), 64);
   EXPECT_DOUBLE_EQ(hp.lr, 0.1);
   // A wrong trainer setting is still refused under TorchScript.
-  EXPECT_EQ(ErrorOf({{"model", std::string("torchscript")},
-                     {"path", std::string("m.pt")},
-                     {"lr", -1.0}}),
-            "lr: -1 is outside [1e-07, 10]");
+  EXPECT_EQ(
+      ErrorOf({{"model", std::string("torchscript")}, {"path", std::string("m.pt")}, {"lr", -1.0}}),
+      "lr: -1 is outside [1e-07, 10]");
 }
 
 TEST(HParamsTest, PathGoesWithTorchScriptOnly) {
@@ -205,7 +205,7 @@ TEST(HParamsTest, ModelParamsRebuildTheSameModel) {
                          &hp),
             "");
   const Params model = ModelParams(hp);
-  EXPECT_EQ(model.count("lr"), 0u);  // training settings are not the model's
+  EXPECT_EQ(model.count("lr"), 0u);      // training settings are not the model's
   EXPECT_EQ(model.count("width1"), 0u);  // unset widths are left out
   HParams back;
   ASSERT_EQ(ParseHParams(model, &back), "");
@@ -259,13 +259,13 @@ namespace hparams_test {
 
 // A tenth of the training rows, down to a power of two, between 2 and kMaxDefaultBatch.
 TEST(HParamsTest, DefaultBatchSizeIsATenthOfTheTrainingRows) {
-  EXPECT_EQ(DefaultBatchSize(300), 16);   // 30 -> 16: 19 steps an epoch, not 3 of 128
-  EXPECT_EQ(DefaultBatchSize(265), 16);   // diabetes' training rows
-  EXPECT_EQ(DefaultBatchSize(320), 32);   // exactly a tenth
+  EXPECT_EQ(DefaultBatchSize(300), 16);  // 30 -> 16: 19 steps an epoch, not 3 of 128
+  EXPECT_EQ(DefaultBatchSize(265), 16);  // diabetes' training rows
+  EXPECT_EQ(DefaultBatchSize(320), 32);  // exactly a tenth
   EXPECT_EQ(DefaultBatchSize(1000), 64);
   EXPECT_EQ(DefaultBatchSize(1280), 128);
   EXPECT_EQ(DefaultBatchSize(50000), kMaxDefaultBatch);
-  EXPECT_EQ(DefaultBatchSize(30), 2);     // never 1: batch norm needs two samples
+  EXPECT_EQ(DefaultBatchSize(30), 2);  // never 1: batch norm needs two samples
   EXPECT_EQ(DefaultBatchSize(1), 2);
   for (int64_t rows : {40, 100, 300, 999, 5000}) EXPECT_LE(DefaultBatchSize(rows), rows / 10);
 }

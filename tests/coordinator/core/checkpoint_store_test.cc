@@ -67,14 +67,16 @@ TEST_F(CheckpointStoreTest, ChunkedUploadRoundTripsThroughDownload) {
   }
   std::string back;
   int chunks = 0;
-  ASSERT_TRUE(ReadCheckpointChunks(path, 1024, [&](int64_t offset, const std::string& d,
-                                                   bool last, uint32_t crc) {
-                EXPECT_EQ(offset, static_cast<int64_t>(back.size()));
-                back += d;
-                ++chunks;
-                if (last) EXPECT_EQ(crc, Crc(data));
-                return true;
-              }).ok());
+  ASSERT_TRUE(
+      ReadCheckpointChunks(path, 1024,
+                           [&](int64_t offset, const std::string& d, bool last, uint32_t crc) {
+                             EXPECT_EQ(offset, static_cast<int64_t>(back.size()));
+                             back += d;
+                             ++chunks;
+                             if (last) EXPECT_EQ(crc, Crc(data));
+                             return true;
+                           })
+          .ok());
   EXPECT_EQ(back, data);
   EXPECT_EQ(chunks, 3);
 }

@@ -1,6 +1,4 @@
 // The Coordinator without gRPC: checkpoint retention, resume points and diverging trials.
-#include "tests/coordinator/core/coordinator_test.h"
-
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -15,6 +13,7 @@
 #include <thread>
 
 #include "common/checkpoint_names.h"
+#include "tests/coordinator/core/coordinator_test.h"
 
 namespace sift::coordinator {
 namespace coordinator_checkpoints_test {
@@ -142,9 +141,9 @@ TEST_F(CoordinatorTest, NonFiniteTrainingLossEndsTheTrialUnlessStopOnDivergenceI
   Study(Config("{type: fifo}", 1, 3));
   Assignment a = Acquire(w);
   search::Decision d;
-  ASSERT_TRUE(c_->ReportProgress(w, a.lease_id, 1, 1, {{"val_accuracy", 0.1}, {"train_loss", -inf}},
-                                 "", &d)
-                  .ok());
+  ASSERT_TRUE(
+      c_->ReportProgress(w, a.lease_id, 1, 1, {{"val_accuracy", 0.1}, {"train_loss", -inf}}, "", &d)
+          .ok());
   EXPECT_EQ(d.action, Action::kStop);
   EXPECT_EQ(d.reason, "train_loss -Infinity at epoch 1");
   ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());
@@ -155,9 +154,9 @@ TEST_F(CoordinatorTest, NonFiniteTrainingLossEndsTheTrialUnlessStopOnDivergenceI
   const int64_t id = Study(off);
   Assignment b = Acquire(w);
   EXPECT_EQ(b.study_id, id);
-  ASSERT_TRUE(c_->ReportProgress(w, b.lease_id, 1, 1, {{"val_accuracy", 0.1}, {"train_loss", inf}},
-                                 "", &d)
-                  .ok());
+  ASSERT_TRUE(
+      c_->ReportProgress(w, b.lease_id, 1, 1, {{"val_accuracy", 0.1}, {"train_loss", inf}}, "", &d)
+          .ok());
   EXPECT_EQ(d.action, Action::kContinue);
 }
 
@@ -174,10 +173,10 @@ TEST_F(CoordinatorTest, ResumeOffersOlderCheckpointsAndRedoneWorkIsWaste) {
   }
   WriteCheckpoint(id, "trial-0-e1-s3.ckpt");
   search::Decision d;
-  EXPECT_EQ(c_->ReportProgress(w1, a.lease_id, 4, 4, {{"val_accuracy", 0.9}}, "trial-0-e-1.ckpt",
-                               &d)
-                .code,
-            Status::Code::kInvalidArgument);  // not a checkpoint name
+  EXPECT_EQ(
+      c_->ReportProgress(w1, a.lease_id, 4, 4, {{"val_accuracy", 0.9}}, "trial-0-e-1.ckpt", &d)
+          .code,
+      Status::Code::kInvalidArgument);  // not a checkpoint name
   clock_.Advance(11);
   c_->Tick();  // the VM is gone
   Assignment b = Acquire(w2);
@@ -187,8 +186,7 @@ TEST_F(CoordinatorTest, ResumeOffersOlderCheckpointsAndRedoneWorkIsWaste) {
   clock_.Advance(10);
   ASSERT_TRUE(c_->RecordRedoneWork(w2, b.lease_id, 6.0, "trial-0-e3.ckpt").ok());
   ASSERT_TRUE(c_->RecordRedoneWork(w2, b.lease_id, 6.0, "trial-0-e3.ckpt").ok());  // a retry
-  EXPECT_EQ(c_->RecordRedoneWork(w1, b.lease_id, 6.0, "x").code,
-            Status::Code::kFailedPrecondition);
+  EXPECT_EQ(c_->RecordRedoneWork(w1, b.lease_id, 6.0, "x").code, Status::Code::kFailedPrecondition);
   Report(w2, b, 1, 4, 0.9);
   ASSERT_TRUE(c_->CompleteTrial(w2, b.lease_id, {}).ok());
   std::vector<TrialSummary> trials;

@@ -1,6 +1,4 @@
 // The Coordinator without gRPC: the held-out test evaluation of finished trials.
-#include "tests/coordinator/core/coordinator_test.h"
-
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -15,6 +13,7 @@
 #include <thread>
 
 #include "common/checkpoint_names.h"
+#include "tests/coordinator/core/coordinator_test.h"
 
 namespace sift::coordinator {
 namespace coordinator_evaluation_test {

@@ -1,9 +1,8 @@
 // The Coordinator's locks: one per study, so that a study busy deciding or committing holds up no
 // other study (coordinator.h, "Locks"). Behaviour only: the tests hold one study's lock and see
 // the other study's calls finish, and run several studies from many threads to their end.
-#include <gtest/gtest.h>
-
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -173,8 +172,9 @@ TEST_F(CoordinatorLocksTest, ACompletionWaitsForItsCommitWithoutHoldingItsStudy)
   std::promise<void> release;
   CoordinatorTestPeer::BlockWriter(*c_, release.get_future().share());
   auto complete = [&] {
-    return std::async(std::launch::async,
-                      [&] { return c_->CompleteTrial(w1, t0.lease_id, {{"val_accuracy", 0.5}}); });
+    return std::async(std::launch::async, [&] {
+      return c_->CompleteTrial(w1, t0.lease_id, {{"val_accuracy", 0.5}});
+    });
   };
   auto first = complete();
   const bool in_flight = Eventually([&] {
@@ -218,8 +218,9 @@ TEST_F(CoordinatorLocksTest, AFailedNewTrialIsTakenBackAndNoTrialAfterItIsStored
   const std::string w1 = Worker(), w2 = Worker();
   // The database refuses trial 0's row (as a full disk or a constraint would), not trial 1's.
   SQLite::Database other(db_.string(), SQLite::OPEN_READWRITE);
-  other.exec("CREATE TRIGGER refuse_trial_0 BEFORE INSERT ON trials WHEN NEW.number = 0 "
-             "BEGIN SELECT RAISE(ABORT, 'trial 0 refused by the test'); END");
+  other.exec(
+      "CREATE TRIGGER refuse_trial_0 BEFORE INSERT ON trials WHEN NEW.number = 0 "
+      "BEGIN SELECT RAISE(ABORT, 'trial 0 refused by the test'); END");
   std::promise<void> release;
   CoordinatorTestPeer::BlockWriter(*c_, release.get_future().share());
   auto first = AcquireAsync(w1);

@@ -131,7 +131,7 @@ TEST_F(CoordinatorTest, AReportWhoseCommitFailsIsRefusedTakenBackAndCanBeRetried
   // A report too big for the room left (a real EFBIG under a file-size limit).
   std::map<std::string, double> big{{"val_accuracy", 0.6}};
   for (int i = 0; i < 20000; ++i) big["metric_" + std::to_string(i)] = i;
-  struct rlimit old{};
+  struct rlimit old {};
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
   struct rlimit tight = old;
   std::error_code ec;
@@ -267,8 +267,7 @@ TEST_F(CoordinatorTest, PreemptedTrialIsRequeuedAtOnceAndResumesFromItsCheckpoin
             Status::Code::kInvalidArgument);
   // An upload named outside the one grammar (a negative epoch was once accepted) is refused.
   for (const char* bad : {"trial-0-e-1.ckpt", "trial-0-e01.ckpt", "trial-0-e1.ckpt.part"}) {
-    EXPECT_EQ(c_->CheckpointPath(w2, b.lease_id, bad, &path).code,
-              Status::Code::kInvalidArgument)
+    EXPECT_EQ(c_->CheckpointPath(w2, b.lease_id, bad, &path).code, Status::Code::kInvalidArgument)
         << bad;
   }
   EXPECT_EQ(c_->CheckpointPath(w1, b.lease_id, "trial-0-e1.ckpt", &path).code,
@@ -321,10 +320,9 @@ TEST_F(CoordinatorTest, SparseCheckpointsResumeFromTheNewestAndBillTheRedoneEpoc
   clock_.Advance(2);
   Report(w1, a, 3, 3, 0.75, /*checkpointed=*/false);  // t=6, last sign of life
   search::Decision d;
-  EXPECT_EQ(c_->ReportProgress(w1, a.lease_id, 4, 4, {{"val_accuracy", 0.8}}, "trial-3-e4.ckpt",
-                               &d)
-                .code,
-            Status::Code::kInvalidArgument);  // another trial's name
+  EXPECT_EQ(
+      c_->ReportProgress(w1, a.lease_id, 4, 4, {{"val_accuracy", 0.8}}, "trial-3-e4.ckpt", &d).code,
+      Status::Code::kInvalidArgument);  // another trial's name
   clock_.Advance(11);
   c_->Tick();
   // Three epochs are on record, the newest checkpoint is epoch 2's: the next worker loads it and
@@ -348,12 +346,12 @@ TEST_F(CoordinatorTest, SparseCheckpointsResumeFromTheNewestAndBillTheRedoneEpoc
 TEST_F(CoordinatorTest, PausedTrialResumesFromTheCheckpointItHandedBack) {
   const std::string w = Worker();
   // ASHA with promotion: the first trial pauses at its first rung (epoch 1) until promoted.
-  const int64_t id = Study(Config("{type: asha, variant: promotion, min_resource: 1, eta: 2}", 2, 2) +
-                           "checkpoint: {every_epochs: 5}\n");
+  const int64_t id =
+      Study(Config("{type: asha, variant: promotion, min_resource: 1, eta: 2}", 2, 2) +
+            "checkpoint: {every_epochs: 5}\n");
   Assignment a = Acquire(w);
   ASSERT_EQ(Report(w, a, 1, 1, 0.9, /*checkpointed=*/false).action, Action::kPause);
-  EXPECT_EQ(c_->CompleteTrial(w, a.lease_id, {}, "x.ckpt").code,
-            Status::Code::kInvalidArgument);
+  EXPECT_EQ(c_->CompleteTrial(w, a.lease_id, {}, "x.ckpt").code, Status::Code::kInvalidArgument);
   ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}, "trial-0-e1.ckpt").ok());
   Assignment b = Acquire(w);
   ASSERT_EQ(b.number, 1);
@@ -375,9 +373,9 @@ TEST_F(CoordinatorTest, NoNewTrialWhoseNextEpochWouldOvershootTheBudget) {
   const int64_t id = Study(Config("{type: fifo}", 5, 1, ", max_dollars: 0.025"));
   Assignment a = Acquire(w);
   clock_.Advance(10);
-  Report(w, a, 1, 1, 0.5, /*checkpointed=*/false);  // no model: no test evaluation after
+  Report(w, a, 1, 1, 0.5, /*checkpointed=*/false);         // no model: no test evaluation after
   ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {}).ok());  // one epoch cost $0.010
-  Assignment b = Acquire(w);  // $0.010 + ~$0.010 fits in $0.025
+  Assignment b = Acquire(w);                               // $0.010 + ~$0.010 fits in $0.025
   clock_.Advance(10);
   Report(w, b, 1, 1, 0.5, /*checkpointed=*/false);
   ASSERT_TRUE(c_->CompleteTrial(w, b.lease_id, {}).ok());
@@ -398,7 +396,7 @@ TEST_F(CoordinatorTest, DollarBudgetStopsNewWorkAndRunningTrials) {
   Assignment a = Acquire(w);
   clock_.Advance(6);
   EXPECT_EQ(Report(w, a, 1, 1, 0.5, /*checkpointed=*/false).action, Action::kContinue);
-  clock_.Advance(6);  // $0.012 now, over the $0.01 budget
+  clock_.Advance(6);                                         // $0.012 now, over the $0.01 budget
   auto d = Report(w, a, 2, 2, 0.6, /*checkpointed=*/false);  // no model, no test evaluation
   EXPECT_EQ(d.action, Action::kStop);
   EXPECT_NE(d.reason.find("budget"), std::string::npos);

@@ -16,8 +16,8 @@
 
 namespace sift::coordinator {
 
-inline std::string Config(const std::string& scheduler = "{type: fifo}", int trials = 3, int epochs = 3,
-                   const std::string& budget_extra = "") {
+inline std::string Config(const std::string& scheduler = "{type: fifo}", int trials = 3,
+                          int epochs = 3, const std::string& budget_extra = "") {
   return "name: t\n"
          "search_space:\n"
          "  lr: {type: float, low: 1.0e-4, high: 1.0e-1, scale: log}\n"
@@ -52,8 +52,9 @@ class CoordinatorTest : public testing::CoordinatorFixture {
   search::Decision Report(const std::string& w, const Assignment& a, int64_t seq, int64_t epoch,
                           double acc, bool checkpointed = true) {
     search::Decision d;
-    Status s = c_->ReportProgress(w, a.lease_id, seq, epoch, {{"val_accuracy", acc}},
-                                  checkpointed ? common::EpochCheckpointName(a.number, epoch) : "", &d);
+    Status s =
+        c_->ReportProgress(w, a.lease_id, seq, epoch, {{"val_accuracy", acc}},
+                           checkpointed ? common::EpochCheckpointName(a.number, epoch) : "", &d);
     EXPECT_TRUE(s.ok()) << s.message;
     return d;
   }
@@ -67,8 +68,8 @@ class CoordinatorTest : public testing::CoordinatorFixture {
 
   // Writes checkpoint `name` of study `id` where a worker (or an upload) would.
   void WriteCheckpoint(int64_t id, const std::string& name) {
-    const auto dir = std::filesystem::path(db_.string() + ".checkpoints") /
-                     ("study-" + std::to_string(id));
+    const auto dir =
+        std::filesystem::path(db_.string() + ".checkpoints") / ("study-" + std::to_string(id));
     std::filesystem::create_directories(dir);
     std::ofstream(dir / name) << "weights of " << name;
   }
@@ -83,6 +84,5 @@ class CoordinatorTest : public testing::CoordinatorFixture {
     return out;
   }
 };
-
 
 }  // namespace sift::coordinator

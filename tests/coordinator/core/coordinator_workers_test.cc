@@ -1,7 +1,5 @@
 // The Coordinator without gRPC: idle and lost workers, unrunnable studies, pauses and budget
 // changes.
-#include "tests/coordinator/core/coordinator_test.h"
-
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -16,6 +14,7 @@
 #include <thread>
 
 #include "common/checkpoint_names.h"
+#include "tests/coordinator/core/coordinator_test.h"
 
 namespace sift::coordinator {
 namespace coordinator_workers_test {
@@ -143,8 +142,7 @@ TEST_F(CoordinatorTest, AWorkerThatCannotRunAStudyHandsTheTrialBackUnfailedAndGe
   ASSERT_TRUE(c_->ListTrials(id, &trials).ok());
   ASSERT_EQ(trials.size(), 1u);
   EXPECT_EQ(trials[0].record.state, TrialState::kPending);
-  EXPECT_NE(trials[0].record.end_reason.find("cannot run it: data.dir '/nope'"),
-            std::string::npos);
+  EXPECT_NE(trials[0].record.end_reason.find("cannot run it: data.dir '/nope'"), std::string::npos);
   EXPECT_EQ(AcquireOnly(*c_, w, 0), AcquireResult::kNoWork);  // barred from the study
   Assignment b = Acquire(other);  // a worker that has the data gets the same trial
   EXPECT_EQ(b.number, a.number);

@@ -32,7 +32,8 @@ class CostWatchTest : public ::testing::Test {
         "trainer: {model: mlp}\n"
         "alerts: {forecast: false}\n"
         "budget: {max_trials: 5, max_epochs: 3, max_dollars: 10}\n"
-        "tags: " + tags + "\n";
+        "tags: " +
+        tags + "\n";
     common::StudyConfig config;
     const auto errors = common::ParseStudyConfig(text, "t.yaml", &config);
     EXPECT_TRUE(errors.empty()) << errors.front();

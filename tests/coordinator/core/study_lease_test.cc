@@ -123,8 +123,8 @@ TEST_P(StudyLeaseTest, OnlyTheHolderServesAndAnotherTakesOverWhenItStopsRenewing
   ASSERT_TRUE(b->Heartbeat(worker.id, {lease.lease_id}, &revoked).ok());
   EXPECT_TRUE(revoked.empty());
   search::Decision d;
-  EXPECT_TRUE(b->ReportProgress(worker.id, lease.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d)
-                  .ok());
+  EXPECT_TRUE(
+      b->ReportProgress(worker.id, lease.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d).ok());
 
   // a was only stalled: its next renewal finds the lease taken, and it stops serving.
   a->Tick();
@@ -146,8 +146,8 @@ TEST_P(StudyLeaseTest, AStalledOwnerHasEveryWriteRefusedOnceAnotherTookTheStudyO
   ASSERT_TRUE(a->AcquireTrial(worker.id, &r, &lease).ok());
   ASSERT_EQ(r, AcquireResult::kAssigned);
   search::Decision d;
-  ASSERT_TRUE(a->ReportProgress(worker.id, lease.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d)
-                  .ok());
+  ASSERT_TRUE(
+      a->ReportProgress(worker.id, lease.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d).ok());
 
   auto b = Open("b");
   ASSERT_TRUE(TakesOver(*b, id));  // a never ticks: stalled

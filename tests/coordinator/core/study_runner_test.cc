@@ -119,9 +119,9 @@ TEST(StudyRunnerTest, EnqueuedConfigurationsRunFirst) {
 TEST(StudyRunnerTest, KeptCountsAndRequeuedTrialsEqualAWalkAfterEveryChange) {
   StudyRunner r(1, Config("budget: {max_trials: 8, max_epochs: 3}\n"), kT0);
   auto expect_counts = [&](const char* when) {
-    for (TrialState s : {TrialState::kPending, TrialState::kRunning, TrialState::kPaused,
-                         TrialState::kCompleted, TrialState::kStopped, TrialState::kFailed,
-                         TrialState::kDiverged}) {
+    for (TrialState s :
+         {TrialState::kPending, TrialState::kRunning, TrialState::kPaused, TrialState::kCompleted,
+          TrialState::kStopped, TrialState::kFailed, TrialState::kDiverged}) {
       int64_t walked = 0;
       for (const auto& t : r.view().trials) walked += t.state == s;
       EXPECT_EQ(r.CountInState(s), walked) << when << ": " << search::ToString(s);
@@ -274,8 +274,7 @@ TEST(StudyRunnerTest, ASpentQuotaLimitsTheStudyAsItsOwnBudgetWould) {
   StudyRunner r(1, Config("budget: {max_trials: 10, max_epochs: 3}\n"), kT0);
   Lease(r);
   r.SetQuotaUse({{"team=vision", 10.0, 10.0}});
-  EXPECT_EQ(WhyNone(r),
-            "quota team=vision: $10.0000 spent of $10.0000 by the studies tagged so");
+  EXPECT_EQ(WhyNone(r), "quota team=vision: $10.0000 spent of $10.0000 by the studies tagged so");
   EXPECT_EQ(r.Decide(0, 1, 0.5, kT0, 0).action, Action::kStop);
   r.SetQuotaUse({{"team=vision", 10.0, 2.0}});
   EXPECT_EQ(r.Decide(0, 1, 0.5, kT0, 0).action, Action::kContinue);
@@ -525,8 +524,10 @@ INSTANTIATE_TEST_SUITE_P(
       std::string name = std::string(info.param.searcher) + "_" + info.param.scheduler;
       std::string out;
       for (char c : name) {
-        if (std::isalnum(static_cast<unsigned char>(c))) out += c;
-        else if (!out.empty() && out.back() != '_') out += '_';
+        if (std::isalnum(static_cast<unsigned char>(c)))
+          out += c;
+        else if (!out.empty() && out.back() != '_')
+          out += '_';
       }
       while (!out.empty() && out.back() == '_') out.pop_back();
       return out;

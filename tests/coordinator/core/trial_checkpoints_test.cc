@@ -69,12 +69,11 @@ TEST_F(TrialCheckpointsTest, FallbacksAreTheTrialsOlderFilesNewestFirst) {
   TrialCheckpoints checkpoints(dir_.string(), table_mu_, leases_);
   const std::string study_dir = checkpoints.StudyDir(7);
   EXPECT_EQ(study_dir, dir_.string() + "/study-7");
-  Write(study_dir, {"trial-0-e1.ckpt", "trial-0-e2-s5.ckpt", "trial-0-e2.ckpt",
-                    "trial-0-e3.ckpt", "trial-1-e1.ckpt", "notes.txt"});
+  Write(study_dir, {"trial-0-e1.ckpt", "trial-0-e2-s5.ckpt", "trial-0-e2.ckpt", "trial-0-e3.ckpt",
+                    "trial-1-e1.ckpt", "notes.txt"});
   EXPECT_EQ(checkpoints.Older(7, 0, "trial-0-e3.ckpt"),
-            (std::vector<std::string>{"trial-0-e2-s5.ckpt", "trial-0-e2.ckpt",
-                                      "trial-0-e1.ckpt"}));
-  EXPECT_TRUE(checkpoints.Older(7, 0, "").empty());  // nothing to fall back from
+            (std::vector<std::string>{"trial-0-e2-s5.ckpt", "trial-0-e2.ckpt", "trial-0-e1.ckpt"}));
+  EXPECT_TRUE(checkpoints.Older(7, 0, "").empty());                 // nothing to fall back from
   EXPECT_TRUE(checkpoints.Older(8, 0, "trial-0-e3.ckpt").empty());  // no folder yet
   TrialCheckpoints none("", table_mu_, leases_);
   EXPECT_FALSE(none.enabled());
@@ -104,7 +103,7 @@ TEST_F(TrialCheckpointsTest, PruningSparesTheFilesALeasedTrialMayStillReport) {
   EXPECT_TRUE(Exists(study_dir, "trial-1-e2.ckpt"));
   EXPECT_TRUE(Exists(study_dir, "trial-1-e3.ckpt"));
   EXPECT_TRUE(Exists(study_dir, "trial-1-e3.ckpt.part"));
-  leases_.End("L1");  // settled: what it never reported goes
+  leases_.End("L1");                               // settled: what it never reported goes
   checkpoints.Prune(*study, {"trial-1-e3.ckpt"});  // judges just the one named
   EXPECT_FALSE(Exists(study_dir, "trial-1-e3.ckpt"));
   EXPECT_TRUE(Exists(study_dir, "trial-1-e3.ckpt.part"));

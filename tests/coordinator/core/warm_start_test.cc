@@ -16,7 +16,9 @@ std::string WarmConfig(const std::string& rest, int max_trials = 6) {
          "  hidden: {type: int, low: 16, high: 64}\n"
          "trainer: {model: mlp}\n"
          "searcher: {type: tpe, n_startup: 4}\n"
-         "budget: {max_trials: " + std::to_string(max_trials) + ", max_epochs: 1}\n"
+         "budget: {max_trials: " +
+         std::to_string(max_trials) +
+         ", max_epochs: 1}\n"
          "seed: 8\n" +
          rest;
 }
@@ -52,8 +54,8 @@ TEST_F(WarmStartTest, UnknownStudiesAndForeignSpacesAreRefusedNamingTheStudy) {
   const std::string w = Worker();
   const int64_t first = FirstStudy(w);
   int64_t id = 0;
-  Status s = TryCreate(WarmConfig("warm_start: {studies: [" + std::to_string(first) + ", 42]}\n"),
-                       &id);
+  Status s =
+      TryCreate(WarmConfig("warm_start: {studies: [" + std::to_string(first) + ", 42]}\n"), &id);
   EXPECT_EQ(s.code, Status::Code::kInvalidArgument);
   EXPECT_NE(s.message.find("warm_start.studies: study 42: no such study in this coordinator's "
                            "database"),
@@ -65,7 +67,8 @@ TEST_F(WarmStartTest, UnknownStudiesAndForeignSpacesAreRefusedNamingTheStudy) {
       "  lr: {type: categorical, choices: [0.1, 0.01]}\n"
       "  dropout: {type: float, low: 0, high: 0.5}\n"
       "trainer: {model: mlp}\nsearcher: {type: tpe}\n"
-      "warm_start: {studies: [" + std::to_string(first) + "]}\n";
+      "warm_start: {studies: [" +
+      std::to_string(first) + "]}\n";
   s = TryCreate(foreign, &id);
   EXPECT_EQ(s.code, Status::Code::kInvalidArgument);
   EXPECT_NE(s.message.find("warm_start.studies: study " + std::to_string(first) +
@@ -128,8 +131,7 @@ TEST_F(WarmStartTest, AStudyWhoseEarlierDatabaseIsGoneIsRestoredWithoutPriors) {
   const std::string earlier = db_.string() + ".earlier";
   std::filesystem::copy_file(db_, earlier);
   std::filesystem::copy_file(db_.string() + "-wal", earlier + "-wal");
-  const int64_t id =
-      Study(WarmConfig("warm_start: {studies: [1], database: " + earlier + "}\n"));
+  const int64_t id = Study(WarmConfig("warm_start: {studies: [1], database: " + earlier + "}\n"));
   RunOne(w);
   for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(earlier + sfx);
   c_.reset();

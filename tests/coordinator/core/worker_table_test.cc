@@ -83,7 +83,7 @@ TEST(WorkerTable, OnlyTheLongestSilentLostWorkersAreForgottenPastTheCap) {
   WorkerTable t(/*timeout_s=*/30, /*max_lost=*/2);
   Ledger ledger;
   for (int i = 0; i < 6; ++i) t.Add(Record("w" + std::to_string(i)), 100 + i);
-  ledger.OpenIdle("w0", 1, 100, 3.6, "spot");  // idle: its stretch is still to be stored
+  ledger.OpenIdle("w0", 1, 100, 3.6, "spot");    // idle: its stretch is still to be stored
   const std::set<std::string> holding = {"w1"};  // holds a lease
   t.Add(Record("live"), 200);
   // Lost and neither idle nor holding: w2..w5; the two heard from last (w4, w5) stay.

@@ -1,12 +1,13 @@
 // The config's cost controls: tags, alerts and the objective's target, and the errors that name
 // the key that is wrong.
+#include "common/config/config_cost.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "common/config/config.h"
-#include "common/config/config_cost.h"
 #include "coordinator/cost/quota.h"
 
 namespace sift::coordinator {
@@ -69,8 +70,8 @@ TEST(ConfigCost, TagsAlertsAndTargetAreRead) {
   ASSERT_TRUE(c.target.has_value());
   EXPECT_DOUBLE_EQ(*c.target, 0.9);
   // A list runs as it is, without a shell; an empty list of thresholds turns them off.
-  ASSERT_TRUE(Parse("alerts: {thresholds: [], command: [curl, -d, '@-', 'https://h/x']}\n", &c)
-                  .empty());
+  ASSERT_TRUE(
+      Parse("alerts: {thresholds: [], command: [curl, -d, '@-', 'https://h/x']}\n", &c).empty());
   EXPECT_TRUE(c.alerts.thresholds.empty());
   EXPECT_EQ(c.alerts.command, (std::vector<std::string>{"curl", "-d", "@-", "https://h/x"}));
 }
@@ -78,12 +79,14 @@ TEST(ConfigCost, TagsAlertsAndTargetAreRead) {
 TEST(ConfigCost, BadTagsAreNamedByKey) {
   common::StudyConfig c;
   auto errors = Parse("tags: {team: vision team}\n", &c);
-  EXPECT_TRUE(HasError(errors, "tags.team: value 'vision team' has ' ' (a space) at 7")) << Joined(errors);
+  EXPECT_TRUE(HasError(errors, "tags.team: value 'vision team' has ' ' (a space) at 7"))
+      << Joined(errors);
   errors = Parse("tags: {'9lives': x}\n", &c);
   EXPECT_TRUE(HasError(errors, "tags.9lives: bad tag key '9lives': a tag key starts with a letter"))
       << Joined(errors);
   errors = Parse("tags: {'te am': x}\n", &c);
-  EXPECT_TRUE(HasError(errors, "has ' ' (a space) at 3; use letters, digits and _ . - in a tag key"))
+  EXPECT_TRUE(
+      HasError(errors, "has ' ' (a space) at 3; use letters, digits and _ . - in a tag key"))
       << Joined(errors);
   errors = Parse("tags: {team: [a, b]}\n", &c);
   EXPECT_TRUE(HasError(errors, "tags.team: must be a single value")) << Joined(errors);
@@ -92,7 +95,8 @@ TEST(ConfigCost, BadTagsAreNamedByKey) {
   errors = Parse("tags: {team: 'a=b'}\n", &c);
   EXPECT_TRUE(HasError(errors, "tags.team: value 'a=b' has '=' at 2")) << Joined(errors);
   errors = Parse("tags: {" + std::string(64, 'k') + ": x}\n", &c);
-  EXPECT_TRUE(HasError(errors, "64 characters, over the limit of 63 for a tag key")) << Joined(errors);
+  EXPECT_TRUE(HasError(errors, "64 characters, over the limit of 63 for a tag key"))
+      << Joined(errors);
   errors = Parse("tags: {team: " + std::string(129, 'v') + "}\n", &c);
   EXPECT_TRUE(HasError(errors, "tags.team: value '" + std::string(129, 'v') +
                                    "' 129 characters, over the limit of 128"))
@@ -108,12 +112,14 @@ TEST(ConfigCost, BadTagsAreNamedByKey) {
 TEST(ConfigCost, BadAlertsAreNamedByField) {
   common::StudyConfig c;
   auto errors = Parse("alerts: {thresholds: [50, 0, 2000, fifty, 50]}\n", &c);
-  EXPECT_TRUE(HasError(errors, "alerts.thresholds[1]: must be a percent of budget.max_dollars in "
-                               "(0, 1000], got '0'"))
+  EXPECT_TRUE(HasError(errors,
+                       "alerts.thresholds[1]: must be a percent of budget.max_dollars in "
+                       "(0, 1000], got '0'"))
       << Joined(errors);
   EXPECT_TRUE(HasError(errors, "alerts.thresholds[2]: must be a percent")) << Joined(errors);
-  EXPECT_TRUE(HasError(errors, "alerts.thresholds[3]: must be a percent of budget.max_dollars in "
-                               "(0, 1000], got 'fifty'"))
+  EXPECT_TRUE(HasError(errors,
+                       "alerts.thresholds[3]: must be a percent of budget.max_dollars in "
+                       "(0, 1000], got 'fifty'"))
       << Joined(errors);
   EXPECT_TRUE(HasError(errors, "alerts.thresholds[4]: is listed twice")) << Joined(errors);
   errors = Parse("alerts: {thresholds: 50}\n", &c);
@@ -144,8 +150,9 @@ TEST(ConfigCost, QuotaFlagsParseOrSayWhatIsWrong) {
   EXPECT_DOUBLE_EQ(q.dollars, 0.25);
   EXPECT_NE(ParseQuota("team:100", &q).find("must be KEY=VALUE:DOLLARS"), std::string::npos);
   EXPECT_NE(ParseQuota("team=vision", &q).find("must be KEY=VALUE:DOLLARS"), std::string::npos);
-  EXPECT_NE(ParseQuota("team=vision:-5", &q).find("the dollar limit must be a number > 0, got '-5'"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseQuota("team=vision:-5", &q).find("the dollar limit must be a number > 0, got '-5'"),
+      std::string::npos);
   EXPECT_NE(ParseQuota("team=vision:lots", &q).find("got 'lots'"), std::string::npos);
   EXPECT_NE(ParseQuota("9=vision:5", &q).find("tag key '9': a tag key starts with a letter"),
             std::string::npos);

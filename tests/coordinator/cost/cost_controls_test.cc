@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "coordinator/cost/alert_command.h"
 #include "coordinator/core/coordinator.h"
+#include "coordinator/cost/alert_command.h"
 #include "coordinator/cost/alerts.h"
 #include "coordinator/cost/forecast.h"
 #include "coordinator/report/report_cost.h"
@@ -247,9 +247,10 @@ TEST(CostAlerts, AnEndedStudysRecordedForecastsAreSetAgainstWhatHappened) {
   s.events = {{1, 1100, "coordinator", "forecast", CostEventJson(e, CostFacts{})}};
   const auto lines = ForecastVersusActual(s);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "forecast at 25% (4 trials ended, $2.5000 spent): $11.0000 in total, done "
-                      "after 66.7 min; actual $10.0000 (forecast 10% high), after 50.0 min "
-                      "(forecast 33% late)");
+  EXPECT_EQ(lines[0],
+            "forecast at 25% (4 trials ended, $2.5000 spent): $11.0000 in total, done "
+            "after 66.7 min; actual $10.0000 (forecast 10% high), after 50.0 min "
+            "(forecast 33% late)");
   StudyReport r;
   r.study = s;
   r.study.tags = {{"team", "vision"}};
@@ -353,8 +354,7 @@ TEST_F(CostControlsTest, BudgetAlertsFireOnceEachAcrossARestartAndRunTheirComman
   c_->Tick();
   Open();
   c_->Tick();
-  EXPECT_EQ(Keys(id, "alert"),
-            (std::vector<std::string>{"budget:50", "budget:80", "budget:100"}));
+  EXPECT_EQ(Keys(id, "alert"), (std::vector<std::string>{"budget:50", "budget:80", "budget:100"}));
   c_.reset();  // waits for the queued commands
   std::ifstream in(log);
   std::vector<std::string> lines;
@@ -396,8 +396,7 @@ TEST_F(CostControlsTest, ForecastIsInTheSummaryAndRecordedAt25And50PercentOnce) 
     c_->Tick();
   }
   EXPECT_EQ(Keys(id, "forecast"), (std::vector<std::string>{"forecast:25", "forecast:50"}));
-  EXPECT_EQ(Keys(id, "alert"),
-            (std::vector<std::string>{"forecast:over-budget", "budget:50"}));
+  EXPECT_EQ(Keys(id, "alert"), (std::vector<std::string>{"forecast:over-budget", "budget:50"}));
 }
 
 TEST_F(CostControlsTest, AQuotaLimitsEveryStudyWithTheTagTogether) {
@@ -410,7 +409,7 @@ TEST_F(CostControlsTest, AQuotaLimitsEveryStudyWithTheTagTogether) {
   ASSERT_EQ(a.study_id, a_id);
   Assignment b = Acquire(w2);
   ASSERT_EQ(b.study_id, a_id);  // the first study takes work first
-  clock_.Advance(20);  // $0.04 by the two leases together
+  clock_.Advance(20);           // $0.04 by the two leases together
   search::Decision d;
   ASSERT_TRUE(c_->ReportProgress(w1, a.lease_id, 1, 1, {{"val_accuracy", 0.5}}, "", &d).ok());
   EXPECT_EQ(d.action, Action::kContinue);
@@ -441,7 +440,8 @@ TEST_F(CostControlsTest, AQuotaLimitsEveryStudyWithTheTagTogether) {
   // A new vision study is refused while the quota is spent.
   int64_t id = 0;
   std::vector<std::string> errors;
-  Status refused = c_->CreateStudy(Config("d", "tags: {team: vision}\n", 0), "d.yaml", &id, &errors);
+  Status refused =
+      c_->CreateStudy(Config("d", "tags: {team: vision}\n", 0), "d.yaml", &id, &errors);
   EXPECT_EQ(refused.code, Status::Code::kResourceExhausted);
   EXPECT_NE(refused.message.find("quota team=vision"), std::string::npos) << refused.message;
 }
@@ -504,8 +504,8 @@ TEST_F(CostControlsTest, RollupByTagSumsTheStudiesOfEachTag) {
     Assignment t = Acquire(w);
     clock_.Advance(10 * (i + 1));
     search::Decision d;
-    ASSERT_TRUE(c_->ReportProgress(w, t.lease_id, 1, 1, {{"val_accuracy", 0.1 * (i + 1)}}, "", &d)
-                    .ok());
+    ASSERT_TRUE(
+        c_->ReportProgress(w, t.lease_id, 1, 1, {{"val_accuracy", 0.1 * (i + 1)}}, "", &d).ok());
     ASSERT_TRUE(c_->CancelStudy(t.study_id).ok());
     ASSERT_TRUE(c_->CompleteTrial(w, t.lease_id, {}).ok());
   }

@@ -62,9 +62,9 @@ TEST(Ledger, WorkSinceTheLastCheckpointIsWhatAnEndLoses) {
 
 TEST(Ledger, RestoreSumsClosedSegmentsBillsOpenOnesAndDropForgetsTheStudy) {
   const std::vector<SegmentRecord> segments = {
-      Segment("A", 1, 0, 100, 110),                       // $0.01
-      Segment("B", 1, 0, 110, 120, 7.2, "on-demand"),     // $0.02
-      Segment("C", 1, 1, 115, std::nullopt),              // open
+      Segment("A", 1, 0, 100, 110),                    // $0.01
+      Segment("B", 1, 0, 110, 120, 7.2, "on-demand"),  // $0.02
+      Segment("C", 1, 1, 115, std::nullopt),           // open
   };
   Ledger ledger;
   const auto costs = ledger.RestoreStudy(1, segments, 125);
@@ -131,7 +131,7 @@ TEST(Ledger, RowsArePricedWithWasteInterruptionsAndTheSpendCurve) {
   EXPECT_DOUBLE_EQ(SegmentDollars(pre, 999), 0.01);
   EXPECT_DOUBLE_EQ(WastedDollars(exp), 0.004);
   EXPECT_DOUBLE_EQ(SegmentDollarsBy(pre, 105), 0.005);  // half of it by then
-  EXPECT_EQ(SegmentDollarsBy(open, 120), 0);             // not started by then
+  EXPECT_EQ(SegmentDollarsBy(open, 120), 0);            // not started by then
   EXPECT_DOUBLE_EQ(SegmentDollarsBy(open, 130), 0.005);
 
   const auto trials = TrialCosts(rows, 135);

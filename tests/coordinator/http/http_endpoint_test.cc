@@ -1,7 +1,5 @@
 // The --http endpoint's bounds, each over a real socket: idle and slow clients, the connection
 // cap, the request size limits, TLS, and the refusal of plaintext off loopback.
-#include "coordinator/http/endpoint.h"
-
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -11,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "coordinator/http/endpoint.h"
 #include "tests/http_test_client.h"
 #include "tests/test_pki.h"
 
@@ -127,9 +126,9 @@ TEST(HttpEndpoint, OversizedHeadsAndBodiesAreRefused) {
   std::string many = "GET / HTTP/1.1\r\n";
   for (int i = 0; i < 100; ++i) many += "X-" + std::to_string(i) + ": 1\r\n";
   EXPECT_EQ(HttpExchange(endpoint.port(), many + "\r\n").status, 431);
-  EXPECT_EQ(HttpExchange(endpoint.port(), "GET / HTTP/1.1\r\nContent-Length: 100000000\r\n\r\n")
-                .status,
-            413);
+  EXPECT_EQ(
+      HttpExchange(endpoint.port(), "GET / HTTP/1.1\r\nContent-Length: 100000000\r\n\r\n").status,
+      413);
   EXPECT_EQ(HttpExchange(endpoint.port(), "POST / HTTP/1.1\r\n\r\n").status, 405);
   EXPECT_EQ(HttpExchange(endpoint.port(), "GET / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc").status,
             200);

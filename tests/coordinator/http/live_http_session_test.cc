@@ -33,8 +33,8 @@ class LiveHttpSession : public ::testing::Test {
     spdlog::default_logger()->sinks().push_back(sink_);
     previous_level_ = spdlog::get_level();
     spdlog::set_level(spdlog::level::trace);
-    coordinator_ = std::make_unique<Coordinator>(OpenSqliteStore(dir_ + "/sift.db"),
-                                                 CoordinatorOptions{});
+    coordinator_ =
+        std::make_unique<Coordinator>(OpenSqliteStore(dir_ + "/sift.db"), CoordinatorOptions{});
     ServerSecurity security;
     ASSERT_EQ(security.credentials.Add(common::Role::kViewer, kViewer, "test"), "");
     server_ = std::make_unique<Server>(coordinator_.get(), "127.0.0.1:0", std::move(security));
@@ -82,16 +82,16 @@ TEST_F(LiveHttpSession, TheUrlTokenBecomesAnHttpOnlyStrictCookieAndIsNeverLogged
   EXPECT_EQ(wrong.status, 401);
   EXPECT_EQ(wrong.Header("Set-Cookie"), "");
   // Prometheus sends the token as a header, and gets the metrics without a redirect.
-  EXPECT_EQ(HttpExchange(live.port(), Get("/metrics", std::string("Authorization: Bearer ") +
-                                                          kViewer + "\r\n"))
+  EXPECT_EQ(HttpExchange(live.port(),
+                         Get("/metrics", std::string("Authorization: Bearer ") + kViewer + "\r\n"))
                 .status,
             200);
   // The redirect goes to a known page only: a decoded path is never echoed into Location.
   const HttpReply other = HttpExchange(live.port(), Get(std::string("/x?token=") + kViewer));
   EXPECT_EQ(other.Header("Location"), "/");
-  EXPECT_EQ(HttpExchange(live.port(), Get(std::string("/metrics?token=") + kViewer))
-                .Header("Location"),
-            "/metrics");
+  EXPECT_EQ(
+      HttpExchange(live.port(), Get(std::string("/metrics?token=") + kViewer)).Header("Location"),
+      "/metrics");
   spdlog::default_logger()->flush();
   EXPECT_EQ(log_.str().find(kViewer), std::string::npos) << log_.str();
 }

@@ -14,8 +14,11 @@ StudyReport Study() {
   r.study.record.name = "frontier";
   r.study.metric = "val_accuracy";
   r.study.maximize = true;
-  r.trials = {Trial(0, 0.10, 0.80, 1), Trial(1, 0.05, 0.82, 2), Trial(2, 0.20, 0.90, 3),
-              Trial(3, 0.30, 0.89, 4), Trial(4, 0.01, 0.95, 5, search::TrialState::kFailed),
+  r.trials = {Trial(0, 0.10, 0.80, 1),
+              Trial(1, 0.05, 0.82, 2),
+              Trial(2, 0.20, 0.90, 3),
+              Trial(3, 0.30, 0.89, 4),
+              Trial(4, 0.01, 0.95, 5, search::TrialState::kFailed),
               Trial(5, 0.03, 0.86, 6, search::TrialState::kStopped)};
   for (auto& t : r.trials) {
     t.checkpoint = "trial-" + std::to_string(t.record.number) + ".ckpt";
@@ -67,8 +70,9 @@ TEST(ExportPick, NothingMeetsTheBoundsSaysHowCloseItCame) {
             "closest 0.9000), dollars<=0.1000 (3 do)");
   ASSERT_EQ(ParsePick("gpu_hours<=1", &rule), "");
   EXPECT_EQ(PickTrial(Study(), rule, &why), std::nullopt);
-  EXPECT_EQ(why, "none of the 5 trials with a model meets all of gpu_hours<=1.0000 (no trial "
-                 "reports gpu_hours)");
+  EXPECT_EQ(why,
+            "none of the 5 trials with a model meets all of gpu_hours<=1.0000 (no trial "
+            "reports gpu_hours)");
 }
 
 TEST(ExportPick, BadRulesNameTheClause) {
@@ -87,8 +91,9 @@ TEST(ExportPick, BadRulesNameTheClause) {
 
 TEST(ExportPick, TheParetoSetTable) {
   const std::string text = FormatParetoSet(Study());
-  EXPECT_EQ(text.rfind("Pareto set of study 1 'frontier': val_accuracy (maximize) against dollars", 0),
-            0u)
+  EXPECT_EQ(
+      text.rfind("Pareto set of study 1 'frontier': val_accuracy (maximize) against dollars", 0),
+      0u)
       << text;
   // Cheapest first: #5 ($0.03, 0.86, stopped) then #2 ($0.20, 0.90); #1 is beaten by #5.
   EXPECT_NE(text.find("     5        0.8600      0.030000       3  STOPPED     yes\n"

@@ -3,10 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
-
-#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -87,8 +86,8 @@ TEST(Report, WorkLostToAPauseIsNamedInTheSpotLine) {
 }
 
 TEST(Report, WriteReportFilesCreatesAMissingFolderOrNamesIt) {
-  const auto base = std::filesystem::temp_directory_path() /
-                    ("sift-report-" + std::to_string(::getpid()));
+  const auto base =
+      std::filesystem::temp_directory_path() / ("sift-report-" + std::to_string(::getpid()));
   std::filesystem::remove_all(base);
   const std::string dir = (base / "not" / "yet").string();
   EXPECT_EQ(WriteReportFiles(Report(), dir), "");
@@ -133,8 +132,9 @@ TEST(Report, SummaryAndJsonNameTheBestTrialsModel) {
   r.trials[2].checkpoint = "trial-2-e4.ckpt";
   EXPECT_NE(FormatSummary(r).find("best trial's model: trial-2-e4.ckpt\n"), std::string::npos);
   r.checkpoint_dir = "/runs/x/checkpoints/study-1";
-  EXPECT_NE(FormatSummary(r).find("best trial's model: /runs/x/checkpoints/study-1/trial-2-e4.ckpt"),
-            std::string::npos);
+  EXPECT_NE(
+      FormatSummary(r).find("best trial's model: /runs/x/checkpoints/study-1/trial-2-e4.ckpt"),
+      std::string::npos);
   EXPECT_NE(ToJson(r).find("\"checkpoint\": \"trial-2-e4.ckpt\""), std::string::npos);
   EXPECT_NE(ToJson(r).find("\"checkpoint_dir\": \"/runs/x/checkpoints/study-1\""),
             std::string::npos);
@@ -199,7 +199,7 @@ TEST(Report, TestScoreOnlyForTheEvaluatedTrial) {
   e.number = 2;
   e.state = EvaluationState::kDone;
   e.requested_by = "best trial";
-  e.metrics = {{"test_accuracy", 0.875},   {"test_seconds", 1.5},    {"test_class_0_correct", 3},
+  e.metrics = {{"test_accuracy", 0.875},  {"test_seconds", 1.5},       {"test_class_0_correct", 3},
                {"test_class_0_total", 4}, {"test_class_1_correct", 4}, {"test_class_1_total", 4}};
   r.trials[2].evaluation = e;
   const std::string summary = FormatSummary(r);
@@ -223,8 +223,10 @@ TEST(Report, TestScoreOnlyForTheEvaluatedTrial) {
   EXPECT_EQ(test["per_class"][0]["class"], 0);
   // Classes the data names are keyed and shown by name (underscores and all), numbers in
   // number order.
-  e.metrics = {{"test_accuracy", 0.5},          {"test_class_benign_tumor_correct", 3},
-               {"test_class_benign_tumor_total", 4}, {"test_class_malignant_correct", 1},
+  e.metrics = {{"test_accuracy", 0.5},
+               {"test_class_benign_tumor_correct", 3},
+               {"test_class_benign_tumor_total", 4},
+               {"test_class_malignant_correct", 1},
                {"test_class_malignant_total", 4}};
   r.trials[2].evaluation = e;
   EXPECT_NE(FormatSummary(r).find("per class (correct/total): benign_tumor 3/4, malignant 1/4\n"),
@@ -232,16 +234,19 @@ TEST(Report, TestScoreOnlyForTheEvaluatedTrial) {
       << FormatSummary(r);
   EXPECT_EQ(nlohmann::json::parse(ToJson(r))["trials"][2]["test"]["per_class"][0]["class"],
             "benign_tumor");
-  e.metrics = {{"test_class_10_correct", 1}, {"test_class_10_total", 2},
-               {"test_class_2_correct", 2},  {"test_class_2_total", 2}};
+  e.metrics = {{"test_class_10_correct", 1},
+               {"test_class_10_total", 2},
+               {"test_class_2_correct", 2},
+               {"test_class_2_total", 2}};
   r.trials[2].evaluation = e;
   EXPECT_NE(FormatSummary(r).find("per class (correct/total): 2 2/2, 10 1/2\n"), std::string::npos)
       << FormatSummary(r);
   // Regression columns follow the evaluation's scores; one still being scored shows its state.
   e.metrics = {{"test_rmse", 2.0}, {"test_mae", 1.5}, {"test_r2", 0.25}};
   r.trials[2].evaluation = e;
-  EXPECT_EQ(ToCsv(r).substr(0, ToCsv(r).find('\n')).find(",test_mae,test_r2,test_rmse,wall_seconds"),
-            std::string("trial,state,epochs,val_accuracy").size());
+  EXPECT_EQ(
+      ToCsv(r).substr(0, ToCsv(r).find('\n')).find(",test_mae,test_r2,test_rmse,wall_seconds"),
+      std::string("trial,state,epochs,val_accuracy").size());
   r.trials[2].evaluation->state = EvaluationState::kPending;
   EXPECT_NE(FormatSummary(r).find("scored once): pending\n"), std::string::npos);
 }

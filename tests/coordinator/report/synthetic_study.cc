@@ -17,8 +17,8 @@ namespace {
 using coordinator::ReportRecord;
 using coordinator::SegmentRecord;
 
-constexpr int64_t kMaxEpochs = 9;        // ASHA rungs at 1 and 3 (eta 3)
-constexpr double kStart = 1.7e9;         // unix seconds: a fixed date keeps it deterministic
+constexpr int64_t kMaxEpochs = 9;  // ASHA rungs at 1 and 3 (eta 3)
+constexpr double kStart = 1.7e9;   // unix seconds: a fixed date keeps it deterministic
 
 std::string Config(const SyntheticStudy& o) {
   return fmt::format(R"(name: {}
@@ -39,8 +39,8 @@ budget: {{max_trials: {}, max_epochs: {}, max_dollars: 0, max_hours: 0}}
 // The config's objective, space and name; throws naming the problem when it does not parse.
 common::StudyConfig Parsed(const std::string& text) {
   common::StudyConfig config;
-  const auto errors = common::ParseStudyConfig(text, "synthetic", &config,
-                                                    common::ConfigLimits::None());
+  const auto errors =
+      common::ParseStudyConfig(text, "synthetic", &config, common::ConfigLimits::None());
   if (!errors.empty()) throw std::runtime_error("synthetic study config: " + errors.front());
   return config;
 }
@@ -78,10 +78,14 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
     id = store.CreateStudy(study);
     std::vector<double> free_at(static_cast<size_t>(o.workers), kStart);
     for (int w = 0; w < o.workers; ++w) {
-      coordinator::WorkerRecord worker{fmt::format("w{}", w), fmt::format("worker-{}", w),
+      coordinator::WorkerRecord worker{fmt::format("w{}", w),
+                                       fmt::format("worker-{}", w),
                                        w % 4 == 0 ? "n1-standard-8" : "g4dn.xlarge",
                                        w % 4 == 0 ? "on-demand" : "spot",
-                                       w % 4 == 0 ? 0.38 : 0.16, "cpu", 8, kStart};
+                                       w % 4 == 0 ? 0.38 : 0.16,
+                                       "cpu",
+                                       8,
+                                       kStart};
       store.UpsertWorker(worker);
     }
     int64_t leases = 0;
@@ -93,11 +97,10 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
       const bool adam = u(rng) < 0.5;
       // A plausible response: best near lr 3e-3, wider is better, too much dropout hurts. A
       // config's own space gets a response drawn per trial instead.
-      const double peak =
-          custom ? 0.7 + 0.25 * u(rng)
-                 : 0.9 - 0.05 * std::pow(std::log10(lr) + 2.5, 2) +
-                       0.01 * std::log2(static_cast<double>(hidden) / 32) -
-                       0.1 * dropout * dropout + (adam ? 0.01 : 0.0);
+      const double peak = custom ? 0.7 + 0.25 * u(rng)
+                                 : 0.9 - 0.05 * std::pow(std::log10(lr) + 2.5, 2) +
+                                       0.01 * std::log2(static_cast<double>(hidden) / 32) -
+                                       0.1 * dropout * dropout + (adam ? 0.01 : 0.0);
       const double epoch_s = 4.0 + static_cast<double>(hidden) / 64.0;
       coordinator::TrialRecord trial;
       trial.study_id = id;
@@ -185,7 +188,7 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
           w = next - free_at.begin();
           t = std::max(*next, t + 30);
           if (end == "preempted") {
-            coordinator::IdleSegmentRecord idle{seg.worker_id, id, t - 30, t - 5,
+            coordinator::IdleSegmentRecord idle{seg.worker_id,      id,         t - 30,  t - 5,
                                                 seg.price_per_hour, seg.market, "leased"};
             store.InsertIdleSegment(idle);
           }
@@ -193,16 +196,15 @@ int64_t WriteSyntheticStudy(coordinator::Store& store, const SyntheticStudy& o) 
       }
       const bool stopped = last_epoch < kMaxEpochs;
       if (diverges) {
-        store.UpdateTrialState(id, n, search::TrialState::kDiverged,
-                               metric + " is NaN: diverged", t);
+        store.UpdateTrialState(id, n, search::TrialState::kDiverged, metric + " is NaN: diverged",
+                               t);
         continue;
       }
-      store.UpdateTrialState(id, n, stopped ? search::TrialState::kStopped
-                                            : search::TrialState::kCompleted,
-                             stopped ? fmt::format("asha: below the top third at rung {}",
-                                                   last_epoch)
-                                     : "max epochs reached (9)",
-                             t);
+      store.UpdateTrialState(
+          id, n, stopped ? search::TrialState::kStopped : search::TrialState::kCompleted,
+          stopped ? fmt::format("asha: below the top third at rung {}", last_epoch)
+                  : "max epochs reached (9)",
+          t);
     }
     if (o.alerts) RecordAlerts(store, id, config, last_end);
     store.UpdateStudy(id, coordinator::StudyState::kCompleted,

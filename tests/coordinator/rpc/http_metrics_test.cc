@@ -2,9 +2,9 @@
 // study series.
 #include <gtest/gtest.h>
 
+#include "coordinator/core/study_metrics.h"
 #include "coordinator/http/endpoint.h"
 #include "coordinator/rpc/metrics.h"
-#include "coordinator/core/study_metrics.h"
 
 namespace sift::coordinator {
 namespace http_metrics_test {

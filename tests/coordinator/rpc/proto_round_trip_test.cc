@@ -154,9 +154,9 @@ TEST(ProtoRoundTrip, AStudyWithoutBestTargetOrForecastSaysSo) {
 
 TEST(ProtoRoundTrip, ATrialSummaryComesBackAsItWasSent) {
   using search::TrialState;
-  for (TrialState state : {TrialState::kPending, TrialState::kRunning, TrialState::kPaused,
-                           TrialState::kCompleted, TrialState::kStopped, TrialState::kFailed,
-                           TrialState::kDiverged}) {
+  for (TrialState state :
+       {TrialState::kPending, TrialState::kRunning, TrialState::kPaused, TrialState::kCompleted,
+        TrialState::kStopped, TrialState::kFailed, TrialState::kDiverged}) {
     TrialSummary sent;
     sent.record.study_id = 7;
     sent.record.number = 3;

@@ -1,7 +1,7 @@
 // The Studies service over a real server: its answers, bad input, status and roles.
-#include "tests/coordinator/rpc/services_test.h"
-
 #include <gtest/gtest.h>
+
+#include "tests/coordinator/rpc/services_test.h"
 
 namespace sift::coordinator {
 namespace services_studies_test {
@@ -68,8 +68,7 @@ TEST_F(ServicesRpcTest, StudiesRpcsAnswerWithTheStudyAsItIsNow) {
   // An ended study cannot be paused, resumed or rebudgeted.
   EXPECT_STATUS(studies_->PauseStudy(As("bob").get(), pause, &paused), FAILED_PRECONDITION, "");
   EXPECT_STATUS(studies_->ResumeStudy(As("bob").get(), resume, &resumed), FAILED_PRECONDITION, "");
-  EXPECT_STATUS(studies_->UpdateBudget(As("bob").get(), budget, &updated), FAILED_PRECONDITION,
-                "");
+  EXPECT_STATUS(studies_->UpdateBudget(As("bob").get(), budget, &updated), FAILED_PRECONDITION, "");
 }
 
 TEST_F(ServicesRpcTest, AnUnknownStudyIsNotFoundOnEveryStudiesRpc) {
@@ -207,8 +206,8 @@ TEST_F(ServicesRpcTest, StatusPrintsTheSummaryThatReportPrints) {
   EXPECT_NE(text.find("by market: on-demand $0.0250"), std::string::npos) << text;
   EXPECT_NE(text.find("(asked for by erin; scored once)"), std::string::npos) << text;
   EXPECT_NE(text.find("'svc': RUNNING; "), std::string::npos) << text;
-  EXPECT_NE(text.find("best trial's model: " + (dir_ / "checkpoints").string() +
-                      "/study-" + std::to_string(study) + "/trial-0-e2.ckpt"),
+  EXPECT_NE(text.find("best trial's model: " + (dir_ / "checkpoints").string() + "/study-" +
+                      std::to_string(study) + "/trial-0-e2.ckpt"),
             std::string::npos)
       << text;
 }
@@ -216,10 +215,8 @@ TEST_F(ServicesRpcTest, StatusPrintsTheSummaryThatReportPrints) {
 TEST_F(ServicesRpcTest, RolesDecideWhoMayCallWhatOverPlaintextToo) {
   ServerSecurity security;
   ASSERT_EQ(security.credentials.Add(common::Role::kUser, "user-0123456789abcdef", "test"), "");
-  ASSERT_EQ(security.credentials.Add(common::Role::kViewer, "viewer-0123456789abcdef", "test"),
-            "");
-  ASSERT_EQ(security.credentials.Add(common::Role::kWorker, "worker-0123456789abcdef", "test"),
-            "");
+  ASSERT_EQ(security.credentials.Add(common::Role::kViewer, "viewer-0123456789abcdef", "test"), "");
+  ASSERT_EQ(security.credentials.Add(common::Role::kWorker, "worker-0123456789abcdef", "test"), "");
   Start(std::move(security));
   v1::CreateStudyRequest create;
   create.set_config(kConfig);
@@ -230,22 +227,21 @@ TEST_F(ServicesRpcTest, RolesDecideWhoMayCallWhatOverPlaintextToo) {
                 UNAUTHENTICATED, "invalid token");
   EXPECT_STATUS(studies_->CreateStudy(As("v", "viewer-0123456789abcdef").get(), create, &created),
                 PERMISSION_DENIED, "a viewer token may not call /sift.v1.Studies/CreateStudy");
-  EXPECT_STATUS(
-      studies_->CreateStudy(As("w", "worker-0123456789abcdef").get(), create, &created),
-      PERMISSION_DENIED, "a worker token may not call /sift.v1.Studies/CreateStudy");
+  EXPECT_STATUS(studies_->CreateStudy(As("w", "worker-0123456789abcdef").get(), create, &created),
+                PERMISSION_DENIED, "a worker token may not call /sift.v1.Studies/CreateStudy");
   ASSERT_TRUE(studies_->CreateStudy(As("u", "user-0123456789abcdef").get(), create, &created).ok());
   v1::ListStudiesResponse list;
-  EXPECT_TRUE(studies_
-                  ->ListStudies(As("v", "viewer-0123456789abcdef").get(),
-                                v1::ListStudiesRequest(), &list)
-                  .ok());
+  EXPECT_TRUE(
+      studies_
+          ->ListStudies(As("v", "viewer-0123456789abcdef").get(), v1::ListStudiesRequest(), &list)
+          .ok());
   EXPECT_EQ(list.studies_size(), 1);
   v1::RegisterWorkerRequest reg;
   reg.set_price_per_hour(1);
   v1::RegisterWorkerResponse registered;
-  EXPECT_STATUS(workers_->RegisterWorker(MakeContext("user-0123456789abcdef").get(), reg,
-                                         &registered),
-                PERMISSION_DENIED, "a user token may not call /sift.v1.Workers/RegisterWorker");
+  EXPECT_STATUS(
+      workers_->RegisterWorker(MakeContext("user-0123456789abcdef").get(), reg, &registered),
+      PERMISSION_DENIED, "a user token may not call /sift.v1.Workers/RegisterWorker");
   grpc::Status s =
       workers_->RegisterWorker(MakeContext("worker-0123456789abcdef").get(), reg, &registered);
   EXPECT_TRUE(s.ok()) << s.error_message();

@@ -18,11 +18,11 @@
 
 #include "common/checkpoint_file.h"
 #include "common/data/data_spec.h"
-#include "coordinator/rpc/client.h"
 #include "coordinator/core/coordinator.h"
+#include "coordinator/rpc/client.h"
 #include "coordinator/rpc/server.h"
-#include "tests/coordinator/test_clock.h"
 #include "sift/v1/workers_service.grpc.pb.h"
+#include "tests/coordinator/test_clock.h"
 
 namespace sift::coordinator {
 namespace services_test {

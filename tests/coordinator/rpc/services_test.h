@@ -18,11 +18,11 @@
 
 #include "common/checkpoint_file.h"
 #include "common/data/data_spec.h"
-#include "coordinator/rpc/client.h"
 #include "coordinator/core/coordinator.h"
+#include "coordinator/rpc/client.h"
 #include "coordinator/rpc/server.h"
-#include "tests/coordinator/test_clock.h"
 #include "sift/v1/workers_service.grpc.pb.h"
+#include "tests/coordinator/test_clock.h"
 
 namespace sift::coordinator {
 
@@ -151,9 +151,10 @@ class ServicesRpcTest : public ::testing::Test {
       if (last && at + chunk >= data.size()) {
         c.set_last(true);
         c.set_total_size(static_cast<int64_t>(data.size()));
-        c.set_crc32(crc ? *crc
-                        : static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(data.data()),
-                                                      static_cast<uInt>(data.size()))));
+        c.set_crc32(
+            crc ? *crc
+                : static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(data.data()),
+                                              static_cast<uInt>(data.size()))));
       }
       if (!writer->Write(c)) break;
     }
@@ -199,12 +200,11 @@ class ServicesRpcTest : public ::testing::Test {
   std::unique_ptr<v1::Workers::Stub> workers_;
 };
 
-#define EXPECT_STATUS(status, code, text)                                           \
-  do {                                                                              \
-    const grpc::Status s_ = (status);                                               \
-    EXPECT_EQ(s_.error_code(), grpc::StatusCode::code) << s_.error_message();       \
+#define EXPECT_STATUS(status, code, text)                                              \
+  do {                                                                                 \
+    const grpc::Status s_ = (status);                                                  \
+    EXPECT_EQ(s_.error_code(), grpc::StatusCode::code) << s_.error_message();          \
     EXPECT_NE(s_.error_message().find(text), std::string::npos) << s_.error_message(); \
   } while (0)
-
 
 }  // namespace sift::coordinator

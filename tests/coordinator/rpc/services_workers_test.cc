@@ -1,8 +1,8 @@
 // The Workers service over a real server: a trial from lease to completion, reports answered
 // once committed, refusals, checkpoints up and back.
-#include "tests/coordinator/rpc/services_test.h"
-
 #include <gtest/gtest.h>
+
+#include "tests/coordinator/rpc/services_test.h"
 
 namespace sift::coordinator {
 namespace services_workers_test {
@@ -202,8 +202,7 @@ TEST_F(ServicesRpcTest, CheckpointsGoUpAndComeBackAfterAPreemption) {
   // Refused uploads store nothing.
   EXPECT_STATUS(Upload(w1, a.lease_id(), "trial-0-e1.ckpt", "not a checkpoint file"), DATA_LOSS,
                 "checkpoint trial-0-e1.ckpt is damaged (truncated");
-  EXPECT_STATUS(Upload(w1, a.lease_id(), "trial-0-e1.ckpt", bytes, true, 12345u), DATA_LOSS,
-                "CRC");
+  EXPECT_STATUS(Upload(w1, a.lease_id(), "trial-0-e1.ckpt", bytes, true, 12345u), DATA_LOSS, "CRC");
   EXPECT_STATUS(Upload(w1, a.lease_id(), "trial-0-e1.ckpt", bytes, /*last=*/false),
                 INVALID_ARGUMENT, "ended without its last chunk");
   EXPECT_STATUS(Upload(w1, a.lease_id(), "trial-7-e1.ckpt", bytes), INVALID_ARGUMENT,

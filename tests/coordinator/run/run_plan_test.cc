@@ -1,9 +1,8 @@
 // The resume rule of `sift run --out DIR` and the config comparison it rests on.
-#include "coordinator/run/plan.h"
-
 #include <gtest/gtest.h>
 
 #include "common/config/config_diff.h"
+#include "coordinator/run/plan.h"
 
 namespace sift::coordinator {
 namespace run_plan_test {

@@ -69,7 +69,7 @@ class FileSizeLimit {
   ~FileSizeLimit() { EXPECT_EQ(setrlimit(RLIMIT_FSIZE, &old_), 0); }
 
  private:
-  struct rlimit old_{};
+  struct rlimit old_ {};
 };
 
 class GroupCommitTest : public ::testing::Test {

@@ -1,10 +1,9 @@
 // Contract tests every Store implementation passes: SQLite in memory and on disk, PostgreSQL.
 #include "coordinator/store/store.h"
 
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
-
-#include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cmath>
 #include <filesystem>
@@ -452,7 +451,7 @@ TEST(SqliteStore, SchemaVersionsItCannotOpenAreNamed) {
   EXPECT_EQ(error(read_only), file + ": not a sift database");
   set_version(3);
   EXPECT_EQ(error(read_only), file + ": not a sift database");  // the version, but no studies
-  OpenSqliteStore(file).reset();  // creates the tables
+  OpenSqliteStore(file).reset();                                // creates the tables
   EXPECT_EQ(error(read_only), "opened");
   set_version(2);
   EXPECT_EQ(error(read_only), file + ": database schema version 2, this sift reads 3 (`sift " +
@@ -487,8 +486,9 @@ TEST(SqliteStore, NullMetricsOfOlderDatabasesReadAsNaN) {
   }
   {
     SQLite::Database db(path.string(), SQLite::OPEN_READWRITE);
-    db.exec("UPDATE reports SET metrics = '{\"train_loss\":null,\"val_accuracy\":0.1}';"
-            "UPDATE trials SET final_metrics = '{\"test_accuracy\":null}'");
+    db.exec(
+        "UPDATE reports SET metrics = '{\"train_loss\":null,\"val_accuracy\":0.1}';"
+        "UPDATE trials SET final_metrics = '{\"test_accuracy\":null}'");
   }
   auto store = OpenSqliteStore(path.string());
   EXPECT_TRUE(std::isnan(store->FindReport("L-1", 1)->metrics.at("train_loss")));

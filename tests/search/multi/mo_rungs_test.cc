@@ -18,8 +18,8 @@ std::vector<int64_t> Sorted(std::vector<int64_t> v) {
 
 TEST(MoRungs, WholeRanksComeFirst) {
   // Front {1, 2, 3}; 4 and 5 behind it; 6 behind those.
-  const std::vector<RungPoint> p{{4, {2, 2}}, {1, {4, 1}}, {6, {0, 0}}, {2, {3, 3}},
-                                 {5, {3, 1}}, {3, {1, 4}}};
+  const std::vector<RungPoint> p{{4, {2, 2}}, {1, {4, 1}}, {6, {0, 0}},
+                                 {2, {3, 3}}, {5, {3, 1}}, {3, {1, 4}}};
   EXPECT_EQ(MoTopTrials(p, 3), (std::vector<int64_t>{1, 2, 3}));
   EXPECT_EQ(Sorted(MoTopTrials(p, 5)), (std::vector<int64_t>{1, 2, 3, 4, 5}));
   EXPECT_EQ(MoTopTrials(p, 0), (std::vector<int64_t>{}));
@@ -122,8 +122,9 @@ TEST(MoRungs, SameSetForThePointsInAnyOrder) {
   std::vector<RungPoint> p;
   for (int64_t t = 0; t < 60; ++t) {
     // Coarse values: ties in value and equal points.
-    p.push_back({t, {static_cast<double>(rng.Below(5)), static_cast<double>(rng.Below(5)),
-                     static_cast<double>(rng.Below(5))}});
+    p.push_back({t,
+                 {static_cast<double>(rng.Below(5)), static_cast<double>(rng.Below(5)),
+                  static_cast<double>(rng.Below(5))}});
   }
   const std::vector<int64_t> top = MoTopTrials(p, 20);
   for (int round = 0; round < 5; ++round) {

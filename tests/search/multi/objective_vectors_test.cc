@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "search/rng.h"
-
 #include "tests/search/multi/mo_views.h"
 
 namespace sift::search {

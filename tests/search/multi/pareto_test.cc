@@ -33,8 +33,7 @@ TEST(Pareto, RanksOfAHandWorkedSet) {
   // under D and F, so one rank further.
   const Points p{{4, 1}, {3, 3}, {1, 4}, {2, 2}, {1, 1}, {3, 1}};
   EXPECT_EQ(NonDominatedRanks(p), (std::vector<int>{0, 0, 0, 1, 2, 1}));
-  EXPECT_EQ(Fronts(NonDominatedRanks(p)),
-            (std::vector<std::vector<int>>{{0, 1, 2}, {3, 5}, {4}}));
+  EXPECT_EQ(Fronts(NonDominatedRanks(p)), (std::vector<std::vector<int>>{{0, 1, 2}, {3, 5}, {4}}));
 }
 
 TEST(Pareto, EqualPointsShareARank) {
@@ -118,7 +117,7 @@ TEST(Pareto, ConstrainedDominationFollowsOptuna) {
   const CP infeasible_worse{{10, 10}, std::vector<double>{0.5, 0.25}};
   const CP feasible_good{{1, 1}, std::vector<double>{-2}};
   const CP unconstrained{{100, 100}, std::nullopt};
-  EXPECT_TRUE(ConstrainedDominates(feasible_bad, infeasible_good));   // feasible wins
+  EXPECT_TRUE(ConstrainedDominates(feasible_bad, infeasible_good));  // feasible wins
   EXPECT_FALSE(ConstrainedDominates(infeasible_good, feasible_bad));
   EXPECT_TRUE(ConstrainedDominates(infeasible_good, infeasible_worse));  // 0.5 < 0.75
   EXPECT_FALSE(ConstrainedDominates(infeasible_worse, infeasible_good));
@@ -128,7 +127,8 @@ TEST(Pareto, ConstrainedDominationFollowsOptuna) {
   EXPECT_FALSE(ConstrainedDominates(unconstrained, feasible_bad));
   EXPECT_TRUE(ConstrainedDominates(CP{{2, 2}, std::nullopt}, CP{{1, 1}, std::nullopt}));
   // Equal violations: neither.
-  EXPECT_FALSE(ConstrainedDominates(CP{{5}, std::vector<double>{1}}, CP{{1}, std::vector<double>{1}}));
+  EXPECT_FALSE(
+      ConstrainedDominates(CP{{5}, std::vector<double>{1}}, CP{{1}, std::vector<double>{1}}));
   EXPECT_DOUBLE_EQ(ConstraintViolation({0.5, -1, 0.25, 0}), 0.75);
   EXPECT_EQ(ConstraintViolation({std::nan(""), -1}), kInf);
 }
@@ -136,12 +136,12 @@ TEST(Pareto, ConstrainedDominationFollowsOptuna) {
 TEST(Pareto, ConstrainedRanksPutInfeasiblePointsAfterFeasibleOnesByViolation) {
   using CP = ConstrainedPoint;
   const std::vector<CP> p{
-      {{1, 1}, std::vector<double>{0}},     // feasible, front
-      {{2, 2}, std::vector<double>{1}},     // violation 1
-      {{0, 3}, std::vector<double>{-1}},    // feasible, front
-      {{5, 5}, std::vector<double>{2}},     // violation 2
+      {{1, 1}, std::vector<double>{0}},         // feasible, front
+      {{2, 2}, std::vector<double>{1}},         // violation 1
+      {{0, 3}, std::vector<double>{-1}},        // feasible, front
+      {{5, 5}, std::vector<double>{2}},         // violation 2
       {{9, 9}, std::vector<double>{0.5, 0.5}},  // violation 1, ties with the second
-      {{0, 0}, std::vector<double>{-5}},    // feasible, under the first
+      {{0, 0}, std::vector<double>{-5}},        // feasible, under the first
   };
   EXPECT_EQ(ConstrainedNonDominatedRanks(p), (std::vector<int>{0, 2, 0, 3, 2, 1}));
 }

@@ -22,10 +22,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void AddBias(
     float* __restrict out, const float* __restrict bias, int64_t r0, int64_t r1, int64_t n) {
   for (int64_t r = r0; r < r1; ++r) {
     float* __restrict row = out + r * n;
-    ForEach(n, [=](int64_t j) __attribute__((always_inline)) {
-      const float v = row[j] + bias[j];
-      row[j] = kRelu && v < 0.0f ? 0.0f : v;
-    });
+    ForEach(
+        n, [=](int64_t j) __attribute__((always_inline)) {
+          const float v = row[j] + bias[j];
+          row[j] = kRelu && v < 0.0f ? 0.0f : v;
+        });
   }
 }
 
@@ -39,38 +40,42 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void MaskAndSum(
     const Grad* __restrict grad, const Act* __restrict out, Act* __restrict masked,
     float* __restrict bias_grad, int64_t rows, int64_t n, int64_t c0, int64_t c1) {
   float* __restrict sum = bias_grad + c0;
-  ForEach(c1 - c0, [=](int64_t c) __attribute__((always_inline)) { sum[c] = 0.0f; });
+  ForEach(
+      c1 - c0, [=](int64_t c) __attribute__((always_inline)) { sum[c] = 0.0f; });
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t base = r * n + c0;
     const Grad* __restrict g = grad + base;
     const Act* __restrict o = kMask ? out + base : nullptr;
     Act* __restrict m = masked + base;
-    ForEach(c1 - c0, [=](int64_t c) __attribute__((always_inline)) {
-      const float gc = Load(g[c]);  // loaded unconditionally, so the select vectorizes
-      const float v = !kMask || Load(o[c]) > 0.0f ? gc : 0.0f;
-      Store(m[c], v);
-      sum[c] += v;
-    });
+    ForEach(
+        c1 - c0, [=](int64_t c) __attribute__((always_inline)) {
+          const float gc = Load(g[c]);  // loaded unconditionally, so the select vectorizes
+          const float v = !kMask || Load(o[c]) > 0.0f ? gc : 0.0f;
+          Store(m[c], v);
+          sum[c] += v;
+        });
   }
 }
 
 __attribute__((target_clones("avx512f", "avx2", "default"))) void CastToBf16(
     const float* __restrict in, uint16_t* __restrict out, int64_t n) {
-  ForEach(n, [=](int64_t i) __attribute__((always_inline)) { out[i] = ToBf16Bits(in[i]); });
+  ForEach(
+      n, [=](int64_t i) __attribute__((always_inline)) { out[i] = ToBf16Bits(in[i]); });
 }
 
 // AddBias for the bf16 path: reads the fp32 product, writes the bf16 activation.
 template <bool kRelu>
 __attribute__((target_clones("avx512f", "avx2", "default"))) void AddBiasToBf16(
-    const float* __restrict acc, const float* __restrict bias, uint16_t* __restrict out,
-    int64_t r0, int64_t r1, int64_t n) {
+    const float* __restrict acc, const float* __restrict bias, uint16_t* __restrict out, int64_t r0,
+    int64_t r1, int64_t n) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* __restrict a = acc + r * n;
     uint16_t* __restrict o = out + r * n;
-    ForEach(n, [=](int64_t j) __attribute__((always_inline)) {
-      const float v = a[j] + bias[j];
-      o[j] = ToBf16Bits(kRelu && v < 0.0f ? 0.0f : v);
-    });
+    ForEach(
+        n, [=](int64_t j) __attribute__((always_inline)) {
+          const float v = a[j] + bias[j];
+          o[j] = ToBf16Bits(kRelu && v < 0.0f ? 0.0f : v);
+        });
   }
 }
 
@@ -183,8 +188,8 @@ struct Bf16LinearFunction : torch::autograd::Function<Bf16LinearFunction> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    variable_list out = LinearBackward<uint16_t>(ctx, grads[0], GemmBf16,
-                                                 ctx->saved_data["bf16_in"].toBool());
+    variable_list out =
+        LinearBackward<uint16_t>(ctx, grads[0], GemmBf16, ctx->saved_data["bf16_in"].toBool());
     out.emplace_back();  // weight_bf16
     return out;
   }
@@ -220,8 +225,7 @@ const torch::Tensor& Bf16Weight::Of(const torch::Tensor& weight) {
 bool FusedLinearBf16Applies(const torch::Tensor& x, const torch::nn::Linear& layer) {
   const auto is_cpu = [](const Tensor& t, bool bf16_ok) {
     return t.defined() && t.device().is_cpu() && t.layout() == torch::kStrided &&
-           (t.scalar_type() == torch::kFloat32 ||
-            (bf16_ok && t.scalar_type() == torch::kBFloat16));
+           (t.scalar_type() == torch::kFloat32 || (bf16_ok && t.scalar_type() == torch::kBFloat16));
   };
   return x.dim() == 2 && is_cpu(x, true) && is_cpu(layer->weight, false) &&
          is_cpu(layer->bias, false) && AutocastEnabled(c10::DeviceType::CPU) &&

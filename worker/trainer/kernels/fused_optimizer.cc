@@ -52,8 +52,7 @@ auto StateKey(Optim& optim, const torch::Tensor& p) {
 // Runs kernel(begin, count) over [0, n) in chunks on the intra-op threads.
 template <typename F>
 void ParallelChunks(int64_t n, F kernel) {
-  at::parallel_for(0, n, kGrain,
-                   [&](int64_t begin, int64_t end) { kernel(begin, end - begin); });
+  at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) { kernel(begin, end - begin); });
 }
 
 }  // namespace

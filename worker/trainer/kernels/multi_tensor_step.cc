@@ -30,8 +30,7 @@ void MultiTensorStep(const FusedOptimizerOptions& o, MultiTensorLists& l,
     const std::vector<torch::Tensor> buffers =
         o.momentum != 0.0 ? l.first : std::vector<torch::Tensor>{};
     at::_fused_sgd_(l.params, l.grads, buffers, o.weight_decay, o.momentum, o.lr,
-                    /*dampening=*/0.0, o.nesterov, /*maximize=*/false, l.first_step, no_scale,
-                    inf);
+                    /*dampening=*/0.0, o.nesterov, /*maximize=*/false, l.first_step, no_scale, inf);
     l.first_step = false;
     return;
 #else
@@ -48,9 +47,8 @@ void MultiTensorStep(const FusedOptimizerOptions& o, MultiTensorLists& l,
                      o.weight_decay, o.eps, /*amsgrad=*/false, /*maximize=*/false, no_scale, inf);
   } else {
 #if SIFT_TORCH_AT_LEAST(2, 1)
-    at::_fused_adamw_(l.params, l.grads, l.first, l.second, no_max, steps, o.lr, o.beta1,
-                      o.beta2, o.weight_decay, o.eps, /*amsgrad=*/false, /*maximize=*/false,
-                      no_scale, inf);
+    at::_fused_adamw_(l.params, l.grads, l.first, l.second, no_max, steps, o.lr, o.beta1, o.beta2,
+                      o.weight_decay, o.eps, /*amsgrad=*/false, /*maximize=*/false, no_scale, inf);
 #else
     throw std::logic_error("MultiTensorStep: this LibTorch has no _fused_adamw_");
 #endif

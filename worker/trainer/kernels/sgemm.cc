@@ -9,8 +9,8 @@ namespace {
 // bfloat16_t is 16 bits, 0 is dnnl_success.
 template <typename In>
 using DnnlGemm = int (*)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha,
-                         const In* a, int64_t lda, const In* b, int64_t ldb, float beta,
-                         float* c, int64_t ldc);
+                         const In* a, int64_t lda, const In* b, int64_t ldb, float beta, float* c,
+                         int64_t ldc);
 
 // Looked up in the libraries already loaded, not linked: a LibTorch with oneDNN built in
 // statically (pip wheels) or without it falls back. `off` names an environment variable that

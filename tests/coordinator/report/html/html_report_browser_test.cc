@@ -47,7 +47,7 @@ std::string WriteReport(const std::string& dir, int studies, int64_t trials) {
 std::string Attribute(const std::string& dom, const std::string& name) {
   std::smatch m;
   return std::regex_search(dom, m, std::regex("<body[^>]* " + name + "=\"([^\"]*)\"")) ? m[1].str()
-                                                                                      : "";
+                                                                                       : "";
 }
 
 // What every report must do in a browser; `charts`: how many it draws.
@@ -65,8 +65,7 @@ void ExpectPageWorks(const std::string& html, int charts) {
             std::to_string(charts) + " " + std::to_string(charts));
   // The script filled each study's panel from the table's data: the best trial's parameters.
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(page.dom, m,
-                                std::regex("id=\"detail-1\"[^>]*>(.*?)</div>")))
+  ASSERT_TRUE(std::regex_search(page.dom, m, std::regex("id=\"detail-1\"[^>]*>(.*?)</div>")))
       << page.dom.substr(0, 2000);
   EXPECT_NE(m[1].str().find("<b>params</b> dropout="), std::string::npos) << m[1];
   EXPECT_NE(m[1].str().find("best trial"), std::string::npos) << m[1];

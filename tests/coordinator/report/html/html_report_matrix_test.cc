@@ -14,8 +14,8 @@
 #include <iterator>
 #include <regex>
 
-#include "coordinator/report/html/html_report.h"
 #include "coordinator/http/live.h"
+#include "coordinator/report/html/html_report.h"
 #include "coordinator/rpc/server.h"
 #include "coordinator/store/store.h"
 #include "tests/coordinator/report/synthetic_study.h"
@@ -66,9 +66,8 @@ std::vector<std::string> Cases() {
 
 std::string Attribute(const std::string& dom, const std::string& name) {
   std::smatch m;
-  return std::regex_search(dom, m, std::regex("<body[^>]* " + name + "=\"([^\"]*)\""))
-             ? m[1].str()
-             : "";
+  return std::regex_search(dom, m, std::regex("<body[^>]* " + name + "=\"([^\"]*)\"")) ? m[1].str()
+                                                                                       : "";
 }
 
 // What a person sees work: the scripts ran without a console line, all 8 charts (2 comparison,
@@ -89,7 +88,9 @@ class HtmlReportMatrix : public ::testing::TestWithParam<std::string> {
     ASSERT_FALSE(ChromiumPath().empty())
         << "no chromium: scripts/install-deps.sh installs it (Debian's `chromium` package)";
     std::string name = GetParam();
-    std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '-');
+    std::replace_if(
+        name.begin(), name.end(),
+        [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '-');
     dir_ = (fs::temp_directory_path() / ("sift-matrix-" + name + "-" + std::to_string(getpid())))
                .string();
     fs::remove_all(dir_);

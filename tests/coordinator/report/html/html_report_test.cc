@@ -1,4 +1,6 @@
 // The HTML report's chart data on hand-made inputs, and the page's structure.
+#include "coordinator/report/html/html_report.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,7 +13,6 @@
 
 #include "coordinator/report/html/chart_data.h"
 #include "coordinator/report/html/charts.h"
-#include "coordinator/report/html/html_report.h"
 #include "tests/coordinator/core/trial_fixture.h"
 
 namespace sift::coordinator {
@@ -70,8 +71,8 @@ TEST(HtmlChartData, ImportanceComparesTrialsAtOneEpochNotAtWhereTheyStopped) {
   for (int i = 0; i < 24; ++i) {
     const bool wide = i % 2 == 0;
     const double at1 = 0.5 + 0.01 * (i / 2);
-    auto t = Trial(i, 0.01, wide ? at1 + 0.3 : at1, i, wide ? TrialState::kCompleted
-                                                             : TrialState::kStopped);
+    auto t = Trial(i, 0.01, wide ? at1 + 0.3 : at1, i,
+                   wide ? TrialState::kCompleted : TrialState::kStopped);
     t.record.params = {{"width", static_cast<int64_t>(wide ? 64 : 32)},
                        {"lr", 0.001 * (i / 2 + 1)}};
     t.reports.push_back(Report(i, 1, at1, "l"));
@@ -278,8 +279,9 @@ TEST(HtmlReport, ManyParametersNamesDoNotOverlap) {
   }
   const std::string svg = html::ParallelChart(s);
   // Each name's x, y and shown text; names in one row must be a name's width apart.
-  const std::regex label("<text x=\"([0-9.]+)\" y=\"([0-9.]+)\" text-anchor=\"middle\" "
-                         "class=\"label\">([^<]*)<title>([^<]*)</title>");
+  const std::regex label(
+      "<text x=\"([0-9.]+)\" y=\"([0-9.]+)\" text-anchor=\"middle\" "
+      "class=\"label\">([^<]*)<title>([^<]*)</title>");
   std::map<std::string, std::vector<std::pair<double, std::string>>> rows;
   std::set<std::string> titles;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator();
@@ -321,8 +323,8 @@ TEST(HtmlReport, AnEmptyDatabaseGivesAPageThatSaysSo) {
 // Issue 17: `--html` into a folder that is not there yet makes it (as --out does); a path that
 // cannot be a folder is named with why, not guessed at ("disk full or no permission?").
 TEST(HtmlReportPage, WriteCreatesAMissingFolderOrNamesIt) {
-  const auto base = std::filesystem::temp_directory_path() /
-                    ("sift-html-write-" + std::to_string(::getpid()));
+  const auto base =
+      std::filesystem::temp_directory_path() / ("sift-html-write-" + std::to_string(::getpid()));
   std::filesystem::remove_all(base);
   const std::string path = (base / "not" / "yet" / "report.html").string();
   EXPECT_EQ(WriteHtmlReport(Page(), path), "");
