@@ -33,9 +33,13 @@ TEST(CurveValuesTest, AnswersAsAMapDoesForAnyInsertionOrder) {
         const auto ub = got.upper_bound(k);
         const auto wub = want.upper_bound(k);
         ASSERT_EQ(ub == got.end(), wub == want.end());
-        if (ub != got.end()) ASSERT_EQ(ub->first, wub->first);
+        if (ub != got.end()) {
+          ASSERT_EQ(ub->first, wub->first);
+        }
       }
-      if (!want.empty()) ASSERT_EQ(got.rbegin()->first, want.rbegin()->first);
+      if (!want.empty()) {
+        ASSERT_EQ(got.rbegin()->first, want.rbegin()->first);
+      }
     }
   }
 }

@@ -73,7 +73,9 @@ TEST_F(CheckpointStoreTest, ChunkedUploadRoundTripsThroughDownload) {
                              EXPECT_EQ(offset, static_cast<int64_t>(back.size()));
                              back += d;
                              ++chunks;
-                             if (last) EXPECT_EQ(crc, Crc(data));
+                             if (last) {
+                               EXPECT_EQ(crc, Crc(data));
+                             }
                              return true;
                            })
           .ok());
