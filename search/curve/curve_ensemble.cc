@@ -51,6 +51,9 @@ EnsembleForecast CurveEnsemble::Forecast(CurveGrid& grid, const CurveSums& sums,
       out.noise_var = fit.noise_var;
     }
   }
+  size_t count = 0;
+  for (const FamilyFit& fit : fits) count += fit.ok ? fit.components.size() : 0;
+  out.components.reserve(count);
   for (int f = 0; f < kCurveFamilyCount; ++f) {
     FamilyFit& fit = fits[static_cast<size_t>(f)];
     if (!fit.ok) continue;

@@ -45,7 +45,9 @@ bool CurveFitter::Refine(const CurveSums& sums, double horizon, CurveShape& shap
     return sse;
   };
   const size_t n = sums.points_.size();
-  std::vector<double> g(n), gd(n * static_cast<size_t>(d));
+  // Every buffer sized once: a refinement runs at each report, and allocation was a visible
+  // share of it.
+  std::vector<double> g(n), gd(n * static_cast<size_t>(d)), gk(n), ng(n);
   double log_p[2] = {std::log(shape.scale), std::log(shape.power)};
   // Start and gain of the starting shape, from its own least squares.
   double c = 0, a = 0;
@@ -69,7 +71,6 @@ bool CurveFitter::Refine(const CurveSums& sums, double horizon, CurveShape& shap
   constexpr double kStep = 1e-6;
   for (int iter = 0; iter < 8; ++iter) {
     for (int k = 0; k < d; ++k) {
-      std::vector<double> gk(n);
       sse_of(WithLog(shape, k, log_p[k] + kStep), 0, 0, &gk);
       for (size_t i = 0; i < n; ++i) gd[i * d + k] = a * (gk[i] - g[i]) / kStep;
     }
@@ -96,7 +97,6 @@ bool CurveFitter::Refine(const CurveSums& sums, double horizon, CurveShape& shap
         next = WithLog(next, k, next_log[k]);
       }
       const double nc = c + step(0), na = std::max(0.0, a + step(1));
-      std::vector<double> ng(n);
       const double nsse = sse_of(next, nc, na, &ng);
       if (nsse < sse) {
         accepted = true;
