@@ -23,6 +23,8 @@ void RungRanks::Clear() {
   broken_.clear();
   infeasible_.clear();
   rank_count_.clear();
+  low_.clear();
+  high_.clear();
 }
 
 void RungRanks::Add(TrialPoint point) {
@@ -53,6 +55,11 @@ void RungRanks::AddFinite(size_t i) {
     }
   }
   finite_.push_back(i);
+  if (low_.empty()) low_ = high_ = p;
+  for (size_t m = 0; m < p.size() && m < low_.size(); ++m) {
+    low_[m] = std::min(low_[m], p[m]);
+    high_[m] = std::max(high_[m], p[m]);
+  }
   rank_[i] = rank;
   if (rank_count_.size() <= static_cast<size_t>(rank) + 1) rank_count_.resize(rank + 2, 0);
   ++rank_count_[rank];
@@ -107,20 +114,18 @@ bool RungRanks::InTop(int64_t trial, int64_t k) const {
   const int64_t same = rank_count_[r];
   if (before + same <= k) return true;
   if (before >= k) return false;
-  // Self is in the rank that is cut: MoTopTrials' greedy picks from that rank alone, measured
-  // from the reference point of every finite feasible point.
-  Points all, front;
+  // Self is in the rank that is cut: MoTopTrials' greedy picks from that rank alone.
+  Points front;
   std::vector<int64_t> trials;
   std::vector<int> members;
   for (size_t j : finite_) {
-    all.push_back(points_[j].values);
     if (rank_[j] != r) continue;
     members.push_back(static_cast<int>(front.size()));
     front.push_back(points_[j].values);
     trials.push_back(points_[j].trial);
   }
-  const std::vector<int> picks =
-      GreedyPicks(front, trials, members, static_cast<size_t>(k - before), ReferencePoint(all));
+  const std::vector<int> picks = GreedyPicks(
+      front, trials, members, static_cast<size_t>(k - before), ReferencePoint({low_, high_}));
   return std::any_of(picks.begin(), picks.end(), [&](int i) { return trials[i] == trial; });
 }
 

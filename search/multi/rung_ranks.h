@@ -38,6 +38,9 @@ class RungRanks {
   std::vector<size_t> broken_;                 // feasible with a value that is not finite
   std::vector<size_t> infeasible_;
   std::vector<int64_t> rank_count_;  // finite points per rank
+  // Each objective's lowest and highest value over the finite points: ReferencePoint of these
+  // two is ReferencePoint of them all, which the cut rank's picks measure from.
+  std::vector<double> low_, high_;
 };
 
 }  // namespace sift::search
