@@ -33,8 +33,10 @@ class RungRanks {
 
   std::vector<TrialPoint> points_;
   std::unordered_map<int64_t, size_t> index_;  // trial number -> first point of that trial
-  std::vector<int> rank_;                      // per point; -1 unless feasible with finite values
+  std::vector<int64_t> position_;              // per point: its place in finite_, -1 when not there
   std::vector<size_t> finite_;                 // feasible with finite values, in insertion order
+  std::vector<double> flat_;                   // their values, one after another
+  std::vector<int> ranks_;                     // their ranks
   std::vector<size_t> broken_;                 // feasible with a value that is not finite
   std::vector<size_t> infeasible_;
   std::vector<int64_t> rank_count_;  // finite points per rank
