@@ -18,13 +18,13 @@ void MoAshaScheduler::Sync(const StudyView& study, const TrialView* reporting) {
       study, reporting,
       [&] {
         for (auto& bracket : rungs_) {
-          for (auto& rung : bracket) rung.clear();
+          for (auto& rung : bracket) rung.Clear();
         }
       },
       [&](const TrialView& t, int64_t resource, double) {
         const int b = BracketOf(t.number);
         const int k = RungIndex(brackets_.Levels(b), resource);
-        if (k >= 0) rungs_[b][k].push_back(PointAt(study, t, resource));
+        if (k >= 0) rungs_[b][k].Add(PointAt(study, t, resource));
       });
 }
 
@@ -34,7 +34,7 @@ int64_t MoAshaScheduler::TopCount(int b, int k, bool survivors) const {
 }
 
 std::vector<int64_t> MoAshaScheduler::Top(int b, int k, bool survivors) const {
-  return ConstrainedTopTrials(rungs_[b][k], TopCount(b, k, survivors));
+  return ConstrainedTopTrials(rungs_[b][k].points(), TopCount(b, k, survivors));
 }
 
 Decision MoAshaScheduler::OnReport(const StudyView& study, const TrialView& trial) {
@@ -44,7 +44,7 @@ Decision MoAshaScheduler::OnReport(const StudyView& study, const TrialView& tria
   const int k = RungIndex(brackets_.Levels(b), resource);
   if (k < 0) return Decision::Continue();
   const int64_t top = TopCount(b, k, !options_.promotion);
-  const bool in = ConstrainedInTop(rungs_[b][k], trial.number, top);
+  const bool in = rungs_[b][k].InTop(trial.number, top);
   if (!options_.promotion && in) return Decision::Continue();
   const std::string n = std::to_string(rungs_[b][k].size());
   std::string r =

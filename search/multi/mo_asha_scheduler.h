@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "search/asha_scheduler.h"
-#include "search/multi/objective_vectors.h"
+#include "search/multi/rung_ranks.h"
 #include "search/report_cursor.h"
 #include "search/scheduler.h"
 
@@ -37,7 +37,7 @@ class MoAshaScheduler : public Scheduler {
 
   AshaOptions options_;
   AshaBrackets brackets_;
-  std::vector<std::vector<std::vector<TrialPoint>>> rungs_;  // per bracket, per rung
+  std::vector<std::vector<RungRanks>> rungs_;  // per bracket, per rung
   ReportCursor cursor_;
 };
 

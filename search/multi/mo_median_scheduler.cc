@@ -42,26 +42,64 @@ std::string Raw(const StudyView& study, const std::vector<double>& oriented) {
 
 }  // namespace
 
+void MoMedianScheduler::Epoch::Add(Entry e) {
+  index.emplace(e.trial, entries.size());
+  if (columns.empty()) columns.resize(e.averages.size());
+  auto insert = [&](std::vector<double>& sorted, double v) {
+    unordered = unordered || std::isnan(v);
+    sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), v), v);
+  };
+  insert(violations, e.violation);
+  for (size_t m = 0; m < columns.size() && m < e.averages.size(); ++m) {
+    insert(columns[m], e.averages[m]);
+  }
+  entries.push_back(std::move(e));
+}
+
+void MoMedianScheduler::Medians(const Epoch& at, int64_t trial, double* violation,
+                                std::vector<double>* point) const {
+  const auto self = at.index.find(trial);
+  if (at.unordered) {
+    Points others;
+    std::vector<double> violations;
+    for (const Entry& e : at.entries) {
+      if (e.trial == trial) continue;
+      others.push_back(e.averages);
+      violations.push_back(e.violation);
+    }
+    std::sort(violations.begin(), violations.end());
+    *violation = MedianExcluding(violations, -1);
+    *point = MedianPoint(others);
+    return;
+  }
+  // Leaving out one copy of self's value leaves the same sorted values as leaving out self.
+  auto skip = [&](const std::vector<double>& sorted, double v) -> int64_t {
+    if (self == at.index.end()) return -1;
+    return std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin();
+  };
+  const Entry* me = self == at.index.end() ? nullptr : &at.entries[self->second];
+  *violation = MedianExcluding(at.violations, skip(at.violations, me ? me->violation : 0));
+  point->resize(at.columns.size());
+  for (size_t m = 0; m < at.columns.size(); ++m) {
+    (*point)[m] = MedianExcluding(at.columns[m], skip(at.columns[m], me ? me->averages[m] : 0));
+  }
+}
+
 Decision MoMedianScheduler::OnReport(const StudyView& study, const TrialView& trial) {
   cursor_.Sync(
       study, &trial, [&] { at_.clear(); },
       [&](const TrialView& t, int64_t resource, double) {
-        at_[resource].push_back(
+        at_[resource].Add(
             {t.number, Summary(study, t, resource, true), ViolationAt(study, t, resource)});
       });
   const int64_t t = trial.LastResource();
   if (t < options_.min_resource || t >= study.max_resource) return Decision::Continue();
-  Points others;
-  std::vector<double> violations;
-  for (const Entry& e : at_[t]) {
-    if (e.trial == trial.number) continue;
-    others.push_back(e.averages);
-    violations.push_back(e.violation);
-  }
-  const auto n = static_cast<int64_t>(others.size());
+  const Epoch& at = at_[t];
+  const auto n = static_cast<int64_t>(at.entries.size() - at.index.count(trial.number));
   if (n < options_.min_trials || n <= 0) return Decision::Continue();
-  std::sort(violations.begin(), violations.end());
-  const double median_violation = MedianExcluding(violations, -1);
+  double median_violation;
+  std::vector<double> median;
+  Medians(at, trial.number, &median_violation, &median);
   const double violation = ViolationAt(study, trial, t);
   const std::string of = " of " + std::to_string(n) + " other trials";
   if (violation > median_violation) {
@@ -71,12 +109,14 @@ Decision MoMedianScheduler::OnReport(const StudyView& study, const TrialView& tr
   }
   if (violation < median_violation) return Decision::Continue();
   const std::vector<double> mine = Summary(study, trial, t, options_.running_average);
-  if (!DominatedByMedian(mine, others, options_.grace)) return Decision::Continue();
+  // DominatedByMedian (mo_median.h) on the medians already read.
+  std::vector<double> bar = median;
+  for (double& x : bar) x -= options_.grace;
+  if (!Dominates(bar, mine)) return Decision::Continue();
   return Decision::Stop(std::string("mo-median rule: ") +
                         (options_.running_average ? "running averages " : "best values ") +
                         Raw(study, mine) + " at epoch " + std::to_string(t) +
-                        " are dominated by the median running averages " +
-                        Raw(study, MedianPoint(others)) + of);
+                        " are dominated by the median running averages " + Raw(study, median) + of);
 }
 
 }  // namespace sift::search

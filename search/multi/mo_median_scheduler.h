@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "search/median_scheduler.h"
@@ -26,8 +27,21 @@ class MoMedianScheduler : public Scheduler {
     std::vector<double> averages;  // oriented running average of each objective up to t
     double violation;
   };
+  // Every trial that reached one epoch, with the violations and each objective's averages kept
+  // sorted as they arrive, so a decision reads its medians instead of sorting every column.
+  struct Epoch {
+    std::vector<Entry> entries;
+    std::unordered_map<int64_t, size_t> index;  // trial number -> its first entry
+    std::vector<double> violations;
+    std::vector<std::vector<double>> columns;
+    bool unordered = false;  // a NaN somewhere: sorting is undefined, recompute as before
+    void Add(Entry e);
+  };
+  // The other trials' median violation and median point at `epoch`, leaving out `trial`.
+  void Medians(const Epoch& epoch, int64_t trial, double* violation,
+               std::vector<double>* point) const;
   MedianOptions options_;
-  std::map<int64_t, std::vector<Entry>> at_;  // per epoch, every trial that reached it
+  std::map<int64_t, Epoch> at_;  // per epoch
   ReportCursor cursor_;
 };
 

@@ -13,9 +13,10 @@ bool AllFinite(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
 }
 
-// Greedy hypervolume subset selection of `want` of `front` (indices into `values`, in trial
-// order), lazily: a candidate's last gain bounds its gain now, so one whose fresh gain still
-// beats every other bound is the exact greedy pick. Ties go to the lower trial number.
+}  // namespace
+
+// Lazily: a candidate's last gain bounds its gain now, so one whose fresh gain still beats every
+// other bound is the exact greedy pick.
 std::vector<int> GreedyPicks(const Points& values, const std::vector<int64_t>& trials,
                              const std::vector<int>& front, size_t want,
                              const std::vector<double>& ref) {
@@ -47,8 +48,6 @@ std::vector<int> GreedyPicks(const Points& values, const std::vector<int64_t>& t
   }
   return picks;
 }
-
-}  // namespace
 
 std::vector<int64_t> MoTopTrials(const std::vector<RungPoint>& points, int64_t k) {
   const size_t want = static_cast<size_t>(std::clamp<int64_t>(k, 0, points.size()));

@@ -36,6 +36,13 @@ std::vector<int64_t> MoTopTrials(const std::vector<RungPoint>& points, int64_t k
 // Whether `trial` is among MoTopTrials(points, k).
 bool MoInTop(const std::vector<RungPoint>& points, int64_t trial, int64_t k);
 
+// Greedy hypervolume subset selection of `want` of `front` (indices into `values`, parallel to
+// `trials`) from `ref`, as MoTopTrials cuts a rank; ties go to the lower trial number. In order
+// of selection; the same picks whatever the order of `front`.
+std::vector<int> GreedyPicks(const Points& values, const std::vector<int64_t>& trials,
+                             const std::vector<int>& front, size_t want,
+                             const std::vector<double>& ref);
+
 // What ASHA's single-objective rules ask at a rung (rungs.h), with MO-ASHA's order: the trials
 // to promote, the top floor(n / eta); and whether a trial survives the stopping rule, being in
 // the top floor(n / eta) but at least one. An eta below 1 promotes none and stops none.

@@ -1,0 +1,86 @@
+#include "search/multi/rung_ranks.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "search/rng.h"
+
+namespace sift::search {
+namespace rung_ranks_test {
+
+// A point on a coarse grid (ties and equal vectors are common), sometimes NaN-born (-infinity)
+// or +infinity, sometimes infeasible with a violation that often ties another's.
+TrialPoint RandomPoint(Rng& rng, int64_t trial, size_t objectives) {
+  TrialPoint p{trial, {}, 0};
+  for (size_t m = 0; m < objectives; ++m) {
+    const uint64_t roll = rng.Below(40);
+    p.values.push_back(roll == 0   ? -INFINITY
+                       : roll == 1 ? INFINITY
+                                   : static_cast<double>(rng.Below(8)) - 4.0);
+  }
+  if (rng.Below(6) == 0) p.violation = rng.Below(3) == 0 ? INFINITY : 0.5 * (1 + rng.Below(3));
+  return p;
+}
+
+// Every answer of the maintained ranks equals the from-scratch ConstrainedInTop, after every
+// point added, for every trial and a spread of k.
+void ExpectSameAsFromScratch(uint64_t seed, size_t objectives, int n) {
+  Rng rng(seed);
+  RungRanks ranks;
+  std::vector<TrialPoint> points;
+  for (int i = 0; i < n; ++i) {
+    // Trial numbers out of order, as reports from parallel trials arrive.
+    const auto trial = static_cast<int64_t>((i * 37 + seed) % 1000);
+    points.push_back(RandomPoint(rng, trial, objectives));
+    ranks.Add(points.back());
+    const auto size = static_cast<int64_t>(points.size());
+    for (const TrialPoint& p : points) {
+      for (int64_t k : {int64_t{0}, int64_t{1}, size / 4, size / 3, size / 2, size - 1, size}) {
+        ASSERT_EQ(ranks.InTop(p.trial, k), ConstrainedInTop(points, p.trial, k))
+            << "seed " << seed << ", " << objectives << " objectives, " << size << " points, trial "
+            << p.trial << ", k " << k;
+      }
+    }
+  }
+  EXPECT_EQ(ranks.points().size(), points.size());
+  EXPECT_FALSE(ranks.InTop(5000, static_cast<int64_t>(points.size())));  // not at the rung
+}
+
+TEST(RungRanks, TwoObjectivesMatchTheFromScratchAnswer) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) ExpectSameAsFromScratch(seed, 2, 90);
+}
+
+TEST(RungRanks, ThreeObjectivesMatchTheFromScratchAnswer) {
+  for (uint64_t seed = 11; seed <= 16; ++seed) ExpectSameAsFromScratch(seed, 3, 60);
+}
+
+TEST(RungRanks, ClearForgetsEveryPoint) {
+  Rng rng(3);
+  RungRanks ranks;
+  for (int i = 0; i < 20; ++i) ranks.Add(RandomPoint(rng, i, 2));
+  ranks.Clear();
+  EXPECT_EQ(ranks.size(), 0u);
+  EXPECT_FALSE(ranks.InTop(0, 5));
+  ranks.Add({0, {1.0, 1.0}, 0});
+  ranks.Add({1, {2.0, 2.0}, 0});
+  EXPECT_TRUE(ranks.InTop(1, 1));
+  EXPECT_FALSE(ranks.InTop(0, 1));
+}
+
+// A new point that dominates a chain pushes the whole chain down one rank.
+TEST(RungRanks, ANewBestPointPushesTheChainItDominatesDown) {
+  RungRanks ranks;
+  ranks.Add({0, {3.0, 3.0}, 0});
+  ranks.Add({1, {2.0, 2.0}, 0});
+  ranks.Add({2, {1.0, 1.0}, 0});
+  ranks.Add({3, {0.0, 5.0}, 0});  // rank 0 beside trial 0
+  EXPECT_TRUE(ranks.InTop(1, 3));
+  ranks.Add({4, {4.0, 4.0}, 0});  // ranks now 1, 2, 3, 0, 0
+  EXPECT_FALSE(ranks.InTop(1, 3));
+  EXPECT_TRUE(ranks.InTop(0, 3));
+}
+
+}  // namespace rung_ranks_test
+}  // namespace sift::search
