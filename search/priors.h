@@ -12,6 +12,9 @@
 
 namespace sift::search {
 
+// Default of warm_start.weight.
+inline constexpr double kDefaultPriorWeight = 0.5;
+
 struct Prior {
   Params params;       // as the earlier study ran them; names this space lacks are ignored
   double score = 0;    // the trial's final value, oriented by this study (larger is better)
@@ -22,11 +25,8 @@ struct Priors {
   std::vector<Prior> points;
   // How much one prior point counts against one of this study's trials, in (0, 1]: a Parzen
   // component's weight in TPE, and the GP's noise variance divided by it in GP.
-  double weight = 0.5;
+  double weight = kDefaultPriorWeight;
 };
-
-// Default of warm_start.weight.
-inline constexpr double kDefaultPriorWeight = 0.5;
 
 // How many of this study's trials the priors stand for when a searcher decides whether its
 // random start is over: weight times their count, rounded up (20 priors at 0.5 stand for 10).

@@ -12,6 +12,7 @@
 #include "search/objectives.h"
 #include "search/options.h"
 #include "search/param_value.h"
+#include "search/priors.h"
 #include "search/space.h"
 #include "search/study_view.h"
 
@@ -76,7 +77,7 @@ struct WarmStartConfig {
   // Where they are: a SQLite file (absolute once parsed) or a postgresql:// URL; "": the
   // database of the coordinator that runs this study.
   std::string database;
-  double weight = 0.5;  // what one earlier trial counts for against one of this study's
+  double weight = search::kDefaultPriorWeight;  // one earlier trial against one of this study's
   bool enabled() const { return !studies.empty(); }
 };
 
