@@ -235,19 +235,6 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
             "pbt is not runnable yet: the coordinator does not copy "
             "checkpoints between members; `sift validate` checks its options");
   }
-  // Gated until the coordinator records every objective's and constraint's values per report
-  // and hands them to the searcher and scheduler (StudyView::objectives, ::constraints).
-  if (several) {
-    d.Error("objectives",
-            "several objectives are not runnable yet: the coordinator ranks "
-            "trials by one; `sift validate` checks them");
-  }
-  if (!cfg.constraints.empty()) {
-    d.Error("constraints",
-            "not runnable yet: the coordinator does not measure or enforce them; "
-            "`sift validate` checks them");
-  }
-
   *out = std::move(cfg);
   return d.Format(limits.max_errors);
 }

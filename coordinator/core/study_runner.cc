@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "common/metric_names.h"
 #include "search/enqueued_searcher.h"
 #include "search/factory.h"
 
@@ -29,19 +30,27 @@ StudyRunner::StudyRunner(int64_t id, common::StudyConfig config, double created_
   MakeAlgorithms();
   view_.space = &config_.space;
   view_.objective = config_.objective;
+  if (config_.objectives.size() > 1) view_.objectives = config_.objectives;
+  view_.constraints = config_.constraints;
+  for (const auto& name : {common::kDollars, common::kTrainSeconds}) {
+    for (const auto& o : view_.objectives) measures_cost_ |= o.metric == name;
+    for (const auto& c : view_.constraints) measures_cost_ |= c.metric == name;
+  }
   view_.seed = config_.seed;
   view_.max_resource = config_.budget.max_epochs;
 }
 
 void StudyRunner::MakeAlgorithms() {
   std::vector<std::string> errors;
-  searcher_ =
-      search::MakeSearcher(config_.searcher.type, config_.searcher.options, config_.space, &errors);
+  const size_t objectives = std::max<size_t>(1, config_.objectives.size());
+  searcher_ = search::MakeSearcher(config_.searcher.type, config_.searcher.options, config_.space,
+                                   &errors, objectives);
   if (searcher_ && !priors_.points.empty()) searcher_->SetPriors(priors_);
   if (searcher_ && !config_.enqueue.empty()) {
     searcher_ = std::make_unique<search::EnqueuedSearcher>(config_.enqueue, std::move(searcher_));
   }
-  search::SchedulerContext context{config_.budget.max_epochs, config_.objective.maximize};
+  search::SchedulerContext context{config_.budget.max_epochs, config_.objective.maximize,
+                                   objectives};
   scheduler_ =
       search::MakeScheduler(config_.scheduler.type, config_.scheduler.options, context, &errors);
   if (!searcher_ || !scheduler_) {
@@ -88,11 +97,8 @@ void StudyRunner::RestoreFrom(const std::vector<TrialRecord>& trials, const Repo
     ApplyState(t.number, t.state);
   }
   reports([&](const ReportRecord& r) {
-    auto it = r.metrics.find(config_.objective.metric);
-    // Non-finite values (a diverged trial's last report) never enter the view, as when applied.
-    if (it != r.metrics.end() && std::isfinite(it->second) &&
-        r.number < static_cast<int64_t>(view_.trials.size())) {
-      ApplyReport(r.number, r.epoch, it->second);
+    if (r.number < static_cast<int64_t>(view_.trials.size())) {
+      ApplyReport(r.number, r.epoch, r.metrics);
     }
   });
   for (auto& t : view_.trials) {
@@ -183,23 +189,56 @@ std::optional<NextTrial> StudyRunner::PickNext(double now, double spent, std::st
   return NextTrial{static_cast<int64_t>(view_.trials.size()), true, suggestions.front(), 0};
 }
 
+template <typename Fn>
+void StudyRunner::ForEachCurve(search::TrialView& trial,
+                               const std::map<std::string, double>& metrics, Fn fn) const {
+  // Objectives hold finite values only (a diverged trial's last report never enters the view);
+  // a constraint's non-finite value is kept, as the violation it is.
+  auto objective = [&](const std::string& metric, search::CurveValues& curve) {
+    auto it = metrics.find(metric);
+    if (it != metrics.end() && std::isfinite(it->second)) fn(curve, it->second);
+  };
+  objective(config_.objective.metric, trial.values);
+  for (size_t i = 1; i < view_.objectives.size(); ++i) {
+    objective(view_.objectives[i].metric, trial.more_values.at(i - 1));
+  }
+  for (size_t j = 0; j < view_.constraints.size(); ++j) {
+    auto it = metrics.find(view_.constraints[j].metric);
+    if (it != metrics.end()) fn(trial.constraint_values.at(j), it->second);
+  }
+}
+
 search::Decision StudyRunner::Decide(int64_t number, int64_t epoch, double value, double now,
                                      double spent) {
+  return Decide(number, epoch, {{config_.objective.metric, value}}, now, spent);
+}
+
+search::Decision StudyRunner::Decide(int64_t number, int64_t epoch,
+                                     const std::map<std::string, double>& metrics, double now,
+                                     double spent) {
   auto& trial = view_.trials.at(number);
-  // Decide on a view that includes the new value, then put the view back: the Coordinator
+  // Decide on a view that includes the new values, then put the view back: the Coordinator
   // applies the report only once the Store holds it.
-  auto previous = trial.values.find(epoch);
-  std::optional<double> old;
-  if (previous != trial.values.end()) old = previous->second;
-  trial.values[epoch] = value;
+  std::vector<std::pair<search::CurveValues*, std::optional<double>>> before;
+  ForEachCurve(trial, metrics, [&](search::CurveValues& curve, double value) {
+    auto previous = curve.find(epoch);
+    before.emplace_back(
+        &curve, previous != curve.end() ? std::optional<double>(previous->second) : std::nullopt);
+    curve[epoch] = value;
+  });
   search::Decision d = scheduler_->OnReport(view_, trial);
-  if (old) {
-    trial.values[epoch] = *old;
-  } else {
-    trial.values.erase(epoch);
+  for (auto it = before.rbegin(); it != before.rend(); ++it) {
+    if (it->second) {
+      (*it->first)[epoch] = *it->second;
+    } else {
+      it->first->erase(epoch);
+    }
   }
   std::string why;
   if (state_ == StudyState::kCancelled) return search::Decision::Stop("study cancelled");
+  if (d.action != search::Action::kStop && CrossedGrowingBound(metrics, &why)) {
+    return search::Decision::Stop(why);
+  }
   if (d.action != search::Action::kStop && epoch < config_.budget.max_epochs &&
       BudgetExhausted(now, spent, &why)) {
     return search::Decision::Stop(why);
@@ -243,6 +282,8 @@ void StudyRunner::ApplyNewTrial(int64_t number, const search::Params& params) {
   t.number = number;
   t.params = params;
   t.state = TrialState::kPending;
+  if (!view_.objectives.empty()) t.more_values.resize(view_.objectives.size() - 1);
+  t.constraint_values.resize(view_.constraints.size());
   view_.trials.push_back(std::move(t));
   ++in_state_[static_cast<size_t>(TrialState::kPending)];
   pending_.insert(number);
@@ -259,7 +300,36 @@ void StudyRunner::ApplyState(int64_t number, TrialState state) {
 }
 
 void StudyRunner::ApplyReport(int64_t number, int64_t epoch, double value) {
-  view_.trials.at(number).values[epoch] = value;
+  ApplyReport(number, epoch, {{config_.objective.metric, value}});
+}
+
+void StudyRunner::ApplyReport(int64_t number, int64_t epoch,
+                              const std::map<std::string, double>& metrics) {
+  ForEachCurve(view_.trials.at(number), metrics,
+               [&](search::CurveValues& curve, double value) { curve[epoch] = value; });
+}
+
+bool StudyRunner::CrossedGrowingBound(const std::map<std::string, double>& metrics,
+                                      std::string* why) const {
+  for (const auto& c : view_.constraints) {
+    if (!c.upper || (c.metric != common::kDollars && c.metric != common::kTrainSeconds)) continue;
+    auto it = metrics.find(c.metric);
+    if (it == metrics.end() || c.Holds(it->second)) continue;
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "constraint %s <= %g crossed (%g): it can only grow",
+                  c.metric.c_str(), c.bound, it->second);
+    *why = buf;
+    return true;
+  }
+  return false;
+}
+
+void StudyRunner::AddMeasured(int64_t number, double open_dollars, double open_seconds,
+                              std::map<std::string, double>* metrics) const {
+  if (!measures_cost_) return;
+  const auto& t = view_.trials.at(number);
+  (*metrics)[common::kDollars] = t.cost_dollars + open_dollars;
+  (*metrics)[common::kTrainSeconds] = t.train_seconds + open_seconds;
 }
 
 void StudyRunner::ApplyCost(int64_t number, double dollars, double seconds) {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -59,8 +60,21 @@ class StudyRunner {
   // Sets *why_none to a reason the study cannot make new work anymore (exhausted, budget).
   std::optional<NextTrial> PickNext(double now, double spent, std::string* why_none);
 
-  // Decision for a new report (not yet applied): the scheduler's, overridden by budgets.
+  // Decision for a new report (not yet applied): the scheduler's, overridden by budgets and by
+  // a constraint on a metric that only grows (dollars, train_seconds) once it is crossed.
+  // `metrics`: the report's, with the ones Sift measures added (AddMeasured).
+  search::Decision Decide(int64_t number, int64_t epoch,
+                          const std::map<std::string, double>& metrics, double now, double spent);
+  // The same for a report of the objective alone (a single-objective study's tests).
   search::Decision Decide(int64_t number, int64_t epoch, double value, double now, double spent);
+
+  // Whether the study's objectives or constraints name what the coordinator measures per trial
+  // (dollars, train_seconds): each report then carries them, so a restart replays the same.
+  bool MeasuresCost() const { return measures_cost_; }
+  // Adds the trial's dollars and train_seconds so far to `metrics` (where the study names them):
+  // what it was charged for ended leases plus `open_dollars`/`open_seconds` of the running one.
+  void AddMeasured(int64_t number, double open_dollars, double open_seconds,
+                   std::map<std::string, double>* metrics) const;
 
   // Whether the study has nothing left to run or wait for; `reason` says why it ended.
   bool Finished(double now, double spent, std::string* reason);
@@ -68,6 +82,9 @@ class StudyRunner {
   // Apply a change that the Store already holds.
   void ApplyNewTrial(int64_t number, const search::Params& params);
   void ApplyState(int64_t number, search::TrialState state);
+  // The report's values of every objective and constraint metric it has (finite objective
+  // values only: a diverged trial's last one never enters the view).
+  void ApplyReport(int64_t number, int64_t epoch, const std::map<std::string, double>& metrics);
   void ApplyReport(int64_t number, int64_t epoch, double value);
   void ApplyCost(int64_t number, double dollars, double seconds);  // the ledger's charge
   void ApplyStudyState(StudyState state, const std::string& reason);
@@ -86,6 +103,13 @@ class StudyRunner {
  private:
   void MakeAlgorithms();
   bool BudgetExhausted(double now, double spent, std::string* why) const;
+  // Calls fn(curve, value) for each of the trial's curves (objectives, constraints) that
+  // `metrics` has a value for.
+  template <typename Fn>
+  void ForEachCurve(search::TrialView& trial, const std::map<std::string, double>& metrics,
+                    Fn fn) const;
+  // A constraint `dollars <= X` or `train_seconds <= X` that the report broke: those only grow.
+  bool CrossedGrowingBound(const std::map<std::string, double>& metrics, std::string* why) const;
   // Whether one more trial fits the dollar budget: each running trial and the new one will spend
   // about one more epoch (at the measured cost per epoch) before they can be stopped.
   bool CanAffordNewTrial(double spent, std::string* why) const;
@@ -103,7 +127,8 @@ class StudyRunner {
   // acquisition reads them, and walking 10,000 trials for them made its cost grow with the study.
   std::array<int64_t, 7> in_state_{};
   std::set<int64_t> pending_;
-  bool exhausted_ = false;  // the searcher has nothing more to suggest
+  bool measures_cost_ = false;  // MeasuresCost()
+  bool exhausted_ = false;      // the searcher has nothing more to suggest
   std::vector<QuotaUse> quotas_;
   double paused_seconds_ = 0;           // over pauses that ended
   std::optional<double> paused_since_;  // while paused

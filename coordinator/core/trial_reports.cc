@@ -210,20 +210,30 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
   }
   const auto& trial = runner->view().trials.at(lease->number);
   const std::string& metric = runner->config().objective.metric;
-  const double value = metrics.at(metric);
   const double now = Now();
   double spent = 0;  // the study's dollars now, for its budget (one table lock for both)
+  std::optional<Ledger::Charge> open;  // the lease's charge so far, for measured metrics
   {
     std::lock_guard<std::mutex> table(table_mu_);
     lease->last_seen = now;
     spent = ledger_.StudyDollars(lease->study_id, now);
+    if (runner->MeasuresCost()) open = ledger_.ChargeAt(lease_id, now);
   }
+  // A study that names dollars or train_seconds gets them measured here, with each report, and
+  // stored with it: a restart replays what was decided on.
+  std::map<std::string, double> measured;
+  if (runner->MeasuresCost()) {
+    measured = metrics;
+    runner->AddMeasured(lease->number, open ? open->dollars : 0, open ? open->seconds : 0,
+                        &measured);
+  }
+  const std::map<std::string, double>& reported = runner->MeasuresCost() ? measured : metrics;
   // A non-finite objective (or training loss, under stop_on_divergence) ends the trial as
   // DIVERGED: the scheduler never sees the value, and the trial is not retried.
   const std::string diverged = DivergenceReason(runner->config(), epoch, metrics);
   costs_.UpdateQuotaUse(*runner, now);
   *decision = !diverged.empty() ? search::Decision::Stop(diverged)
-                                : runner->Decide(lease->number, epoch, value, now, spent);
+                                : runner->Decide(lease->number, epoch, reported, now, spent);
   // A paused study's trial hands back at this epoch: PAUSE makes its worker checkpoint and
   // release the lease; the trial stays RUNNING until then and is requeued by CompleteTrial.
   bool paused_by_it = false;
@@ -234,7 +244,7 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
     lease->study_paused = true;
   }
   auto report = std::make_shared<ReportRecord>(
-      ReportOf(*lease, seq, epoch, metrics, checkpoint, *decision, now));
+      ReportOf(*lease, seq, epoch, reported, checkpoint, *decision, now));
   const ReportRecord& r = *report;
   const TrialState next_state =
       NextState(trial.state, *decision, !diverged.empty(), lease->study_paused);
@@ -297,8 +307,8 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
   lease->last_seq = seq;
   lease->last_decision = *decision;
   lease->last_commit = done;
-  // The view holds finite values only; a restart replays the same (StudyRunner::Restore).
-  if (std::isfinite(value)) runner->ApplyReport(r.number, epoch, value);
+  // The view holds finite objective values only; a restart replays the same (RestoreFrom).
+  runner->ApplyReport(r.number, epoch, r.metrics);
   runner->ApplyState(r.number, next_state);
   if (!checkpoint.empty()) {
     {

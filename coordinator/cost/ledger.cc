@@ -131,6 +131,15 @@ std::optional<Ledger::Charge> Ledger::Close(const std::string& lease_id, double 
   return c;
 }
 
+std::optional<Ledger::Charge> Ledger::ChargeAt(const std::string& lease_id, double at) const {
+  auto s = study_of_lease_.find(lease_id);
+  if (s == study_of_lease_.end()) return std::nullopt;
+  const OpenSegment& seg = studies_.at(s->second).open.at(lease_id);
+  Charge c{seg.study_id, seg.number, 0, std::max(0.0, at - seg.start)};
+  c.dollars = DollarsFor(c.seconds, seg.price_per_hour);
+  return c;
+}
+
 double Ledger::StudyDollars(int64_t study_id, double now) const {
   auto it = studies_.find(study_id);
   if (it == studies_.end()) return 0;

@@ -95,6 +95,8 @@ class Ledger {
   double LostSecondsAt(const std::string& lease_id, double end) const;
   // Ends the segment at `end`: what it charges its trial; nullopt when it was not open.
   std::optional<Charge> Close(const std::string& lease_id, double end);
+  // What closing it at `at` would charge, the segment left open; nullopt when it is not open.
+  std::optional<Charge> ChargeAt(const std::string& lease_id, double at) const;
 
   // A study's dollars: its closed segments, and its open ones billed to `now`.
   double StudyDollars(int64_t study_id, double now) const;
