@@ -96,6 +96,24 @@ std::string StudyMetricsText(const std::vector<StudySummary>& studies) {
                        PrometheusLabel(s.record.name), s.best_value);
   }
   out +=
+      "# HELP sift_study_hypervolume Several objectives: the hypervolume of the ended feasible "
+      "trials' Pareto set (reference: 10% beyond each objective's worst among them).\n"
+      "# TYPE sift_study_hypervolume gauge\n";
+  for (const auto& s : studies) {
+    if (!s.hypervolume) continue;
+    out += fmt::format("sift_study_hypervolume{{study=\"{}\",name=\"{}\"}} {}\n", s.record.id,
+                       PrometheusLabel(s.record.name), *s.hypervolume);
+  }
+  out +=
+      "# HELP sift_study_pareto_trials Several objectives: trials in the Pareto set of the ended "
+      "feasible trials.\n"
+      "# TYPE sift_study_pareto_trials gauge\n";
+  for (const auto& s : studies) {
+    if (s.objectives.size() < 2) continue;
+    out += fmt::format("sift_study_pareto_trials{{study=\"{}\",name=\"{}\"}} {}\n", s.record.id,
+                       PrometheusLabel(s.record.name), s.pareto_trials);
+  }
+  out +=
       "# HELP sift_study_forecast_dollars Expected dollars at the study's finish (open studies, "
       "once a trial has ended).\n"
       "# TYPE sift_study_forecast_dollars gauge\n";

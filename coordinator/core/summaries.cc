@@ -1,10 +1,31 @@
 #include "coordinator/core/summaries.h"
 
+#include <cmath>
+
 #include "coordinator/core/study_runner.h"
+#include "search/multi/hypervolume.h"
+#include "search/multi/objective_vectors.h"
 
 namespace sift::coordinator {
 
 using search::TrialState;
+
+namespace {
+
+// The Pareto set and hypervolume of the ended feasible trials (StudySummary's fields).
+void AddFrontier(const search::StudyView& view, StudySummary* out) {
+  search::Points points;
+  for (const auto& p : search::EndedPoints(view)) {
+    bool finite = p.feasible();
+    for (double v : p.values) finite &= std::isfinite(v);
+    if (finite) points.push_back(p.values);
+  }
+  if (points.empty()) return;
+  for (int rank : search::NonDominatedRanks(points)) out->pareto_trials += rank == 0;
+  out->hypervolume = search::Hypervolume(points, search::ReferencePoint(points));
+}
+
+}  // namespace
 
 StudySummary SummarizeStudy(const StudyRecord& record, const StudyRunner& runner,
                             std::vector<StudyEventRecord> events,
@@ -32,6 +53,9 @@ StudySummary SummarizeStudy(const StudyRecord& record, const StudyRunner& runner
       out.best_value = *v;
     }
   }
+  out.objectives = view.objectives;
+  out.constraints = view.constraints;
+  if (view.objectives.size() > 1) AddFrontier(view, &out);
   out.dollars = dollars;
   out.budget = config.budget;
   out.events = std::move(events);

@@ -41,6 +41,14 @@ struct StudySummary {
   std::optional<double> target;               // the config's objective.target
   std::optional<Forecast> forecast;           // an open study's, once a trial has ended
   std::string checkpoint_dir;  // the coordinator's folder of this study's checkpoints, if any
+  // Several objectives (in order, the first is `metric`; empty with one) and the constraints;
+  // with several objectives, once a feasible trial has ended, the size of the Pareto set of the
+  // ended feasible trials and its hypervolume, against the reference the reports use (10%
+  // beyond each objective's worst value among those trials).
+  std::vector<search::Objective> objectives;
+  std::vector<search::Constraint> constraints;
+  int64_t pareto_trials = 0;
+  std::optional<double> hypervolume;
 };
 
 struct TrialSummary {

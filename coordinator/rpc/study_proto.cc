@@ -33,6 +33,20 @@ void ToProto(const StudySummary& s, v1::Study* out) {
   out->set_preemptions(s.preemptions);
   out->set_expirations(s.expirations);
   out->set_checkpoint_dir(s.checkpoint_dir);
+  for (const auto& o : s.objectives) {
+    auto* to = out->add_objectives();
+    to->set_metric(o.metric);
+    to->set_maximize(o.maximize);
+  }
+  for (const auto& c : s.constraints) {
+    auto* to = out->add_constraints();
+    to->set_metric(c.metric);
+    to->set_bound(c.bound);
+    to->set_upper(c.upper);
+  }
+  out->set_pareto_trials(s.pareto_trials);
+  out->set_has_hypervolume(s.hypervolume.has_value());
+  out->set_hypervolume(s.hypervolume.value_or(0));
   for (const auto& e : s.events) {
     auto* event = out->add_events();
     event->set_at(e.at);
@@ -73,6 +87,11 @@ StudySummary FromProto(const v1::Study& s) {
   out.preemptions = s.preemptions();
   out.expirations = s.expirations();
   out.checkpoint_dir = s.checkpoint_dir();
+  for (const auto& o : s.objectives()) out.objectives.push_back({o.metric(), o.maximize()});
+  for (const auto& c : s.constraints())
+    out.constraints.push_back({c.metric(), c.bound(), c.upper()});
+  out.pareto_trials = s.pareto_trials();
+  if (s.has_hypervolume()) out.hypervolume = s.hypervolume();
   for (const auto& e : s.events()) {
     out.events.push_back({s.id(), e.at(), e.user(), e.action(), e.detail()});
   }

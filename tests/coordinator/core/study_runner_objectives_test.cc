@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coordinator/core/study_runner.h"
+#include "coordinator/core/summaries.h"
 
 namespace sift::coordinator {
 namespace study_runner_objectives_test {
@@ -204,6 +205,30 @@ TEST(StudyRunnerObjectives, ARestartReplaysEveryObjectiveAndConstraint) {
   const auto d2 = again.Decide(n2, 1, next, kT0, 0);
   EXPECT_EQ(d1.action, d2.action);
   EXPECT_EQ(d1.reason, d2.reason);
+}
+
+TEST(StudyRunnerObjectives, TheSummaryCarriesTheParetoSetAndItsHypervolume) {
+  StudyRunner r(1, Config("budget: {max_trials: 4, max_epochs: 1}\n"), kT0);
+  StudyRecord record;
+  record.id = 1;
+  EXPECT_FALSE(SummarizeStudy(record, r, {}, {}, {}, 0, kT0).hypervolume.has_value());
+  for (const Metrics& m : {Metrics{{"val_accuracy", 0.8}, {"dollars", 0.2}},
+                           Metrics{{"val_accuracy", 0.9}, {"dollars", 0.5}},
+                           Metrics{{"val_accuracy", 0.7}, {"dollars", 0.6}}}) {
+    const int64_t n = Lease(r);
+    Report(r, n, 1, m);
+    r.ApplyState(n, TrialState::kCompleted);
+  }
+  Lease(r);  // running: not counted
+  const StudySummary s = SummarizeStudy(record, r, {}, {}, {}, 0, kT0);
+  ASSERT_EQ(s.objectives.size(), 2u);
+  EXPECT_EQ(s.objectives[1].metric, "dollars");
+  EXPECT_FALSE(s.objectives[1].maximize);
+  EXPECT_EQ(s.pareto_trials, 2);
+  // Oriented points (0.8, -0.2), (0.9, -0.5), (0.7, -0.6); the reference is 10% of each range
+  // beyond the worst: (0.68, -0.64). Two boxes less their overlap.
+  ASSERT_TRUE(s.hypervolume.has_value());
+  EXPECT_NEAR(*s.hypervolume, 0.12 * 0.44 + 0.22 * 0.14 - 0.12 * 0.14, 1e-12);
 }
 
 }  // namespace study_runner_objectives_test

@@ -70,6 +70,27 @@ TEST(PrometheusText, StudySeriesCoverEveryStateAndOmitAMissingBest) {
   EXPECT_NE(text.find("sift_study_dollars{" + labels + "} 0.25\n"), std::string::npos);
   EXPECT_NE(text.find("sift_study_preemptions_total{" + labels + "} 2\n"), std::string::npos);
   EXPECT_EQ(text.find("sift_study_best_objective{"), std::string::npos);
+  // One objective: no frontier series.
+  EXPECT_EQ(text.find("sift_study_hypervolume{"), std::string::npos);
+  EXPECT_EQ(text.find("sift_study_pareto_trials{"), std::string::npos);
+}
+
+TEST(PrometheusText, SeveralObjectivesCarryTheParetoSetAndItsHypervolume) {
+  StudySummary s;
+  s.record.id = 3;
+  s.record.name = "frontier";
+  s.objectives = {{"val_accuracy", true}, {"dollars", false}};
+  const std::string before = StudyMetricsText({s});
+  EXPECT_NE(before.find("sift_study_pareto_trials{study=\"3\",name=\"frontier\"} 0\n"),
+            std::string::npos);
+  EXPECT_EQ(before.find("sift_study_hypervolume{"), std::string::npos);  // no trial ended yet
+  s.pareto_trials = 2;
+  s.hypervolume = 0.5;
+  const std::string text = StudyMetricsText({s});
+  EXPECT_NE(text.find("sift_study_hypervolume{study=\"3\",name=\"frontier\"} 0.5\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("sift_study_pareto_trials{study=\"3\",name=\"frontier\"} 2\n"),
+            std::string::npos);
 }
 
 }  // namespace http_metrics_test

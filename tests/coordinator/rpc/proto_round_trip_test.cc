@@ -37,6 +37,10 @@ StudySummary FullStudy(StudyState state) {
   s.total = 12;
   s.finished = 9;
   s.running = 3;
+  s.objectives = {{"val_loss", false}, {"dollars", false}, {"val_accuracy", true}};
+  s.constraints = {{"params", 1e6, true}, {"val_accuracy", 0.8, false}};
+  s.pareto_trials = 4;
+  s.hypervolume = 0.125;
   s.best_trial = 5;
   s.best_value = 0.31;
   s.dollars = 1.25;
@@ -118,6 +122,19 @@ TEST(ProtoRoundTrip, AStudySummaryComesBackAsItWasSent) {
     EXPECT_EQ(got.tags, sent.tags);
     EXPECT_EQ(got.target, sent.target);
     EXPECT_EQ(got.checkpoint_dir, sent.checkpoint_dir);
+    ASSERT_EQ(got.objectives.size(), sent.objectives.size());
+    for (size_t i = 0; i < sent.objectives.size(); ++i) {
+      EXPECT_EQ(got.objectives[i].metric, sent.objectives[i].metric);
+      EXPECT_EQ(got.objectives[i].maximize, sent.objectives[i].maximize);
+    }
+    ASSERT_EQ(got.constraints.size(), sent.constraints.size());
+    for (size_t i = 0; i < sent.constraints.size(); ++i) {
+      EXPECT_EQ(got.constraints[i].metric, sent.constraints[i].metric);
+      EXPECT_EQ(got.constraints[i].bound, sent.constraints[i].bound);
+      EXPECT_EQ(got.constraints[i].upper, sent.constraints[i].upper);
+    }
+    EXPECT_EQ(got.pareto_trials, sent.pareto_trials);
+    EXPECT_EQ(got.hypervolume, sent.hypervolume);
     ASSERT_TRUE(got.forecast.has_value());
     const Forecast& f = *got.forecast;
     const Forecast& w = *sent.forecast;
@@ -150,6 +167,7 @@ TEST(ProtoRoundTrip, AStudyWithoutBestTargetOrForecastSaysSo) {
   EXPECT_FALSE(got.best_trial.has_value());
   EXPECT_FALSE(got.target.has_value());
   EXPECT_FALSE(got.forecast.has_value());
+  EXPECT_FALSE(got.hypervolume.has_value());
 }
 
 TEST(ProtoRoundTrip, ATrialSummaryComesBackAsItWasSent) {
