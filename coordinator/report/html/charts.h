@@ -36,6 +36,10 @@ std::string ParallelChart(const HtmlStudy& s);  // chart_params.cc
 std::string ImportanceChart(const HtmlStudy& s);
 std::string TimelineChart(const HtmlStudy& s,  // chart_timeline.cc
                           const std::map<std::string, WorkerRecord>& workers, double now);
+// Several objectives or constraints (report/frontier.h): chart_frontier.cc.
+std::string ObjectivePairChart(const HtmlStudy& s, size_t i, size_t j);  // objective i on x, j on y
+std::string HypervolumeChart(const HtmlStudy& s, bool by_time);
+std::string ParetoSetTable(const HtmlStudy& s);
 std::string TrialTable(const HtmlStudy& s);  // table.cc
 std::string LevelsTable(const HtmlStudy& s);
 
