@@ -86,7 +86,7 @@ Frontier FrontierOf(const StudyReport& report) {
   const auto directions = Directions(objectives);
   Frontier out;
   std::vector<search::TrialPoint> points;  // the scored trials, feasible or not
-  std::vector<size_t> index;              // each point's place in out.trials
+  std::vector<size_t> index;               // each point's place in out.trials
   for (const auto& t : report.trials) {
     FrontierTrial f;
     f.trial = t.record.number;
@@ -171,9 +171,8 @@ std::vector<HypervolumeStep> HypervolumeCurve(const StudyReport& report, const F
     dollars += t.dollars;
     if (!f.scored || !f.feasible) continue;
     const auto p = search::Oriented(Raw(f), directions);
-    if (std::any_of(archive.begin(), archive.end(), [&](const auto& a) {
-          return a == p || search::Dominates(a, p);
-        })) {
+    if (std::any_of(archive.begin(), archive.end(),
+                    [&](const auto& a) { return a == p || search::Dominates(a, p); })) {
       continue;
     }
     archive.erase(std::remove_if(archive.begin(), archive.end(),
@@ -194,8 +193,8 @@ std::string FormatFrontierSummary(const StudyReport& report) {
   const Frontier frontier = FrontierOf(report);
   std::string names, constraints;
   for (const auto& o : objectives) {
-    names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", o.metric,
-                         o.maximize ? "max" : "min");
+    names +=
+        fmt::format("{}{} ({})", names.empty() ? "" : ", ", o.metric, o.maximize ? "max" : "min");
   }
   for (const auto& c : report.constraints) {
     constraints += fmt::format("{}{} {} {}", constraints.empty() ? "" : ", ", c.metric,
@@ -214,13 +213,16 @@ std::string FormatFrontierSummary(const StudyReport& report) {
     out += fmt::format("{}#{} ({})", n == frontier.pareto.front() ? "" : "; ", n, values);
   }
   out += "\n";
+  // The first few by name (the table above has every one), so the summary stays a summary.
+  constexpr size_t kNamed = 8;
   std::string infeasible;
+  size_t count = 0;
   for (const auto& f : frontier.trials) {
-    if (f.scored && !f.feasible) {
-      infeasible += fmt::format("{}#{} ({})", infeasible.empty() ? "" : "; ", f.trial, f.broken);
-    }
+    if (!f.scored || f.feasible || ++count > kNamed) continue;
+    infeasible += fmt::format("{}#{} ({})", infeasible.empty() ? "" : "; ", f.trial, f.broken);
   }
-  if (!infeasible.empty()) out += "infeasible: " + infeasible + "\n";
+  if (count > kNamed) infeasible += fmt::format("; {} more", count - kNamed);
+  if (count > 0) out += fmt::format("infeasible: {} trials: {}\n", count, infeasible);
   const auto curve = HypervolumeCurve(report, frontier);
   if (!curve.empty()) {
     std::string reference;
@@ -248,14 +250,13 @@ std::string FormatFrontierTable(const StudyReport& report) {
   for (const auto& f : frontier.trials) {
     out += fmt::format("{:>5}", f.trial);
     for (size_t i = 0; i < objectives.size(); ++i) {
-      out += fmt::format("  {:>12}", f.values[i] ? FormatObjectiveValue(objectives[i].metric,
-                                                                        *f.values[i])
-                                                 : "-");
+      out += fmt::format(
+          "  {:>12}", f.values[i] ? FormatObjectiveValue(objectives[i].metric, *f.values[i]) : "-");
     }
     for (size_t i : columns) {
       const auto& v = f.constraints[i];
-      out += fmt::format("  {:>12}",
-                         v ? FormatObjectiveValue(report.constraints[i].metric, *v) : "-");
+      out +=
+          fmt::format("  {:>12}", v ? FormatObjectiveValue(report.constraints[i].metric, *v) : "-");
     }
     out += "  " + Label(f) + "\n";
   }

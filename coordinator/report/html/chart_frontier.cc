@@ -44,15 +44,15 @@ std::string ConstraintBand(const Frame& f, const Scale& s, const search::Constra
                            : fmt::format(R"(<rect class="infeasible" x="{}" y="{}" width="{}" )"
                                          R"(height="{}" fill="#d62728" fill-opacity="0.09"/>)",
                                          Px(f.x0()), Px(a), Px(f.x1() - f.x0()), Px(b - a));
-  out += x_axis ? fmt::format(R"(<line x1="{0}" x2="{0}" y1="{1}" y2="{2}" stroke="#d62728" )"
-                              R"(stroke-dasharray="4 3"/><text x="{3}" y="{4}">{5}</text>)",
-                              Px(at), Px(f.y1()), Px(f.y0()), Px(at + 3), Px(f.y1() + 10),
-                              Escape(label))
-                : fmt::format(R"(<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="#d62728" )"
-                              R"(stroke-dasharray="4 3"/><text x="{3}" y="{4}" )"
-                              R"(text-anchor="end">{5}</text>)",
-                              Px(f.x0()), Px(f.x1()), Px(at), Px(f.x1() - 2), Px(at - 4),
-                              Escape(label));
+  out +=
+      x_axis
+          ? fmt::format(R"(<line x1="{0}" x2="{0}" y1="{1}" y2="{2}" stroke="#d62728" )"
+                        R"(stroke-dasharray="4 3"/><text x="{3}" y="{4}">{5}</text>)",
+                        Px(at), Px(f.y1()), Px(f.y0()), Px(at + 3), Px(f.y1() + 10), Escape(label))
+          : fmt::format(R"(<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="#d62728" )"
+                        R"(stroke-dasharray="4 3"/><text x="{3}" y="{4}" )"
+                        R"(text-anchor="end">{5}</text>)",
+                        Px(f.x0()), Px(f.x1()), Px(at), Px(f.x1() - 2), Px(at - 4), Escape(label));
   return out;
 }
 
@@ -95,19 +95,21 @@ std::string ObjectivePairChart(const HtmlStudy& s, size_t i, size_t j) {
       const FrontierTrial& t = frontier.trials[k];
       if (!t.scored || t.on_pareto != pass_on) continue;
       const std::string paint =
-          t.feasible ? fmt::format(R"(fill="{}")", StateColor(search::ToString(
-                                                       r.trials[k].record.state)))
-                     : R"(fill="none" stroke="#888")";
+          t.feasible
+              ? fmt::format(R"(fill="{}")", StateColor(search::ToString(r.trials[k].record.state)))
+              : R"(fill="none" stroke="#888")";
       out += fmt::format(
           R"(<circle class="pt{}" data-t="{}" data-m="{}" cx="{}" cy="{}" r="{}" {}/>)",
-          t.on_pareto ? " on" : t.feasible ? "" : " infeasible", TrialKey(r.study.record.id, t.trial),
-          Escape(Mark(objectives, t)), Px(x(*t.values[i])), Px(y(*t.values[j])),
-          t.on_pareto ? radius + 1.5 : radius, paint);
+          t.on_pareto  ? " on"
+          : t.feasible ? ""
+                       : " infeasible",
+          TrialKey(r.study.record.id, t.trial), Escape(Mark(objectives, t)), Px(x(*t.values[i])),
+          Px(y(*t.values[j])), t.on_pareto ? radius + 1.5 : radius, paint);
     }
   }
-  std::vector<std::pair<std::string, std::string>> legend = {
-      {"Pareto set (ringed)", "#222"}, {"completed", StateColor("COMPLETED")},
-      {"stopped", StateColor("STOPPED")}};
+  std::vector<std::pair<std::string, std::string>> legend = {{"Pareto set (ringed)", "#222"},
+                                                             {"completed", StateColor("COMPLETED")},
+                                                             {"stopped", StateColor("STOPPED")}};
   if (!r.constraints.empty()) legend.emplace_back("infeasible (hollow)", "#888");
   out += Legend(f, legend);
   return out + "</svg>";
@@ -168,8 +170,8 @@ std::string ParetoSetTable(const HtmlStudy& s) {
     }
     for (size_t i : columns) {
       const auto& v = f.constraints[i];
-      out += "<td>" + (v ? Escape(FormatObjectiveValue(r.constraints[i].metric, *v)) : "-") +
-             "</td>";
+      out +=
+          "<td>" + (v ? Escape(FormatObjectiveValue(r.constraints[i].metric, *v)) : "-") + "</td>";
     }
     out += fmt::format("<td>{}</td><td>{}</td></tr>", search::ToString(t.record.state),
                        t.checkpoint.empty() ? "none" : "yes");

@@ -12,10 +12,11 @@ namespace sift::coordinator {
 
 // A trial whose last report carries `metrics` (val_accuracy and any measured one), with a model.
 inline TrialSummary Reported(int64_t n, double dollars, std::map<std::string, double> metrics,
-                      search::TrialState state = search::TrialState::kCompleted) {
+                             search::TrialState state = search::TrialState::kCompleted) {
   const auto acc = metrics.find("val_accuracy");
-  TrialSummary t = Trial(n, dollars, acc == metrics.end() ? std::nullopt : std::optional(acc->second),
-                         /*ended_at=*/1000 + static_cast<double>(n), state);
+  TrialSummary t =
+      Trial(n, dollars, acc == metrics.end() ? std::nullopt : std::optional(acc->second),
+            /*ended_at=*/1000 + static_cast<double>(n), state);
   t.epochs = 5;
   t.seconds = 10 + static_cast<double>(n);
   t.checkpoint = "trial-" + std::to_string(n) + ".ckpt";

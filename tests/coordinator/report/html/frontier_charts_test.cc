@@ -89,8 +89,8 @@ TEST(FrontierCharts, ASingleObjectiveStudyHasNone) {
 TEST(FrontierCharts, ThePageShowsThemInABrowser) {
   ASSERT_FALSE(testing::ChromiumPath().empty())
       << "no chromium: scripts/install-deps.sh installs it (Debian's `chromium` package)";
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sift-html-frontier-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sift-html-frontier-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "report.html").string();
   ASSERT_EQ(WriteHtmlReport(Page(), path), "");
