@@ -66,6 +66,18 @@ TEST(Frontier, AMinimumConstraintAndThreeObjectives) {
       << set;
 }
 
+TEST(Frontier, OneObjectiveWithAConstraintHasItsBestFeasibleTrialAsTheSet) {
+  StudyReport r = TwoObjectiveStudy();
+  r.objectives = {{"val_accuracy", true}};
+  const Frontier f = FrontierOf(r);
+  EXPECT_EQ(f.pareto, (std::vector<int64_t>{2}));  // #3 and #4 are better, but infeasible
+  // One objective: the volume is the distance above the reference (0.80 - 10% of 0.10).
+  const auto curve = HypervolumeCurve(r, f);
+  ASSERT_EQ(curve.size(), 3u);
+  EXPECT_NEAR(curve.back().hypervolume, 0.90 - 0.79, 1e-12);
+  EXPECT_EQ(curve.back().trial, 2);
+}
+
 TEST(Frontier, HypervolumeGrowsWithEachTrialThatWidensTheSet) {
   const StudyReport r = TwoObjectiveStudy();
   const auto curve = HypervolumeCurve(r, FrontierOf(r));
