@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "search/multi/hypervolume.h"
-#include "search/multi/objective_vectors.h"
+#include "search/multi/pareto.h"
 
 namespace sift::coordinator {
 namespace {
@@ -85,8 +85,11 @@ Frontier FrontierOf(const StudyReport& report) {
   const auto objectives = ObjectivesOf(report);
   const auto directions = Directions(objectives);
   Frontier out;
-  std::vector<search::TrialPoint> points;  // the scored trials, feasible or not
-  std::vector<size_t> index;               // each point's place in out.trials
+  // Feasible trials come before infeasible ones in the constrained order (objective_vectors.h),
+  // so its first rank is the Pareto set of the feasible trials alone: ranked here by the plain
+  // sort, whose two-objective path is O(n log n) where the constrained one compares every pair.
+  search::Points feasible;
+  std::vector<size_t> index;  // each feasible point's place in out.trials
   for (const auto& t : report.trials) {
     FrontierTrial f;
     f.trial = t.record.number;
@@ -96,33 +99,28 @@ Frontier FrontierOf(const StudyReport& report) {
       f.values.push_back(TrialMetric(t, o.metric));
       f.scored = f.scored && f.values.back() && std::isfinite(*f.values.back());
     }
-    double violation = 0;
+    f.feasible = true;
     for (const auto& c : report.constraints) {
       const auto v = TrialMetric(t, c.metric);
       f.constraints.push_back(v);
       // Not reported: nothing shows the trial kept to the bound, so it does not count as held.
-      const double over = v ? c.Violation(*v) : INFINITY;
-      violation += over;
-      if (over == 0) continue;
+      if (v && c.Holds(*v)) continue;
+      f.feasible = false;
       f.broken += (f.broken.empty() ? "" : ", ") + c.metric;
       f.broken += v ? fmt::format(" {} {} {}", FormatObjectiveValue(c.metric, *v),
                                   c.upper ? ">" : "<", FormatObjectiveValue(c.metric, c.bound))
                     : std::string(" not reported");
     }
-    f.feasible = violation == 0;
-    if (f.scored) {
-      points.push_back({f.trial, search::Oriented(Raw(f), directions), violation});
+    if (f.scored && f.feasible) {
+      feasible.push_back(search::Oriented(Raw(f), directions));
       index.push_back(out.trials.size());
     }
     out.trials.push_back(std::move(f));
   }
-  const std::vector<int> ranks = search::ConstrainedRanks(points);
-  search::Points feasible;
+  const std::vector<int> ranks = search::NonDominatedRanks(feasible);
   std::vector<size_t> on;  // places in out.trials
-  for (size_t i = 0; i < points.size(); ++i) {
-    if (!points[i].feasible()) continue;
-    feasible.push_back(points[i].values);
-    if (ranks[i] != 0) continue;  // rank 0 holds the feasible set whenever one trial is feasible
+  for (size_t i = 0; i < feasible.size(); ++i) {
+    if (ranks[i] != 0) continue;
     out.trials[index[i]].on_pareto = true;
     on.push_back(index[i]);
   }

@@ -58,10 +58,9 @@ std::string ConstraintBand(const Frame& f, const Scale& s, const search::Constra
 
 }  // namespace
 
-std::string ObjectivePairChart(const HtmlStudy& s, size_t i, size_t j) {
+std::string ObjectivePairChart(const HtmlStudy& s, const Frontier& frontier, size_t i, size_t j) {
   const StudyReport& r = s.report;
   const auto objectives = ObjectivesOf(r);
-  const Frontier frontier = FrontierOf(r);
   const std::string chart = fmt::format("objectives objectives-{}-{}", i, j);
   Frame f;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
@@ -115,9 +114,9 @@ std::string ObjectivePairChart(const HtmlStudy& s, size_t i, size_t j) {
   return out + "</svg>";
 }
 
-std::string HypervolumeChart(const HtmlStudy& s, bool by_time) {
+std::string HypervolumeChart(const HtmlStudy& s, const std::vector<HypervolumeStep>& curve,
+                             bool by_time) {
   const StudyReport& r = s.report;
-  const auto curve = HypervolumeCurve(r, FrontierOf(r));
   const std::string chart = by_time ? "hypervolume hv-time" : "hypervolume hv-dollars";
   Frame f;
   if (curve.empty()) return EmptyChart(f, chart, "no feasible scored trial has ended yet");
@@ -148,10 +147,9 @@ std::string HypervolumeChart(const HtmlStudy& s, bool by_time) {
   return out + dots + "</svg>";
 }
 
-std::string ParetoSetTable(const HtmlStudy& s) {
+std::string ParetoSetTable(const HtmlStudy& s, const Frontier& frontier) {
   const StudyReport& r = s.report;
   const auto objectives = ObjectivesOf(r);
-  const Frontier frontier = FrontierOf(r);
   if (frontier.pareto.empty()) return R"(<p class="note">no feasible scored trial yet</p>)";
   std::string out = R"(<table class="pareto"><thead><tr><th>trial</th>)";
   for (const auto& o : objectives) {

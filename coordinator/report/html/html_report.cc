@@ -64,14 +64,16 @@ std::string ForecastLine(const HtmlStudy& s, double now) {
 // and the hypervolume as the study spent (report/frontier.h).
 std::string FrontierFigures(const HtmlStudy& s) {
   const auto objectives = ObjectivesOf(s.report);
-  std::string out =
-      Figure("Pareto set over every objective, feasible trials only", html::ParetoSetTable(s),
-             "Early-stopped trials count at their last reported value; a trial "
-             "that breaks a constraint, or never reported its metric, is infeasible.");
+  const Frontier frontier = FrontierOf(s.report);
+  const auto curve = HypervolumeCurve(s.report, frontier);
+  std::string out = Figure(
+      "Pareto set over every objective, feasible trials only", html::ParetoSetTable(s, frontier),
+      "Early-stopped trials count at their last reported value; a trial "
+      "that breaks a constraint, or never reported its metric, is infeasible.");
   for (size_t i = 0; i < objectives.size(); ++i) {
     for (size_t j = i + 1; j < objectives.size(); ++j) {
       out += Figure(objectives[j].metric + " vs " + objectives[i].metric,
-                    html::ObjectivePairChart(s, i, j),
+                    html::ObjectivePairChart(s, frontier, i, j),
                     "Ringed: the Pareto set over all objectives; hollow: infeasible; shaded: where "
                     "a constraint on an axis is broken.");
     }
@@ -79,8 +81,9 @@ std::string FrontierFigures(const HtmlStudy& s) {
   const std::string reference =
       "Reference point: each objective's worst value over the feasible trials, 10% of its range "
       "beyond.";
-  out += Figure("hypervolume vs cumulative dollars", html::HypervolumeChart(s, false), reference);
-  out += Figure("hypervolume vs wall time", html::HypervolumeChart(s, true), reference);
+  out += Figure("hypervolume vs cumulative dollars", html::HypervolumeChart(s, curve, false),
+                reference);
+  out += Figure("hypervolume vs wall time", html::HypervolumeChart(s, curve, true), reference);
   return out;
 }
 

@@ -67,7 +67,7 @@ TEST(FrontierCharts, APairPerTwoObjectivesAndTheConstraintShadedOnItsAxis) {
         << chart;
   }
   EXPECT_EQ(Charts(html, "hypervolume").size(), 2u);
-  const std::string table = html::ParetoSetTable(s);
+  const std::string table = html::ParetoSetTable(s, FrontierOf(s.report));
   EXPECT_EQ(Count(table, "<tr><td data-t="), 4u) << table;
   // inference_ms is an objective too: its constraint adds no second column.
   EXPECT_NE(table.find("<th>val_accuracy (max)</th><th>dollars (min)</th><th>inference_ms (min)"
