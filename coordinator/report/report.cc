@@ -290,7 +290,7 @@ std::string ToCsv(const StudyReport& report) {
   for (const auto& m : extra) out += "," + Csv(m);
   if (ShowsFrontier(report)) out += ",feasible,on_pareto";
   out += ",end_reason\n";
-  const Frontier frontier = FrontierOf(report);
+  const Frontier frontier = ShowsFrontier(report) ? FrontierOf(report) : Frontier();
   // Which of the two frontiers (see Describe) each trial is on: "completed;all", "all" or "".
   const auto completed = ParetoFrontier(report, FrontierOver::kCompleted);
   const auto all = ParetoFrontier(report, FrontierOver::kAll);
@@ -341,8 +341,9 @@ void AddFrontierFields(const StudyReport& report, const FrontierTrial& f, json* 
     if (f.values[k]) values[objectives[k].metric] = common::MetricToJson(*f.values[k]);
   }
   for (size_t k = 0; k < report.constraints.size(); ++k) {
-    if (f.constraints[k])
+    if (f.constraints[k]) {
       values[report.constraints[k].metric] = common::MetricToJson(*f.constraints[k]);
+    }
   }
   (*jt)["values"] = values;
   (*jt)["feasible"] = f.feasible;

@@ -26,7 +26,7 @@ std::string TrialTable(const HtmlStudy& s) {
   const StudyReport& r = s.report;
   // A row is marked when its trial is on the frontier the page leads with: over every objective
   // when there are several (or constraints), else cost against the objective.
-  std::vector<int64_t> frontier = ShowsFrontier(r) ? FrontierOf(r).pareto : ParetoFrontier(r);
+  const std::vector<int64_t> frontier = ShowsFrontier(r) ? FrontierOf(r).pareto : ParetoFrontier(r);
   // The rows travel as JSON that the page's script renders (the first 200, or all on request):
   // 10,000 rows of HTML would slow the page's first load several-fold.
   nlohmann::json rows = nlohmann::json::array();
