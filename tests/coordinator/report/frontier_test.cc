@@ -11,7 +11,7 @@
 namespace sift::coordinator {
 namespace frontier_test {
 
-TEST(Frontier, OnlyAStudyWithSeveralObjectivesOrAConstraintShowsIt) {
+TEST(FrontierReport, OnlyAStudyWithSeveralObjectivesOrAConstraintShowsIt) {
   StudyReport r = TwoObjectiveStudy();
   EXPECT_TRUE(ShowsFrontier(r));
   r.objectives = {{"val_accuracy", true}};
@@ -23,7 +23,7 @@ TEST(Frontier, OnlyAStudyWithSeveralObjectivesOrAConstraintShowsIt) {
   EXPECT_EQ(ToCsv(r).find("feasible"), std::string::npos);
 }
 
-TEST(Frontier, FeasibilityAndTheParetoSetOverFeasibleTrials) {
+TEST(FrontierReport, FeasibilityAndTheParetoSetOverFeasibleTrials) {
   const Frontier f = FrontierOf(TwoObjectiveStudy());
   ASSERT_EQ(f.trials.size(), 7u);
   EXPECT_EQ(f.pareto, (std::vector<int64_t>{2, 1}));  // best val_accuracy first
@@ -40,7 +40,7 @@ TEST(Frontier, FeasibilityAndTheParetoSetOverFeasibleTrials) {
   EXPECT_NEAR(f.reference[1], 0.215, 1e-12);
 }
 
-TEST(Frontier, AMinimumConstraintAndThreeObjectives) {
+TEST(FrontierReport, AMinimumConstraintAndThreeObjectives) {
   StudyReport r = TwoObjectiveStudy();
   r.objectives.push_back({"params", false});
   r.constraints = {search::Constraint{"val_accuracy", 0.82, /*upper=*/false}};
@@ -66,7 +66,7 @@ TEST(Frontier, AMinimumConstraintAndThreeObjectives) {
       << set;
 }
 
-TEST(Frontier, OneObjectiveWithAConstraintHasItsBestFeasibleTrialAsTheSet) {
+TEST(FrontierReport, OneObjectiveWithAConstraintHasItsBestFeasibleTrialAsTheSet) {
   StudyReport r = TwoObjectiveStudy();
   r.objectives = {{"val_accuracy", true}};
   const Frontier f = FrontierOf(r);
@@ -78,7 +78,7 @@ TEST(Frontier, OneObjectiveWithAConstraintHasItsBestFeasibleTrialAsTheSet) {
   EXPECT_EQ(curve.back().trial, 2);
 }
 
-TEST(Frontier, HypervolumeGrowsWithEachTrialThatWidensTheSet) {
+TEST(FrontierReport, HypervolumeGrowsWithEachTrialThatWidensTheSet) {
   const StudyReport r = TwoObjectiveStudy();
   const auto curve = HypervolumeCurve(r, FrontierOf(r));
   // #0 alone: 0.01 x 0.115; #1 dominates it: 0.06 x 0.165; #2 adds 0.11 x 0.015 less the
@@ -98,7 +98,7 @@ TEST(Frontier, HypervolumeGrowsWithEachTrialThatWidensTheSet) {
   }
 }
 
-TEST(Frontier, DollarsComeFromTheLedgerAndTrainSecondsFromTheReportElseMeasured) {
+TEST(FrontierReport, DollarsComeFromTheLedgerAndTrainSecondsFromTheReportElseMeasured) {
   TrialSummary t = Reported(0, 0.25, {{"val_accuracy", 0.9}, {"dollars", 0.2}});
   EXPECT_EQ(TrialMetric(t, "dollars"), 0.25);
   EXPECT_EQ(TrialMetric(t, "train_seconds"), 10.0);  // not reported: its measured seconds
@@ -109,7 +109,7 @@ TEST(Frontier, DollarsComeFromTheLedgerAndTrainSecondsFromTheReportElseMeasured)
   EXPECT_EQ(PickMetric(t, "train_seconds"), 7.5);
 }
 
-TEST(Frontier, TheSummaryListsTheSetTheInfeasibleAndTheHypervolume) {
+TEST(FrontierReport, TheSummaryListsTheSetTheInfeasibleAndTheHypervolume) {
   StudyReport r = TwoObjectiveStudy();
   r.study.best_trial = 2;
   r.study.best_value = 0.90;
@@ -134,7 +134,7 @@ TEST(Frontier, TheSummaryListsTheSetTheInfeasibleAndTheHypervolume) {
       << table;
 }
 
-TEST(Frontier, ResultsFilesCarryTheSetAndEachTrialsStanding) {
+TEST(FrontierReport, ResultsFilesCarryTheSetAndEachTrialsStanding) {
   const StudyReport r = TwoObjectiveStudy();
   const auto j = nlohmann::json::parse(ToJson(r));
   EXPECT_EQ(j["pareto"], nlohmann::json({2, 1}));
@@ -164,7 +164,7 @@ TEST(Frontier, ResultsFilesCarryTheSetAndEachTrialsStanding) {
   EXPECT_NE(csv.find(",3,false,false,"), std::string::npos) << csv;
 }
 
-TEST(Frontier, PickChoosesOverAnyObjectiveMetric) {
+TEST(FrontierReport, PickChoosesOverAnyObjectiveMetric) {
   const StudyReport r = TwoObjectiveStudy();
   PickRule rule;
   ASSERT_EQ(ParsePick("val_accuracy>=0.85, inference_ms<=2, min dollars", &rule), "");

@@ -7,9 +7,13 @@
 #include <filesystem>
 #include <regex>
 
+#include "coordinator/report/export_pick.h"
+#include "coordinator/report/frontier.h"
 #include "coordinator/report/html/charts.h"
 #include "coordinator/report/html/html_report.h"
+#include "coordinator/report/study_reports.h"
 #include "tests/coordinator/report/frontier_fixture.h"
+#include "tests/coordinator/report/synthetic_study.h"
 #include "tests/headless_chromium.h"
 
 namespace sift::coordinator {
@@ -84,6 +88,79 @@ TEST(FrontierCharts, ASingleObjectiveStudyHasNone) {
   EXPECT_TRUE(Charts(html, "objectives").empty());
   EXPECT_TRUE(Charts(html, "hypervolume").empty());
   EXPECT_EQ(html.find("class=\"pareto\""), std::string::npos);
+}
+
+// A finished study of two objectives and a constraint on the training loss (the synthetic
+// trials report val_accuracy and train_loss; those stopped at the first rung have not brought the
+// loss under 1), written through the real SQLite Store.
+constexpr const char* kStoredConfig = R"(name: stored-frontier
+objectives:
+  - {metric: val_accuracy, direction: maximize}
+  - {metric: dollars, direction: minimize}
+constraints:
+  - {metric: train_loss, max: 1.0}
+search_space:
+  lr: {type: float, low: 1.0e-4, high: 1.0e-1, scale: log}
+  dropout: {type: float, low: 0.0, high: 0.5}
+trainer: {model: mlp, depth: 2}
+searcher: {type: random}
+scheduler: {type: asha, eta: 3, min_resource: 1}
+budget: {max_trials: 60, max_epochs: 9, max_dollars: 0, max_hours: 0}
+)";
+
+std::string StoredStudy(const std::filesystem::path& dir) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string db = (dir / "sift.db").string();
+  auto store = OpenSqliteStore(db);
+  testing::SyntheticStudy options;
+  options.trials = 60;
+  options.config_text = kStoredConfig;
+  testing::WriteSyntheticStudy(*store, options);
+  return db;
+}
+
+TEST(FrontierCharts, AStoredStudyReportsItsObjectivesAndParetoSet) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sift-frontier-store-" + std::to_string(getpid()));
+  const std::string db = StoredStudy(dir);
+  const auto reports = LoadStudyReports(db, 0);
+  ASSERT_EQ(reports.size(), 1u);
+  const StudyReport& r = reports[0];
+  ASSERT_EQ(r.objectives.size(), 2u);
+  EXPECT_EQ(r.objectives[1].metric, "dollars");
+  ASSERT_EQ(r.constraints.size(), 1u);
+  const Frontier f = FrontierOf(r);
+  ASSERT_FALSE(f.pareto.empty());
+  size_t infeasible = 0;
+  for (const auto& t : f.trials) infeasible += t.scored && !t.feasible;
+  EXPECT_GT(infeasible, 0u);  // stopped at the first rung
+  // `sift export --pareto`: every trial of the set, one column per objective, and no other.
+  const std::string set = FormatParetoSet(r);
+  EXPECT_NE(set.find("over val_accuracy (maximize), dollars (minimize)"), std::string::npos) << set;
+  EXPECT_EQ(Count(set, "\n"), 2 + f.pareto.size()) << set;
+  for (int64_t n : f.pareto) {
+    EXPECT_NE(
+        set.find("\n" + std::string(6 - std::to_string(n).size(), ' ') + std::to_string(n) + "  "),
+        std::string::npos)
+        << n << "\n"
+        << set;
+    const FrontierTrial& t = f.trials[FrontierIndex(f, n)];
+    EXPECT_TRUE(t.feasible);
+    EXPECT_NE(TrialMetric(r.trials[FrontierIndex(f, n)], "train_loss"), std::nullopt);
+  }
+  // The page of it in Chromium: the scatter and the set's table drawn.
+  const std::string path = (dir / "report.html").string();
+  ASSERT_EQ(WriteHtmlReport(LoadHtmlReport(db, 0, std::nullopt), path), "");
+  const testing::PageLoad loaded = testing::LoadPage(path);
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.log;
+  EXPECT_EQ(loaded.log.find("CONSOLE"), std::string::npos) << loaded.log;
+  const auto pairs = Charts(loaded.dom, "objectives");
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(Count(pairs[0], "class=\"pt on\""), f.pareto.size());
+  EXPECT_EQ(Count(pairs[0], "class=\"pt infeasible\""), infeasible);
+  EXPECT_EQ(Count(loaded.dom, "<tr><td data-t="), f.pareto.size());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FrontierCharts, ThePageShowsThemInABrowser) {
