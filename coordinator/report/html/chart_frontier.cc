@@ -18,14 +18,21 @@ std::string AxisValue(const std::string& metric, double v) {
   return metric == "dollars" ? Dollars(v) : Num(v);
 }
 
-// What a point's tooltip adds to its trial's row: its values and where it stands.
+// What a point's tooltip adds to its trial's row (which has the first objective and dollars): a
+// Pareto point's values, an infeasible one's broken constraints, a dominated one nothing, since on
+// a 10,000-trial page every point's values in each scatter would add megabytes.
 std::string Mark(const std::vector<search::Objective>& objectives, const FrontierTrial& f) {
+  if (!f.on_pareto) return f.feasible ? "" : Label(f);
   std::string out;
   for (size_t i = 0; i < objectives.size(); ++i) {
     out += objectives[i].metric + " " + FormatObjectiveValue(objectives[i].metric, *f.values[i]) +
            ", ";
   }
   return out + Label(f);
+}
+
+std::string MarkAttribute(const std::string& mark) {
+  return mark.empty() ? "" : " data-m=\"" + Escape(mark) + "\"";
 }
 
 // The part of the plot where `c` is broken along one axis, shaded, and its bound as a line.
@@ -97,13 +104,13 @@ std::string ObjectivePairChart(const HtmlStudy& s, const Frontier& frontier, siz
           t.feasible
               ? fmt::format(R"(fill="{}")", StateColor(search::ToString(r.trials[k].record.state)))
               : R"(fill="none" stroke="#888")";
-      out += fmt::format(
-          R"(<circle class="pt{}" data-t="{}" data-m="{}" cx="{}" cy="{}" r="{}" {}/>)",
-          t.on_pareto  ? " on"
-          : t.feasible ? ""
-                       : " infeasible",
-          TrialKey(r.study.record.id, t.trial), Escape(Mark(objectives, t)), Px(x(*t.values[i])),
-          Px(y(*t.values[j])), t.on_pareto ? radius + 1.5 : radius, paint);
+      out += fmt::format(R"(<circle class="pt{}" data-t="{}"{} cx="{}" cy="{}" r="{}" {}/>)",
+                         t.on_pareto  ? " on"
+                         : t.feasible ? ""
+                                      : " infeasible",
+                         TrialKey(r.study.record.id, t.trial), MarkAttribute(Mark(objectives, t)),
+                         Px(x(*t.values[i])), Px(y(*t.values[j])),
+                         t.on_pareto ? radius + 1.5 : radius, paint);
     }
   }
   std::vector<std::pair<std::string, std::string>> legend = {{"Pareto set (ringed)", "#222"},

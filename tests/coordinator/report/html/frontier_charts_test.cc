@@ -64,7 +64,10 @@ TEST(FrontierCharts, APairPerTwoObjectivesAndTheConstraintShadedOnItsAxis) {
   // The Pareto set ringed: #1 and #2, and with speed counted #0 and #6 too; #3 hollow.
   for (const auto& chart : pairs) {
     EXPECT_EQ(Count(chart, "class=\"pt on\""), 4u) << chart;
-    EXPECT_NE(chart.find("class=\"pt infeasible\" data-t=\"1-3\""), std::string::npos);
+    EXPECT_NE(chart.find("class=\"pt infeasible\" data-t=\"1-3\" data-m=\"infeasible "
+                         "(inference_ms 3 &gt; 2)\""),
+              std::string::npos)
+        << chart;
     EXPECT_NE(chart.find("data-t=\"1-6\" data-m=\"val_accuracy 0.84, dollars $0.150000, "
                          "inference_ms 1, Pareto set\""),
               std::string::npos)
@@ -159,6 +162,8 @@ TEST(FrontierCharts, AStoredStudyReportsItsObjectivesAndParetoSet) {
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(Count(pairs[0], "class=\"pt on\""), f.pareto.size());
   EXPECT_EQ(Count(pairs[0], "class=\"pt infeasible\""), infeasible);
+  // Only the set's points and the infeasible ones carry a mark: a dominated point's row says all.
+  EXPECT_EQ(Count(pairs[0], "data-m="), f.pareto.size() + infeasible);
   EXPECT_EQ(Count(loaded.dom, "<tr><td data-t="), f.pareto.size());
   std::filesystem::remove_all(dir);
 }
