@@ -94,8 +94,8 @@ TEST(FrontierCharts, ASingleObjectiveStudyHasNone) {
 }
 
 // A finished study of two objectives and a constraint on the training loss (the synthetic
-// trials report val_accuracy and train_loss; those stopped at the first rung have not brought the
-// loss under 1), written through the real SQLite Store.
+// trials report it every epoch; those stopped at the first rung have not brought it under 1),
+// written through the real SQLite Store.
 constexpr const char* kStoredConfig = R"(name: stored-frontier
 objectives:
   - {metric: val_accuracy, direction: maximize}
