@@ -91,8 +91,16 @@ std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule
   // Per bound: how many trials met it, and the value that came closest among the others.
   std::vector<std::optional<double>> closest(rule.bounds.size());
   std::vector<size_t> met(rule.bounds.size(), 0);
-  for (const auto& t : report.trials) {
+  // A study's constraints are part of every rule: a model that breaks one is not a candidate.
+  const Frontier frontier = report.constraints.empty() ? Frontier() : FrontierOf(report);
+  size_t infeasible = 0;
+  for (size_t k = 0; k < report.trials.size(); ++k) {
+    const TrialSummary& t = report.trials[k];
     if (!Ranked(t) || t.checkpoint.empty()) continue;
+    if (!frontier.trials.empty() && !frontier.trials[k].feasible) {
+      ++infeasible;
+      continue;
+    }
     ++with_model;
     bool ok = true;
     for (size_t i = 0; i < rule.bounds.size(); ++i) {
@@ -117,8 +125,12 @@ std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule
     }
   }
   if (chosen != nullptr) return chosen->record.number;
+  const std::string skipped =
+      infeasible == 0 ? ""
+                      : fmt::format(" ({} with a model break the study's constraints)", infeasible);
   if (with_model == 0) {
-    *why = "no scored trial has a model to export";
+    *why = "no scored trial that keeps the study's constraints has a model to export" + skipped;
+    if (infeasible == 0) *why = "no scored trial has a model to export";
   } else {
     *why = "none of the " + std::to_string(with_model) + " trials with a model meets all of";
     for (size_t i = 0; i < rule.bounds.size(); ++i) {
@@ -133,6 +145,7 @@ std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule
       }
     }
     if (rule.bounds.empty()) *why = "no trial with a model reports " + goal;
+    *why += skipped;
   }
   return std::nullopt;
 }

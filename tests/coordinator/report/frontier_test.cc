@@ -172,6 +172,14 @@ TEST(FrontierReport, PickChoosesOverAnyObjectiveMetric) {
   EXPECT_EQ(PickTrial(r, rule, &why), 1);
   ASSERT_EQ(ParsePick("dollars<=0.25, min inference_ms", &rule), "");
   EXPECT_EQ(PickTrial(r, rule, &why), 6);  // #0 and #6 tie at 1.0 ms: the more accurate, #6
+  // The study's constraint binds every rule: #3 (3 ms) is the best and cheap, but too slow.
+  ASSERT_EQ(ParsePick("max val_accuracy", &rule), "");
+  EXPECT_EQ(PickTrial(r, rule, &why), 2);
+  ASSERT_EQ(ParsePick("val_accuracy>=0.93", &rule), "");
+  EXPECT_EQ(PickTrial(r, rule, &why), std::nullopt);
+  EXPECT_EQ(why,
+            "none of the 4 trials with a model meets all of val_accuracy>=0.9300 (none; closest "
+            "0.9000) (2 with a model break the study's constraints)");
 }
 
 }  // namespace frontier_test
