@@ -3,16 +3,18 @@
 # Chromium the time to first (contentful) paint and until its script has run (the table's first
 # rows drawn, every chart counted). Uses the binaries ./sift.sh builds (build/bin/sift and
 # build/bin/sift_synthetic_db, a test helper writing synthetic studies through the real Store).
-#   bench/coordinator/html_report.sh [TRIALS=10000] [RUNS=3]
+#   bench/coordinator/html_report.sh [TRIALS=10000] [RUNS=3] [CONFIG]
+# CONFIG: the study's config (its objectives and constraints), e.g. bench/coordinator/frontier.yaml.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${SIFT_BUILD_DIR:-$ROOT/build}/bin
 TRIALS=${1:-10000}
 RUNS=${2:-3}
+CONFIG=${3:-}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-"$BIN/sift_synthetic_db" "$WORK/sift.db" "$TRIALS" >/dev/null
+"$BIN/sift_synthetic_db" "$WORK/sift.db" "$TRIALS" 1 ${CONFIG:+"$CONFIG"} >/dev/null
 start=$(date +%s.%N)
 "$BIN/sift" report --db "$WORK/sift.db" --html "$WORK/report.html" 2>/dev/null
 end=$(date +%s.%N)

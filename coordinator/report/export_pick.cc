@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "common/text.h"
+#include "coordinator/report/frontier.h"
 
 namespace sift::coordinator {
 namespace {
@@ -75,13 +76,9 @@ std::string ParsePick(const std::string& text, PickRule* out) {
 }
 
 std::optional<double> PickMetric(const TrialSummary& t, const std::string& metric) {
-  if (metric == "dollars") return t.dollars;
   if (metric == "seconds") return t.seconds;
   if (metric == "epochs") return static_cast<double>(t.epochs);
-  for (auto r = t.reports.rbegin(); r != t.reports.rend(); ++r) {
-    if (auto it = r->metrics.find(metric); it != r->metrics.end()) return it->second;
-  }
-  return std::nullopt;
+  return TrialMetric(t, metric);
 }
 
 std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule,
@@ -94,8 +91,16 @@ std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule
   // Per bound: how many trials met it, and the value that came closest among the others.
   std::vector<std::optional<double>> closest(rule.bounds.size());
   std::vector<size_t> met(rule.bounds.size(), 0);
-  for (const auto& t : report.trials) {
+  // A study's constraints are part of every rule: a model that breaks one is not a candidate.
+  const Frontier frontier = report.constraints.empty() ? Frontier() : FrontierOf(report);
+  size_t infeasible = 0;
+  for (size_t k = 0; k < report.trials.size(); ++k) {
+    const TrialSummary& t = report.trials[k];
     if (!Ranked(t) || t.checkpoint.empty()) continue;
+    if (!frontier.trials.empty() && !frontier.trials[k].feasible) {
+      ++infeasible;
+      continue;
+    }
     ++with_model;
     bool ok = true;
     for (size_t i = 0; i < rule.bounds.size(); ++i) {
@@ -120,8 +125,12 @@ std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule
     }
   }
   if (chosen != nullptr) return chosen->record.number;
+  const std::string skipped =
+      infeasible == 0 ? ""
+                      : fmt::format(" ({} with a model break the study's constraints)", infeasible);
   if (with_model == 0) {
-    *why = "no scored trial has a model to export";
+    *why = "no scored trial that keeps the study's constraints has a model to export" + skipped;
+    if (infeasible == 0) *why = "no scored trial has a model to export";
   } else {
     *why = "none of the " + std::to_string(with_model) + " trials with a model meets all of";
     for (size_t i = 0; i < rule.bounds.size(); ++i) {
@@ -136,11 +145,49 @@ std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule
       }
     }
     if (rule.bounds.empty()) *why = "no trial with a model reports " + goal;
+    *why += skipped;
   }
   return std::nullopt;
 }
 
+namespace {
+
+// The Pareto set over every objective, one column each (frontier.h), best first in the first.
+std::string FormatFrontierSet(const StudyReport& report) {
+  const StudySummary& s = report.study;
+  const auto objectives = ObjectivesOf(report);
+  std::string names;
+  for (const auto& o : objectives) {
+    names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", o.metric,
+                         o.maximize ? "maximize" : "minimize");
+  }
+  std::string out = fmt::format(
+      "Pareto set of study {} '{}' over {}: feasible trials (early-stopped ones at their last "
+      "reported value), best {} first\n",
+      s.record.id, s.record.name, names, objectives[0].metric);
+  out += fmt::format("{:>6}", "trial");
+  for (const auto& o : objectives) out += fmt::format("  {:>14}", o.metric);
+  out += fmt::format("  {:>6}  {:<10}  {}\n", "epochs", "state", "model");
+  const Frontier frontier = FrontierOf(report);
+  for (int64_t n : frontier.pareto) {
+    const size_t at = FrontierIndex(frontier, n);
+    const FrontierTrial& f = frontier.trials[at];
+    const TrialSummary& t = report.trials[at];
+    out += fmt::format("{:>6}", f.trial);
+    for (size_t i = 0; i < objectives.size(); ++i) {
+      out += fmt::format("  {:>14}", FormatObjectiveValue(objectives[i].metric, *f.values[i]));
+    }
+    out += fmt::format("  {:>6}  {:<10}  {}\n", t.epochs, search::ToString(t.record.state),
+                       t.checkpoint.empty() ? "none" : "yes");
+  }
+  if (frontier.pareto.empty()) out += "(no feasible scored trial)\n";
+  return out;
+}
+
+}  // namespace
+
 std::string FormatParetoSet(const StudyReport& report) {
+  if (ShowsFrontier(report)) return FormatFrontierSet(report);
   const StudySummary& s = report.study;
   std::string out = fmt::format(
       "Pareto set of study {} '{}': {} ({}) against dollars, {}, cheapest first\n", s.record.id,

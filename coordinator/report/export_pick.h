@@ -28,12 +28,13 @@ struct PickRule {
 // the trials reported. "" or the problem, naming the clause.
 std::string ParsePick(const std::string& text, PickRule* out);
 
-// A trial's value of `metric` ("dollars", "seconds", "epochs", else its last report's metric,
-// the objective included); nothing when it has none.
+// A trial's value of `metric` ("seconds", "epochs", else TrialMetric: dollars from the ledger, the
+// last report's metric, train_seconds measured when not reported); nothing when it has none.
 std::optional<double> PickMetric(const TrialSummary& t, const std::string& metric);
 
-// The trial the rule picks among the scored trials with a model (a checkpoint), or nothing with
-// *why saying which bound no trial met and the closest one came.
+// The trial the rule picks among the scored trials with a model (a checkpoint) that keep the
+// study's constraints, or nothing with *why saying which bound no trial met and the closest one
+// came.
 std::optional<int64_t> PickTrial(const StudyReport& report, const PickRule& rule, std::string* why);
 
 // The Pareto set (every scored trial, cheapest first) as a table: trial, objective, dollars,

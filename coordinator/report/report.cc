@@ -13,6 +13,7 @@
 #include "common/metric_json.h"
 #include "common/per_class_key.h"
 #include "coordinator/cost/alerts.h"
+#include "coordinator/report/frontier.h"
 #include "coordinator/report/report_cost.h"
 
 namespace sift::coordinator {
@@ -179,6 +180,7 @@ std::string FormatTable(const StudyReport& report) {
                          "", "", "", "", t.record.end_reason);
     }
   }
+  if (ShowsFrontier(report)) out += "\nobjectives and constraints:\n" + FormatFrontierTable(report);
   return out;
 }
 
@@ -244,6 +246,7 @@ std::string FormatSummary(const StudyReport& report) {
     out += "cost/" + s.metric + " Pareto frontier, " + Describe(over) + ": " +
            (f.empty() ? "none" : f) + "\n";
   }
+  out += FormatFrontierSummary(report);
   // --target, else the config's objective.target.
   if (const auto target = report.target ? report.target : s.target) {
     std::optional<BestSoFar> hit;
@@ -283,14 +286,19 @@ std::string ToCsv(const StudyReport& report) {
   std::string out = "trial,state,epochs," + report.study.metric + test_header +
                     ",wall_seconds,dollars,objective_per_dollar,pareto_frontier";
   for (const auto& n : names) out += "," + Csv(n);
+  const auto extra = FrontierColumns(report);
+  for (const auto& m : extra) out += "," + Csv(m);
+  if (ShowsFrontier(report)) out += ",feasible,on_pareto";
   out += ",end_reason\n";
+  const Frontier frontier = ShowsFrontier(report) ? FrontierOf(report) : Frontier();
   // Which of the two frontiers (see Describe) each trial is on: "completed;all", "all" or "".
   const auto completed = ParetoFrontier(report, FrontierOver::kCompleted);
   const auto all = ParetoFrontier(report, FrontierOver::kAll);
   auto on = [](const std::vector<int64_t>& f, int64_t n) {
     return std::find(f.begin(), f.end(), n) != f.end();
   };
-  for (const auto& t : report.trials) {
+  for (size_t i = 0; i < report.trials.size(); ++i) {
+    const TrialSummary& t = report.trials[i];
     std::string test_cells;
     for (const auto& k : tests) {
       const auto& m = t.evaluation ? t.evaluation->metrics : std::map<std::string, double>{};
@@ -308,10 +316,71 @@ std::string ToCsv(const StudyReport& report) {
       auto it = t.record.params.find(n);
       out += "," + (it == t.record.params.end() ? "" : Csv(search::ToString(it->second)));
     }
+    for (const auto& m : extra) {
+      const auto v = TrialMetric(t, m);
+      out += "," + (!v                  ? ""
+                    : std::isfinite(*v) ? fmt::format("{:.10g}", *v)
+                                        : common::FormatMetric(*v, 0));
+    }
+    if (ShowsFrontier(report)) {
+      const FrontierTrial& f = frontier.trials[i];
+      out += std::string(f.feasible ? ",true" : ",false") + (f.on_pareto ? ",true" : ",false");
+    }
     out += "," + Csv(t.record.end_reason) + "\n";
   }
   return out;
 }
+
+namespace {
+
+// A trial's values of each objective and constraint metric, and where it stands (frontier.h).
+void AddFrontierFields(const StudyReport& report, const FrontierTrial& f, json* jt) {
+  const auto objectives = ObjectivesOf(report);
+  json values = json::object();
+  for (size_t k = 0; k < objectives.size(); ++k) {
+    if (f.values[k]) values[objectives[k].metric] = common::MetricToJson(*f.values[k]);
+  }
+  for (size_t k = 0; k < report.constraints.size(); ++k) {
+    if (f.constraints[k]) {
+      values[report.constraints[k].metric] = common::MetricToJson(*f.constraints[k]);
+    }
+  }
+  (*jt)["values"] = values;
+  (*jt)["feasible"] = f.feasible;
+  (*jt)["on_pareto"] = f.on_pareto;
+  if (!f.feasible) (*jt)["infeasible_because"] = f.broken;
+}
+
+// The study's objectives and constraints, its Pareto set and the hypervolume as it grew.
+void AddFrontierJson(const StudyReport& report, const Frontier& frontier, json* j) {
+  const auto objectives = ObjectivesOf(report);
+  json list = json::array(), constraints = json::array(), reference = json::object();
+  for (size_t k = 0; k < objectives.size(); ++k) {
+    const auto& o = objectives[k];
+    list.push_back({{"metric", o.metric}, {"direction", o.maximize ? "maximize" : "minimize"}});
+    if (!frontier.reference.empty()) reference[o.metric] = frontier.reference[k];
+  }
+  for (const auto& c : report.constraints) {
+    constraints.push_back({{"metric", c.metric}, {c.upper ? "max" : "min", c.bound}});
+  }
+  (*j)["study"]["objectives"] = list;
+  (*j)["study"]["constraints"] = constraints;
+  (*j)["pareto"] = frontier.pareto;
+  json curve = json::array();
+  for (const auto& h : HypervolumeCurve(report, frontier)) {
+    curve.push_back({{"dollars", h.dollars},
+                     {"wall_seconds", h.at - report.study.record.created_at},
+                     {"hypervolume", h.hypervolume},
+                     {"trial", h.trial}});
+  }
+  (*j)["hypervolume"] = {{"reference", reference},
+                         {"reference_is",
+                          "each objective's worst value over feasible trials, "
+                          "10% of its range beyond"},
+                         {"curve", curve}};
+}
+
+}  // namespace
 
 std::string ToJson(const StudyReport& report) {
   const auto& s = report.study;
@@ -339,8 +408,11 @@ std::string ToJson(const StudyReport& report) {
         {{"progress_percent", r.percent}, {"forecast", json::parse(ForecastToJson(r.forecast))}});
   }
   if (!recorded.empty()) j["study"]["recorded_forecasts"] = recorded;
+  const bool several = ShowsFrontier(report);
+  const Frontier frontier = several ? FrontierOf(report) : Frontier();
   json trials = json::array();
-  for (const auto& t : report.trials) {
+  for (size_t i = 0; i < report.trials.size(); ++i) {
+    const TrialSummary& t = report.trials[i];
     json params = json::object();
     for (const auto& [k, v] : t.record.params) std::visit([&](auto x) { params[k] = x; }, v);
     json curve = json::array();
@@ -384,6 +456,7 @@ std::string ToJson(const StudyReport& report) {
       jt["objective"] = common::MetricToJson(*t.objective);
       if (Ranked(t) && t.dollars > 0) jt["objective_per_dollar"] = PerDollar(t);
     }
+    if (several) AddFrontierFields(report, frontier.trials[i], &jt);
     trials.push_back(jt);
   }
   j["trials"] = trials;
@@ -393,6 +466,7 @@ std::string ToJson(const StudyReport& report) {
     frontiers[key] = {{"trials", ParetoFrontier(report, over)}, {"counts", Describe(over)}};
   }
   j["pareto_frontiers"] = frontiers;
+  if (several) AddFrontierJson(report, frontier, &j);
   json curve = json::array();
   for (const auto& b : BestSoFarCurve(report)) {
     curve.push_back({{"dollars", b.dollars}, {"best", b.value}, {"trial", b.trial}});

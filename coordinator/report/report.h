@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coordinator/core/summaries.h"
+#include "search/objectives.h"
 
 namespace sift::coordinator {
 
@@ -18,6 +19,10 @@ struct StudyReport {
   // How the figures were produced (workers, threads, allocator, BLAS), when known.
   std::map<std::string, std::string> environment;
   std::string checkpoint_dir;  // where the study's checkpoints are, when known
+  // The config's objectives (the first is study.metric) and constraints, where the config is
+  // known; none means study.metric alone. Several, or a constraint: see frontier.h.
+  std::vector<search::Objective> objectives;
+  std::vector<search::Constraint> constraints;
 };
 
 // Scored and usable: a finite objective, not failed, not diverged. Only these can be best, sit on

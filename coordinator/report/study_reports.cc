@@ -23,6 +23,8 @@ std::optional<StudyReport> LoadStudy(Store& store, const StudyRecord& s, bool tr
     spdlog::error("study {} ({}) cannot be read: {}", s.id, s.name, problem);
     return std::nullopt;
   }
+  auto objectives = config.objectives;
+  auto constraints = config.constraints;
   StudyRunner runner(s.id, std::move(config), s.created_at);
   const auto trial_rows = store.ListTrials(s.id);
   const auto segments = store.ListSegments(s.id);
@@ -39,6 +41,8 @@ std::optional<StudyReport> LoadStudy(Store& store, const StudyRecord& s, bool tr
   Ledger ledger;
   ledger.RestoreStudy(s.id, segments, now);
   StudyReport out;
+  out.objectives = std::move(objectives);
+  out.constraints = std::move(constraints);
   out.study = SummarizeStudy(s, runner, events, segments, store.ListIdleSegments(s.id),
                              ledger.StudyDollars(s.id, now), now);
   if (IsOpen(runner.state())) {

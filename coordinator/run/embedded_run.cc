@@ -79,11 +79,14 @@ std::string CacheDir() {
   return "/tmp/sift-cache";
 }
 
-StudyReport Collect(Coordinator& c, int64_t id, std::optional<double> target) {
+StudyReport Collect(Coordinator& c, int64_t id, std::optional<double> target,
+                    const common::StudyConfig& config) {
   StudyReport r;
   c.GetStudy(id, &r.study);
   c.ListTrials(id, &r.trials);
   r.target = target;
+  r.objectives = config.objectives;
+  r.constraints = config.constraints;
   return r;
 }
 
@@ -418,7 +421,7 @@ int RunEmbedded(const RunOptions& o) {
   server->Shutdown();
   RemoveRunEndpoint(out_dir);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
-  StudyReport report = Collect(*coordinator, study_id, o.target);
+  StudyReport report = Collect(*coordinator, study_id, o.target, config);
   report.environment = WorkerEnvironment(threads);
   report.environment["workers"] = std::to_string(workers);
   report.environment["threads_per_worker"] = std::to_string(threads);

@@ -15,17 +15,11 @@ namespace sift::coordinator::html {
 namespace {
 
 std::string Key(const StudyReport& r, int64_t number) {
-  return fmt::format("{}-{}", r.study.record.id, number);
+  return TrialKey(r.study.record.id, number);
 }
 
 std::string StudyLabel(const StudyReport& r) {
   return fmt::format("#{} {}", r.study.record.id, r.study.record.name);
-}
-
-std::string Empty(const Frame& f, const std::string& chart, const std::string& why) {
-  return SvgOpen(f, chart + " empty") +
-         fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text></svg>)", Px(f.w / 2),
-                     Px(f.h / 2), Escape(why));
 }
 
 std::string Hours(double s) { return Duration(s); }
@@ -41,7 +35,7 @@ std::string ParetoChart(const HtmlStudy& s) {
     lo = std::min(lo, t.dollars), hi = std::max(hi, t.dollars);
     ylo = std::min(ylo, *t.objective), yhi = std::max(yhi, *t.objective);
   }
-  if (!(hi >= lo)) return Empty(f, "pareto", "no scored trial yet");
+  if (!(hi >= lo)) return EmptyChart(f, "pareto", "no scored trial yet");
   const bool log = WantsLog(lo, hi);
   const Scale x = MakeScale(lo, hi, f.x0(), f.x1(), log);
   const Scale y = MakeScale(ylo, yhi, f.y0(), f.y1(), false);
@@ -101,7 +95,7 @@ std::string BestSoFarChart(const std::vector<HtmlStudy>& studies, bool by_time) 
     }
   }
   const std::string chart = by_time ? "best-time" : "best-dollars";
-  if (!(hi >= lo)) return Empty(f, chart, "no scored trial yet");
+  if (!(hi >= lo)) return EmptyChart(f, chart, "no scored trial yet");
   const bool log = !by_time && WantsLog(lo, hi);
   const Scale x = MakeScale(by_time ? 0 : lo, hi, f.x0(), f.x1(), log);
   const Scale y = MakeScale(ylo, yhi, f.y0(), f.y1(), false);
@@ -140,7 +134,7 @@ std::string SpendChart(const HtmlStudy& s, double now) {
   const StudyReport& r = s.report;
   Frame f;
   const auto points = SpendOverTime(s.segments, now);
-  if (points.empty()) return Empty(f, "spend", "no lease yet");
+  if (points.empty()) return EmptyChart(f, "spend", "no lease yet");
   const double start = r.study.record.created_at;
   const double end = points.back().at;
   const bool open = IsOpen(r.study.record.state);

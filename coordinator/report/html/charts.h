@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/report/frontier.h"
 #include "coordinator/report/report.h"
 #include "coordinator/store/records.h"
 #include "search/space.h"
@@ -36,6 +37,13 @@ std::string ParallelChart(const HtmlStudy& s);  // chart_params.cc
 std::string ImportanceChart(const HtmlStudy& s);
 std::string TimelineChart(const HtmlStudy& s,  // chart_timeline.cc
                           const std::map<std::string, WorkerRecord>& workers, double now);
+// Several objectives or constraints (report/frontier.h): chart_frontier.cc.
+// The study's frontier is computed once per page and handed to each.
+std::string ObjectivePairChart(const HtmlStudy& s, const Frontier& frontier, size_t i,
+                               size_t j);  // objective i on x, j on y
+std::string HypervolumeChart(const HtmlStudy& s, const std::vector<HypervolumeStep>& curve,
+                             bool by_time);
+std::string ParetoSetTable(const HtmlStudy& s, const Frontier& frontier);
 std::string TrialTable(const HtmlStudy& s);  // table.cc
 std::string LevelsTable(const HtmlStudy& s);
 

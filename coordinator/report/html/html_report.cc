@@ -12,6 +12,7 @@
 
 #include "common/config/config.h"
 #include "common/config/config_limits.h"
+#include "coordinator/report/frontier.h"
 #include "coordinator/report/html/chart_data.h"
 #include "coordinator/report/html/svg.h"
 #include "coordinator/report/report_cost.h"
@@ -59,6 +60,33 @@ std::string ForecastLine(const HtmlStudy& s, double now) {
   return out;
 }
 
+// Several objectives or constraints: the Pareto set over all of them, each pair of objectives,
+// and the hypervolume as the study spent (report/frontier.h).
+std::string FrontierFigures(const HtmlStudy& s) {
+  const auto objectives = ObjectivesOf(s.report);
+  const Frontier frontier = FrontierOf(s.report);
+  const auto curve = HypervolumeCurve(s.report, frontier);
+  std::string out = Figure(
+      "Pareto set over every objective, feasible trials only", html::ParetoSetTable(s, frontier),
+      "Early-stopped trials count at their last reported value; a trial "
+      "that breaks a constraint, or never reported its metric, is infeasible.");
+  for (size_t i = 0; i < objectives.size(); ++i) {
+    for (size_t j = i + 1; j < objectives.size(); ++j) {
+      out += Figure(objectives[j].metric + " vs " + objectives[i].metric,
+                    html::ObjectivePairChart(s, frontier, i, j),
+                    "Ringed: the Pareto set over all objectives; hollow: infeasible; shaded: where "
+                    "a constraint on an axis is broken.");
+    }
+  }
+  const std::string reference =
+      "Reference point: each objective's worst value over the feasible trials, 10% of its range "
+      "beyond.";
+  out += Figure("hypervolume vs cumulative dollars", html::HypervolumeChart(s, curve, false),
+                reference);
+  out += Figure("hypervolume vs wall time", html::HypervolumeChart(s, curve, true), reference);
+  return out;
+}
+
 std::string StudySection(const HtmlReport& page, const HtmlStudy& s) {
   const StudyReport& r = s.report;
   const auto& st = r.study;
@@ -80,6 +108,7 @@ std::string StudySection(const HtmlReport& page, const HtmlStudy& s) {
   out += Figure(st.metric + " vs dollars per trial, Pareto frontier", html::ParetoChart(s),
                 "Frontier: solid over all trials (early-stopped ones at their last value), "
                 "dashed over completed trials only.");
+  if (ShowsFrontier(r)) out += FrontierFigures(s);
   out += Figure("learning curves, marked where the scheduler or a lease changed course",
                 html::CurvesChart(s));
   out += Figure("spend over time against the budget", html::SpendChart(s, page.now));

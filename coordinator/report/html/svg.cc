@@ -86,6 +86,14 @@ std::string SvgOpen(const Frame& f, const std::string& chart) {
                      f.w, f.h, f.w, f.h);
 }
 
+std::string EmptyChart(const Frame& f, const std::string& chart, const std::string& why) {
+  return SvgOpen(f, chart + " empty") +
+         fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text></svg>)", Px(f.w / 2),
+                     Px(f.h / 2), Escape(why));
+}
+
+std::string TrialKey(int64_t study, int64_t number) { return fmt::format("{}-{}", study, number); }
+
 std::vector<double> Ticks(double lo, double hi, bool log, int count) {
   std::vector<double> out;
   if (!(hi > lo)) return {lo};

@@ -2,6 +2,7 @@
 // Numbers are written short (a few significant digits) because a 10,000-trial page holds many.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ std::string Escape(const std::string& s);  // for HTML text and attribute values
 
 // Opens an <svg> of the frame's size with a class naming the chart (tests count these).
 std::string SvgOpen(const Frame& f, const std::string& chart);
+// A whole chart that says why it has nothing to draw.
+std::string EmptyChart(const Frame& f, const std::string& chart, const std::string& why);
+// The data-t key of a trial's mark: "STUDY-NUMBER".
+std::string TrialKey(int64_t study, int64_t number);
 // Axes with ticks and labels; `fmt` formats tick values.
 std::string AxisX(const Frame& f, const Scale& s, const std::string& label,
                   std::string (*fmt)(double) = Num);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/metric_json.h"
+#include "coordinator/report/frontier.h"
 #include "coordinator/report/html/chart_data.h"
 #include "coordinator/report/html/charts.h"
 #include "coordinator/report/html/svg.h"
@@ -23,7 +24,9 @@ double Short(double v) { return std::isfinite(v) ? std::stod(fmt::format("{:.6g}
 
 std::string TrialTable(const HtmlStudy& s) {
   const StudyReport& r = s.report;
-  const auto frontier = ParetoFrontier(r);
+  // A row is marked when its trial is on the frontier the page leads with: over every objective
+  // when there are several (or constraints), else cost against the objective.
+  const std::vector<int64_t> frontier = ShowsFrontier(r) ? FrontierOf(r).pareto : ParetoFrontier(r);
   // The rows travel as JSON that the page's script renders (the first 200, or all on request):
   // 10,000 rows of HTML would slow the page's first load several-fold.
   nlohmann::json rows = nlohmann::json::array();

@@ -1,14 +1,17 @@
-// sift_synthetic_db DB [TRIALS] [STUDIES]: writes finished synthetic studies (see
-// synthetic_study.h) into a new SQLite database, for measuring `sift report --html` at scale.
+// sift_synthetic_db DB [TRIALS] [STUDIES] [CONFIG]: writes finished synthetic studies (see
+// synthetic_study.h) into a new SQLite database, for measuring `sift report --html` at scale;
+// CONFIG, a study config file, gives their name, space, objectives and constraints.
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "tests/coordinator/report/synthetic_study.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: sift_synthetic_db DB [TRIALS=10000] [STUDIES=1]\n";
+    std::cerr << "usage: sift_synthetic_db DB [TRIALS=10000] [STUDIES=1] [CONFIG]\n";
     return 2;
   }
   const std::string path = argv[1];
@@ -19,6 +22,16 @@ int main(int argc, char** argv) {
   sift::testing::SyntheticStudy options;
   if (argc > 2) options.trials = std::stoll(argv[2]);
   const int studies = argc > 3 ? std::stoi(argv[3]) : 1;
+  if (argc > 4) {
+    std::ifstream in(argv[4]);
+    if (!in) {
+      std::cerr << argv[4] << ": cannot read\n";
+      return 2;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    options.config_text = text.str();
+  }
   auto store = sift::coordinator::OpenSqliteStore(path);
   for (int i = 0; i < studies; ++i) {
     options.seed = static_cast<uint64_t>(i + 1);

@@ -14,6 +14,8 @@
 #include <iterator>
 #include <regex>
 
+#include "common/config/config.h"
+#include "common/config/config_limits.h"
 #include "coordinator/http/live.h"
 #include "coordinator/report/html/html_report.h"
 #include "coordinator/rpc/server.h"
@@ -70,13 +72,26 @@ std::string Attribute(const std::string& dom, const std::string& name) {
                                                                                        : "";
 }
 
-// What a person sees work: the scripts ran without a console line, all 8 charts (2 comparison,
-// 6 for the study) have marks, and the detail panel shows the best trial.
-void ExpectPageWorks(const PageLoad& page, const std::string& what) {
+// The charts a study's page draws: 2 comparison and 6 for the study, and with several objectives
+// or constraints a scatter per pair of objectives and two hypervolume charts.
+int ChartsOf(const std::string& config_text) {
+  common::StudyConfig config;
+  EXPECT_EQ(common::ParseStudyConfig(config_text, "matrix", &config, common::ConfigLimits::None()),
+            std::vector<std::string>{});
+  const int k = static_cast<int>(config.objectives.size());
+  const bool frontier = k > 1 || !config.constraints.empty();
+  return 8 + (frontier ? k * (k - 1) / 2 + 2 : 0);
+}
+
+// What a person sees work: the scripts ran without a console line, all `charts` have marks, and
+// the detail panel shows the best trial.
+void ExpectPageWorks(const PageLoad& page, int charts, const std::string& what) {
   ASSERT_EQ(page.exit_code, 0) << what << "\n" << page.log;
   EXPECT_EQ(page.log.find("CONSOLE"), std::string::npos) << what << "\n" << page.log;
   EXPECT_EQ(Attribute(page.dom, "data-js"), "ok") << what;
-  EXPECT_EQ(Attribute(page.dom, "data-charts"), "8 8") << what;
+  EXPECT_EQ(Attribute(page.dom, "data-charts"),
+            std::to_string(charts) + " " + std::to_string(charts))
+      << what;
   EXPECT_TRUE(std::regex_search(page.dom, std::regex("id=\"detail-1\"[^>]*>.*?best trial")))
       << what << "\n"
       << page.dom.substr(0, 2000);
@@ -125,7 +140,8 @@ TEST_P(HtmlReportMatrix, ReportAndLivePageDrawEveryChart) {
     EXPECT_NE(text.find("class=\"budget\""), std::string::npos);  // the dollar budget's line
     EXPECT_NE(text.find("DIVERGED"), std::string::npos);
   }
-  ExpectPageWorks(LoadPage(html), "report of " + GetParam());
+  const int charts = ChartsOf(study.config_text);
+  ExpectPageWorks(LoadPage(html), charts, "report of " + GetParam());
 
   // The live page, as `sift coordinator --http` serves it.
   coordinator::Coordinator coordinator(coordinator::OpenSqliteStore(db), {});
@@ -134,7 +150,7 @@ TEST_P(HtmlReportMatrix, ReportAndLivePageDrawEveryChart) {
                              coordinator::HtmlReportPage(db, /*refresh_s=*/3600));
   const PageLoad page = LoadUrl("http://127.0.0.1:" + std::to_string(live.port()) + "/");
   EXPECT_NE(page.dom.find("http-equiv=\"refresh\""), std::string::npos);
-  ExpectPageWorks(page, "live page of " + GetParam());
+  ExpectPageWorks(page, charts, "live page of " + GetParam());
   server.Shutdown();
 }
 
