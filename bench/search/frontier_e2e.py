@@ -8,8 +8,9 @@ Every arm trains with the same LibTorch worker on the same data: Optuna's arm as
 configuration, runs it as a one-trial `sift run` (enqueue: that configuration) and tells Optuna
 the trial's last report. The time axis is training seconds: the sum of the reported epoch_seconds
 (one thread per worker), so the Optuna arm is not charged for starting a process per trial.
-A trial's point is its last report's (val_accuracy, dollars); the hypervolume of all points so far
-is taken against the reference (val_accuracy 0.5, 1.1 x the dearest trial of the seed's arms).
+A trial's point is its last report's (val_accuracy, dollars), counted from the moment it ended;
+the hypervolume of the ended trials' points is taken against the reference (val_accuracy 0.5,
+1.1 x the dearest trial of the seed's arms).
 
   bench/search/frontier_e2e.py --sift build/bin/sift --out /tmp/frontier --seeds 1 2 3 4 5
 """
@@ -45,7 +46,12 @@ def config(seed, scheduler=None, enqueue=None):
     return text
 
 
+REUSE = False  # --reuse: read the databases an earlier run left instead of training again
+
+
 def run(sift, text, out_dir):
+    if REUSE and os.path.exists(os.path.join(out_dir, "sift.db")):
+        return os.path.join(out_dir, "sift.db")
     os.makedirs(out_dir, exist_ok=True)
     path = out_dir + ".yaml"
     with open(path, "w") as f:
@@ -79,13 +85,18 @@ def hypervolume(points, ref):
 
 
 def trace(report_rows):
-    """[(training seconds so far, points so far)] after each report."""
-    seconds, latest, out = 0.0, {}, []
-    for trial, s, acc, dollars in report_rows:
+    """[(training seconds so far, points so far)] after each report. A trial's point counts once
+    it ended (its last report): a running trial's newest epoch is a model it will move past, and
+    counting it would credit every arm with cheap points that vanish."""
+    last = {}
+    for i, (trial, _, _, _) in enumerate(report_rows):
+        last[trial] = i
+    seconds, ended, out = 0.0, [], []
+    for i, (trial, s, acc, dollars) in enumerate(report_rows):
         seconds += s
-        if acc is not None and dollars is not None:
-            latest[trial] = (acc, dollars)
-        out.append((seconds, list(latest.values())))
+        if last[trial] == i and acc is not None and dollars is not None:
+            ended.append((acc, dollars))
+        out.append((seconds, list(ended)))
     return out
 
 
@@ -119,7 +130,11 @@ def main():
     ap.add_argument("--sift", default=os.path.join(ROOT, "build", "bin", "sift"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1])
+    ap.add_argument("--reuse", action="store_true",
+                    help="read the databases a run into --out left, train nothing new")
     a = ap.parse_args()
+    global REUSE
+    REUSE = a.reuse
     print("seed | Optuna MO-TPE: final HV, train s | Sift MO-TPE + MO-ASHA: final HV, train s,"
           " train s to Optuna's final HV (ratio) | Sift MO-TPE, no pruning: same")
     for seed in a.seeds:

@@ -108,6 +108,8 @@ int StatusOnce(sift::v1::Studies::Stub& stub, const sift::common::ClientOptions&
             study.state() == sift::v1::STUDY_PAUSED;
     sc::StudyReport report;
     report.study = sc::FromProto(study);
+    report.objectives = report.study.objectives;  // several: the frontier (empty for one)
+    report.constraints = report.study.constraints;
     sift::v1::ListTrialsRequest req;
     req.set_study_id(study.id());
     sift::v1::ListTrialsResponse trials;

@@ -41,6 +41,8 @@ std::string TextReportPage(Coordinator& coordinator) {
   for (const auto& study : coordinator.ListStudies()) {
     StudyReport report;
     report.study = study;
+    report.objectives = study.objectives;  // several: the frontier (empty for one)
+    report.constraints = study.constraints;
     if (!coordinator.ListTrials(study.record.id, &report.trials).ok()) continue;
     body += "<h2>" + Escape(study.record.name) + " (study " + std::to_string(study.record.id) +
             ")</h2>\n<pre>" + Escape(FormatSummary(report)) + "\n" + Escape(FormatTable(report)) +

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/integration/cluster_util.h"
@@ -62,6 +64,22 @@ TEST(Frontier, SiftRunSearchesTwoObjectivesUnderAConstraint) {
   // MO-ASHA (eta 2) stopped some trial at its first rung by the Pareto ranks there.
   EXPECT_GE(db.execAndGet("SELECT COUNT(*) FROM trials WHERE state = 'STOPPED'").getInt(), 1)
       << output;
+
+  // The closing text and results.json show the Pareto set of the feasible trials.
+  EXPECT_NE(output.find("Pareto set over val_accuracy (max), dollars (min), feasible trials only "
+                        "(constraints: params <= 60000): #"),
+            std::string::npos)
+      << output;
+  const auto j = nlohmann::json::parse(Read(dir + "/run/results.json"));
+  ASSERT_FALSE(j["pareto"].empty()) << j.dump();
+  for (const auto& t : j["trials"]) {
+    const bool listed =
+        std::find(j["pareto"].begin(), j["pareto"].end(), t["number"]) != j["pareto"].end();
+    EXPECT_EQ(t["on_pareto"].get<bool>(), listed) << t.dump();
+    if (listed) {
+      EXPECT_TRUE(t["feasible"].get<bool>()) << t.dump();
+    }
+  }
 }
 
 // A bound on train_seconds no epoch can keep: the coordinator stops each trial at its first
@@ -87,6 +105,16 @@ TEST(Frontier, AStandaloneCoordinatorStopsTheTrialThatCrossesASecondsBound) {
                  dir + "/worker.log");
   const v1::Study study = WaitForStudyEnd(address, /*timeout_s=*/180);
   ASSERT_EQ(study.state(), v1::STUDY_COMPLETED) << coordinator->Log() << worker.Log();
+  // Over gRPC: both objectives and the constraint; no trial is feasible, so no hypervolume.
+  ASSERT_EQ(study.objectives_size(), 2);
+  EXPECT_EQ(study.objectives(1).metric(), "dollars");
+  ASSERT_EQ(study.constraints_size(), 1);
+  EXPECT_FALSE(study.has_hypervolume());
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "status", "--coordinator", address}, &output), 0);
+  EXPECT_NE(output.find("Pareto set over val_accuracy (max), dollars (min), feasible trials only "
+                        "(constraints: train_seconds <= "),
+            std::string::npos)
+      << output;
   worker.Signal(SIGTERM);
   EXPECT_EQ(worker.Wait(30), 0) << worker.Log();
   coordinator->Signal(SIGTERM);
