@@ -235,23 +235,6 @@ void Coordinator::RereadStudy(ServedStudy& study) {
   }
 }
 
-Status Coordinator::CheckLease(const ServedStudy* study, const std::string& worker_id,
-                               const std::string& lease_id, TrialLease** out, bool completing_ok) {
-  std::lock_guard<std::mutex> table(table_mu_);
-  Worker* w = nullptr;
-  if (Status s = workers_.Touch(worker_id, Now(), &w); !s.ok()) return s;
-  if (Status s = leases_.Held(worker_id, lease_id, out); !s.ok()) return s;
-  if (!study || (*out)->study_id != study->id()) {  // granted since the caller looked
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "lease '" + lease_id + "' is not held (expired, ended or never granted)");
-  }
-  if ((*out)->completing.valid() && !completing_ok) {
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "lease '" + lease_id + "' is being completed");
-  }
-  return Status::Ok();
-}
-
 void Coordinator::CloseIdle(const std::string& worker_id, double end, const char* reason) {
   std::optional<IdleSegmentRecord> idle;
   {
