@@ -22,7 +22,9 @@ std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
 }
 
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
-    : CoordinatorState(std::move(store), std::move(options)), lease_endings_(*this, *this) {
+    : CoordinatorState(std::move(store), std::move(options)),
+      lease_endings_(*this, *this),
+      acquisition_(*this, *this) {
   const double now = Now();
   for (const auto& w : store_->ListWorkers()) {
     workers_.Add(w, now);
@@ -309,7 +311,7 @@ void Coordinator::Tick() {
     std::lock_guard<std::mutex> table(table_mu_);
     lost = workers_.LostIdle(ledger_, now);
   }
-  for (const auto& [id, end] : lost) CloseIdle(id, end, "lost");
+  for (const auto& [id, end] : lost) acquisition_.CloseIdle(id, end, "lost");
   std::lock_guard<std::mutex> table(table_mu_);
   workers_.ForgetLost(leases_.Holders(), ledger_, now);
 }

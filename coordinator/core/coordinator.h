@@ -17,6 +17,7 @@
 
 #include "common/config/config.h"
 #include "common/config/price_catalog.h"
+#include "coordinator/core/acquisition.h"
 #include "coordinator/core/coordinator_state.h"
 #include "coordinator/core/cost_watch.h"
 #include "coordinator/core/lease_endings.h"
@@ -52,28 +53,6 @@ struct BudgetChange {
   std::optional<int64_t> max_trials;
 };
 
-struct Assignment {
-  int64_t study_id = 0;
-  int64_t number = 0;
-  std::string lease_id;
-  search::Params params;  // searched and fixed trainer parameters together
-  int64_t max_epochs = 0;
-  int64_t start_epoch = 0;  // epochs already reported; resume_checkpoint may be older
-  uint64_t seed = 0;
-  data::DataSpec data;
-  std::string data_json;  // `data` as data::ToJson writes it
-  std::string metric;
-  std::string checkpoint_dir;     // set when workers share the coordinator's checkpoint directory
-  std::string resume_checkpoint;  // the file to resume from; "" = start fresh
-  std::vector<std::string> resume_fallbacks;  // older ones still held, newest first
-  int64_t checkpoint_every_epochs = 1;
-  common::TrialConfig trial;  // a command trial's program; empty command: the built-in trainer
-  // A test evaluation, not training: score resume_checkpoint on the test split and complete.
-  bool evaluate_test = false;
-};
-
-enum class AcquireResult { kAssigned, kNoWork, kShutdown };
-
 // The folder of the config file a study was created from (its "created" event names the file
 // when the client gave an absolute path), "" if unknown: where its relative data paths resolve.
 std::string CreatedFromDir(const std::vector<StudyEventRecord>& events);
@@ -96,7 +75,9 @@ std::string CreatedFromDir(const std::vector<StudyEventRecord>& events);
 // under the table lock stays valid while the study's lock is held.
 // The state it shares with its parts is a private base (coordinator_state.h); what they ask of
 // its study-level steps, the hooks it implements.
-class Coordinator : private CoordinatorState, private LeaseEndings::Hooks {
+class Coordinator : private CoordinatorState,
+                    private LeaseEndings::Hooks,
+                    private Acquisition::Hooks {
  public:
   // Rebuilds every study from `store`; throws if the database cannot be read.
   Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options);
@@ -122,10 +103,14 @@ class Coordinator : private CoordinatorState, private LeaseEndings::Hooks {
   int InterruptLeases(int64_t study_id);
 
   // Workers.
-  Status RegisterWorker(WorkerRecord request, WorkerRecord* out);
+  Status RegisterWorker(WorkerRecord request, WorkerRecord* out) {
+    return acquisition_.RegisterWorker(std::move(request), out);
+  }
   // `idle_exit_s` > 0: answer kShutdown once the worker has found no work for that long.
   Status AcquireTrial(const std::string& worker_id, AcquireResult* result, Assignment* out,
-                      double idle_exit_s = 0);
+                      double idle_exit_s = 0) {
+    return acquisition_.AcquireTrial(worker_id, result, out, idle_exit_s);
+  }
   Status ReportProgress(const std::string& worker_id, const std::string& lease_id, int64_t seq,
                         int64_t epoch, const std::map<std::string, double>& metrics,
                         const std::string& checkpoint, search::Decision* decision);
@@ -202,32 +187,20 @@ class Coordinator : private CoordinatorState, private LeaseEndings::Hooks {
   // Queues the best trial's test evaluation as a study completes (best with a checkpoint).
   void QueueBestEvaluation(ServedStudy& study, double now);
   Status QueueEvaluation(ServedStudy& study, int64_t number, const std::string& by, double now);
-  // Leases a pending evaluation of some study to worker `worker_id` (`w`: a copy); false when
-  // there is none it can run. Takes each study's lock in turn: the caller holds none.
-  bool AssignEvaluation(const std::string& worker_id, const Worker& w, double now, Assignment* out);
-  bool EvaluationsOpen();  // some evaluation is pending or running
-  // AcquireTrial's work in one study (`lock` holds it): its next trial leased to the worker
-  // (`w`: a copy), or the storage error that stopped it; nullopt when the study has none to
-  // give (the lock still held). A lease's write commits with the lock let go.
-  std::optional<Status> AssignTrial(const std::shared_ptr<ServedStudy>& study,
-                                    std::unique_lock<std::mutex>& lock,
-                                    const std::string& worker_id, const Worker& w, double now,
-                                    Assignment* out);
-  // A lease whose write failed to commit: taken back (no time, no dollars) and the study reread.
-  void UndoAssignment(ServedStudy& study, const std::string& lease_id);
-  // Rebuilds the study's runner from the Store once every write queued before has landed (after
-  // a failed write: memory had taken it). The caller holds the study's lock.
-  void RereadStudy(ServedStudy& study);
+  // Acquisition::Hooks (test_evaluations.cc).
+  bool AssignEvaluation(const std::string& worker_id, const Worker& w, double now,
+                        Assignment* out) override;
+  bool EvaluationsOpen() override;
+  // For UndoReport (trial_reports.cc).
+  void RereadStudy(ServedStudy& study) { acquisition_.RereadStudy(study); }
   // LeaseEndings::Hooks (test_evaluations.cc).
   std::optional<Status> EndEvaluationLease(ServedStudy* study, const std::string& worker_id,
                                            const std::string& lease_id, EvaluationState state,
                                            const std::map<std::string, double>& metrics,
                                            const std::string& error, bool cannot_run) override;
   void ExpireEvaluationLeases(double now);
+  // Both classes' hooks.
   void MaybeFinishStudy(ServedStudy& study, double now) override;
-  // Records the worker's idle stretch, if one is open, as ending at `end`. Takes the table lock
-  // (the caller does not hold it) and writes the stretch to the Store after letting it go.
-  void CloseIdle(const std::string& worker_id, double end, const char* reason);
   // Ends the study FAILED when every live worker refused it (fail_unrunnable_studies).
   void MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now) override;
   void EndStudy(ServedStudy& study, StudyState state, const std::string& reason, double now);
@@ -246,6 +219,7 @@ class Coordinator : private CoordinatorState, private LeaseEndings::Hooks {
   ProgressLog progress_;  // which reports' lines go to info (its own lock, a leaf)
   std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
   LeaseEndings lease_endings_;  // complete, fail, preempt, hand back, heartbeats, expiry
+  Acquisition acquisition_;     // registration, AcquireTrial
 };
 
 }  // namespace sift::coordinator

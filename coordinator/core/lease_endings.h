@@ -1,7 +1,6 @@
-// How a trial lease ends: completed, failed, preempted (a spot notice), handed back, or expired
-// without heartbeats; each closes the lease's segment in the ledger and the Store and charges the
-// trial once. Apart from the Coordinator so that a lease's end can be followed (and tested) in
-// one place. Each method says which locks it expects (coordinator.h, "Locks").
+// How a trial lease ends (complete, fail, preempt, hand back, expiry; heartbeats keep it): each
+// closes its segment in the Store, then the ledger charges the trial once. Apart from the
+// Coordinator so that it reads and is tested alone; each method says which locks it expects.
 #pragma once
 
 #include <map>
