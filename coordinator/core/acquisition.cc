@@ -1,18 +1,19 @@
-// The Coordinator's acquisition: workers register, ask for work and get a trial (a new
-// suggestion, a requeued one or a promotion) under a lease; an assignment whose write fails is
-// taken back.
+// Acquisition (acquisition.h): registration, AcquireTrial, and the lease taken back when its
+// write fails.
+#include "coordinator/core/acquisition.h"
+
 #include <spdlog/spdlog.h>
 
 #include <cmath>
 
-#include "coordinator/core/coordinator.h"
 #include "coordinator/core/random_id.h"
+#include "coordinator/core/storage_error.h"
 
 namespace sift::coordinator {
 
 using search::TrialState;
 
-Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
+Status Acquisition::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
   if (request.market != "spot" && request.market != "on-demand") {
     return Status::Error(Status::Code::kInvalidArgument,
                          "market: '" + request.market + "' is not one of on-demand, spot");
@@ -21,24 +22,24 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
     return Status::Error(Status::Code::kInvalidArgument, "price_per_hour: must be >= 0");
   }
   if (request.price_per_hour == 0) {
-    std::string problem =
-        options_.catalog.Lookup(request.instance_type, request.market, &request.price_per_hour);
+    std::string problem = state_.options_.catalog.Lookup(request.instance_type, request.market,
+                                                         &request.price_per_hour);
     if (!problem.empty()) {
       return Status::Error(Status::Code::kInvalidArgument,
                            problem + " (pass --price-per-hour or add it to the price catalog)");
     }
   }
-  const double now = Now();
+  const double now = state_.Now();
   request.id = RandomId("w-");
   request.registered_at = now;
   try {
-    store_->UpsertWorker(request);
+    state_.store_->UpsertWorker(request);
   } catch (const std::exception& e) {
     return StorageError(e, "the worker");
   }
   {
-    std::lock_guard<std::mutex> table(table_mu_);
-    workers_.Add(request, now);
+    std::lock_guard<std::mutex> table(state_.table_mu_);
+    state_.workers_.Add(request, now);
   }
   spdlog::info("worker {} registered: {} {} {} at ${:.4f}/h, {} threads", request.id, request.name,
                request.instance_type, request.market, request.price_per_hour, request.threads);
@@ -46,18 +47,18 @@ Status Coordinator::RegisterWorker(WorkerRecord request, WorkerRecord* out) {
   return Status::Ok();
 }
 
-Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* result,
+Status Acquisition::AcquireTrial(const std::string& worker_id, AcquireResult* result,
                                  Assignment* out, double idle_exit_s) {
-  const double now = Now();
-  Worker me;  // the worker as it is now (a copy: the table lock is not held below)
+  const double now = state_.Now();
+  WorkerTable::Worker me;  // the worker as it is now (a copy: the table lock is not held below)
   {
-    std::lock_guard<std::mutex> table(table_mu_);
-    Worker* w = nullptr;
-    if (Status s = workers_.Touch(worker_id, now, &w); !s.ok()) return s;
+    std::lock_guard<std::mutex> table(state_.table_mu_);
+    WorkerTable::Worker* w = nullptr;
+    if (Status s = state_.workers_.Touch(worker_id, now, &w); !s.ok()) return s;
     me = *w;
   }
   // Test evaluations first: short, and a finished study's report waits for its best trial's.
-  if (AssignEvaluation(worker_id, me, now, out)) {
+  if (hooks_.AssignEvaluation(worker_id, me, now, out)) {
     *result = AcquireResult::kAssigned;
     return Status::Ok();
   }
@@ -65,7 +66,7 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
   // their lock) last: a worker waits for a busy study only when no other study has work.
   std::vector<std::shared_ptr<ServedStudy>> busy;
   std::optional<Status> assigned;
-  for (const auto& study : studies_.All()) {
+  for (const auto& study : state_.studies_.All()) {
     if (me.cannot_run.count(study->id())) continue;
     std::unique_lock<std::mutex> lock(study->mu, std::try_to_lock);
     if (!lock.owns_lock()) {
@@ -83,23 +84,25 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
     return *assigned;
   }
   bool all_finished = true;
-  for (const auto& study : studies_.All()) {
+  for (const auto& study : state_.studies_.All()) {
     std::lock_guard<std::mutex> lock(study->mu);
     if (study->dropped) continue;
-    MaybeFinishStudy(*study, now);
+    hooks_.MaybeFinishStudy(*study, now);
     all_finished &= !IsOpen(study->runner->state());
   }
-  all_finished &= !EvaluationsOpen();  // after the loop: a study it ended may have queued one
+  all_finished &=
+      !hooks_.EvaluationsOpen();  // after the loop: a study it ended may have queued one
   double idle_since = now;
   {
-    std::lock_guard<std::mutex> table(table_mu_);
-    const Worker* found = workers_.Find(worker_id);
-    const Worker& w = found ? *found : me;
-    ledger_.OpenIdle(worker_id, w.last_study_id, now, w.record.price_per_hour, w.record.market);
-    idle_since = ledger_.IdleOf(worker_id)->start;
+    std::lock_guard<std::mutex> table(state_.table_mu_);
+    const WorkerTable::Worker* found = state_.workers_.Find(worker_id);
+    const WorkerTable::Worker& w = found ? *found : me;
+    state_.ledger_.OpenIdle(worker_id, w.last_study_id, now, w.record.price_per_hour,
+                            w.record.market);
+    idle_since = state_.ledger_.IdleOf(worker_id)->start;
   }
   *result = AcquireResult::kNoWork;
-  if (options_.shutdown_when_idle && all_finished) {
+  if (state_.options_.shutdown_when_idle && all_finished) {
     CloseIdle(worker_id, now, "shutdown");
     *result = AcquireResult::kShutdown;
   } else if (idle_exit_s > 0 && now - idle_since >= idle_exit_s) {
@@ -111,10 +114,11 @@ Status Coordinator::AcquireTrial(const std::string& worker_id, AcquireResult* re
   return Status::Ok();
 }
 
-std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy>& served,
+std::optional<Status> Acquisition::AssignTrial(const std::shared_ptr<ServedStudy>& served,
                                                std::unique_lock<std::mutex>& lock,
-                                               const std::string& worker_id, const Worker& w,
-                                               double now, Assignment* out) {
+                                               const std::string& worker_id,
+                                               const WorkerTable::Worker& w, double now,
+                                               Assignment* out) {
   ServedStudy& study = *served;
   if (study.dropped) return std::nullopt;
   // Trials decided on a view holding a trial whose write failed are not stored: reread first.
@@ -122,8 +126,8 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   StudyRunner* runner = study.runner.get();
   const int64_t study_id = study.id();
   std::string why_none;
-  costs_.UpdateQuotaUse(*runner, now);
-  auto next = runner->PickNext(now, StudyDollars(study_id, now), &why_none);
+  state_.costs_.UpdateQuotaUse(*runner, now);
+  auto next = runner->PickNext(now, state_.StudyDollars(study_id, now), &why_none);
   if (!next) return std::nullopt;
   TrialLease lease{RandomId("L-"), worker_id, study_id, next->number, now};
   SegmentRecord seg;
@@ -145,7 +149,7 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   // next batch; the study's lock is let go while it commits, so its reports and other
   // acquisitions go on (and share the transaction). The worker hears of the lease only once
   // it committed; UndoAssignment takes it back if it did not.
-  std::shared_future<void> committed = commit_->Submit(
+  std::shared_future<void> committed = state_.commit_->Submit(
       [this, served, t, seg, is_new = next->is_new] {
         if (is_new) {
           // Numbers follow one another: one stored after a number that failed would leave a gap
@@ -154,11 +158,11 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
             throw std::runtime_error("an earlier trial of study " + std::to_string(t.study_id) +
                                      " could not be stored");
           }
-          store_->InsertTrial(t);
+          state_.store_->InsertTrial(t);
         } else {
-          store_->UpdateTrialState(t.study_id, t.number, TrialState::kRunning, "", 0);
+          state_.store_->UpdateTrialState(t.study_id, t.number, TrialState::kRunning, "", 0);
         }
-        store_->OpenSegment(seg);
+        state_.store_->OpenSegment(seg);
       },
       [served, is_new = next->is_new](std::exception_ptr error) {
         if (error && is_new) served->trial_write_failed = true;
@@ -166,10 +170,10 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
   runner->ApplyState(next->number, TrialState::kRunning);
   {
-    std::lock_guard<std::mutex> table(table_mu_);
-    leases_.Grant(lease);
-    ledger_.Open(seg);
-    workers_.NoteStudy(worker_id, study_id);
+    std::lock_guard<std::mutex> table(state_.table_mu_);
+    state_.leases_.Grant(lease);
+    state_.ledger_.Open(seg);
+    state_.workers_.NoteStudy(worker_id, study_id);
   }
   const common::StudyConfig& config = runner->config();
   out->study_id = study_id;
@@ -183,11 +187,11 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   out->data = config.data;
   out->data_json = study.data_json;
   out->metric = config.objective.metric;
-  if (!options_.checkpoint_dir.empty() && options_.shared_checkpoints) {
-    out->checkpoint_dir = checkpoints_.StudyDir(study_id);
+  if (!state_.options_.checkpoint_dir.empty() && state_.options_.shared_checkpoints) {
+    out->checkpoint_dir = state_.checkpoints_.StudyDir(study_id);
   }
   out->resume_checkpoint = TrialCheckpoints::Resume(study, next->number);
-  out->resume_fallbacks = checkpoints_.Older(study_id, next->number, out->resume_checkpoint);
+  out->resume_fallbacks = state_.checkpoints_.Older(study_id, next->number, out->resume_checkpoint);
   out->checkpoint_every_epochs = config.checkpoint.every_epochs;
   out->trial = config.trial;
   lock.unlock();
@@ -203,30 +207,31 @@ std::optional<Status> Coordinator::AssignTrial(const std::shared_ptr<ServedStudy
   return Status::Ok();
 }
 
-void Coordinator::UndoAssignment(ServedStudy& study, const std::string& lease_id) {
+void Acquisition::UndoAssignment(ServedStudy& study, const std::string& lease_id) {
   {
-    std::lock_guard<std::mutex> table(table_mu_);
-    if (leases_.Find(lease_id)) {
-      ledger_.Close(lease_id, ledger_.Start(lease_id).value_or(0));  // no time, no dollars
-      leases_.End(lease_id);
+    std::lock_guard<std::mutex> table(state_.table_mu_);
+    if (state_.leases_.Find(lease_id)) {
+      state_.ledger_.Close(lease_id,
+                           state_.ledger_.Start(lease_id).value_or(0));  // no time, no dollars
+      state_.leases_.End(lease_id);
     }
   }
   RereadStudy(study);
 }
 
-void Coordinator::RereadStudy(ServedStudy& study) {
+void Acquisition::RereadStudy(ServedStudy& study) {
   // Writes queued after the failed one were decided on a view that held it; let them land (or
   // fail) first, so that the Store read below is final for everything memory applied. (The
   // study's lock is held: its own later writes are all queued already.)
   try {
-    commit_->Run([] {});
+    state_.commit_->Run([] {});
   } catch (const std::exception&) {
   }
   const int64_t study_id = study.id();
   try {
-    study.runner->RebuildFrom(store_->ListTrials(study_id),
+    study.runner->RebuildFrom(state_.store_->ListTrials(study_id),
                               [&](const std::function<void(const ReportRecord&)>& apply) {
-                                store_->ForEachReport(study_id, apply);
+                                state_.store_->ForEachReport(study_id, apply);
                               });
     study.trial_write_failed = false;
   } catch (const std::exception& e) {
@@ -235,32 +240,15 @@ void Coordinator::RereadStudy(ServedStudy& study) {
   }
 }
 
-Status Coordinator::CheckLease(const ServedStudy* study, const std::string& worker_id,
-                               const std::string& lease_id, TrialLease** out, bool completing_ok) {
-  std::lock_guard<std::mutex> table(table_mu_);
-  Worker* w = nullptr;
-  if (Status s = workers_.Touch(worker_id, Now(), &w); !s.ok()) return s;
-  if (Status s = leases_.Held(worker_id, lease_id, out); !s.ok()) return s;
-  if (!study || (*out)->study_id != study->id()) {  // granted since the caller looked
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "lease '" + lease_id + "' is not held (expired, ended or never granted)");
-  }
-  if ((*out)->completing.valid() && !completing_ok) {
-    return Status::Error(Status::Code::kFailedPrecondition,
-                         "lease '" + lease_id + "' is being completed");
-  }
-  return Status::Ok();
-}
-
-void Coordinator::CloseIdle(const std::string& worker_id, double end, const char* reason) {
+void Acquisition::CloseIdle(const std::string& worker_id, double end, const char* reason) {
   std::optional<IdleSegmentRecord> idle;
   {
-    std::lock_guard<std::mutex> table(table_mu_);
-    idle = ledger_.CloseIdle(worker_id, end, reason);
+    std::lock_guard<std::mutex> table(state_.table_mu_);
+    idle = state_.ledger_.CloseIdle(worker_id, end, reason);
   }
   if (!idle) return;
   try {
-    store_->InsertIdleSegment(*idle);
+    state_.store_->InsertIdleSegment(*idle);
   } catch (const std::exception& e) {
     StorageError(e, "an idle stretch");  // logged; the ledger of trials is unaffected
   }

@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <set>
 
@@ -12,10 +11,6 @@
 namespace sift::coordinator {
 
 using search::TrialState;
-
-double SystemNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
   for (const auto& e : events) {
@@ -27,15 +22,9 @@ std::string CreatedFromDir(const std::vector<StudyEventRecord>& events) {
 }
 
 Coordinator::Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options)
-    : store_(std::make_unique<FencedStore>(std::move(store))),
-      commit_(std::make_unique<GroupCommit>(*store_)),
-      after_commit_(std::make_unique<TaskThread>("sift-committed")),
-      options_(std::move(options)),
-      studies_(*store_, options_.max_running_studies, options_.study_lease_s, options_.owner),
-      workers_(options_.lease_timeout_s),
-      checkpoints_(options_.checkpoint_dir, table_mu_, leases_),
-      costs_(*store_, table_mu_, ledger_, options_.quotas, options_.forecast_interval_s) {
-  if (!options_.clock) options_.clock = SystemNow;
+    : CoordinatorState(std::move(store), std::move(options)),
+      lease_endings_(*this, *this),
+      acquisition_(*this, *this) {
   const double now = Now();
   for (const auto& w : store_->ListWorkers()) {
     workers_.Add(w, now);
@@ -301,84 +290,15 @@ Status Coordinator::CancelStudy(int64_t id, const std::string& user, const std::
   return Status::Ok();
 }
 
-Coordinator::LockedStudy Coordinator::LockStudy(int64_t study_id) {
-  LockedStudy locked;
-  auto study = studies_.Find(study_id);
-  if (!study) return locked;
-  locked.lock = std::unique_lock<std::mutex>(study->mu);
-  if (study->dropped) {
-    locked.lock.unlock();
-    return locked;
-  }
-  locked.study = std::move(study);
-  return locked;
-}
-
 std::unique_lock<std::mutex> Coordinator::LockStudyForTest(int64_t study_id) {
   LockedStudy locked = LockStudy(study_id);
   return std::move(locked.lock);
 }
 
-int64_t Coordinator::StudyOfLease(const std::string& lease_id) {
-  std::lock_guard<std::mutex> table(table_mu_);
-  if (const TrialLease* lease = leases_.Find(lease_id)) return lease->study_id;
-  if (const EvaluationLease* lease = leases_.FindEvaluation(lease_id)) return lease->study_id;
-  return 0;
-}
-
-double Coordinator::StudyDollars(int64_t study_id, double now) {
-  std::lock_guard<std::mutex> table(table_mu_);
-  return ledger_.StudyDollars(study_id, now);
-}
-
 void Coordinator::Tick() {
   const double now = Now();
   RenewStudyLeases(now);
-  std::vector<std::pair<std::string, int64_t>> expired;  // (lease, its study)
-  {
-    std::lock_guard<std::mutex> table(table_mu_);
-    for (const auto& id : leases_.Expired(now, options_.lease_timeout_s)) {
-      expired.emplace_back(id, leases_.Find(id)->study_id);
-    }
-  }
-  // One study's lock at a time; each lease is looked at again under it (a heartbeat or its end
-  // may have come since).
-  for (const auto& [id, study_id] : expired) {
-    LockedStudy study = LockStudy(study_id);
-    if (!study) continue;  // not served here any more: its leases went with it
-    TrialLease lease;
-    double end = 0, wasted = 0;
-    {
-      std::lock_guard<std::mutex> table(table_mu_);
-      const TrialLease* held = leases_.Find(id);
-      if (!held || now - held->last_seen <= options_.lease_timeout_s) continue;
-      if (held->completing.valid()) continue;  // ends as its completion commits
-      lease = *held;
-      // A lost VM is billed to its last sign of life; the work since its last checkpoint is lost.
-      end = std::max(ledger_.Start(id).value_or(lease.last_seen), lease.last_seen);
-      wasted = ledger_.LostSecondsAt(id, end);
-    }
-    StudyRunner* runner = study->runner.get();
-    const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
-    try {
-      commit_->Run([&] {
-        store_->CloseSegment(lease.study_id, id, end, "expired", "", wasted);
-        if (requeue) {
-          store_->UpdateTrialState(lease.study_id, lease.number, TrialState::kPending,
-                                   "requeued: lease expired", 0);
-        }
-      });
-    } catch (const std::exception& e) {
-      StorageError(e, "a lease expiry");
-      continue;
-    }
-    if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
-    ApplyLeaseEnd(*study, id, end);
-    checkpoints_.Prune(*study);
-    spdlog::warn("[study {}] trial {}: lease {} of worker {} expired (no heartbeat for {:.0f} s){}",
-                 lease.study_id, lease.number, id, lease.worker_id, now - lease.last_seen,
-                 requeue ? "; requeued" : "");
-  }
+  lease_endings_.ExpireLeases(now);
   ExpireEvaluationLeases(now);
   for (const auto& study : studies_.All()) {
     std::lock_guard<std::mutex> lock(study->mu);
@@ -391,7 +311,7 @@ void Coordinator::Tick() {
     std::lock_guard<std::mutex> table(table_mu_);
     lost = workers_.LostIdle(ledger_, now);
   }
-  for (const auto& [id, end] : lost) CloseIdle(id, end, "lost");
+  for (const auto& [id, end] : lost) acquisition_.CloseIdle(id, end, "lost");
   std::lock_guard<std::mutex> table(table_mu_);
   workers_.ForgetLost(leases_.Holders(), ledger_, now);
 }

@@ -17,7 +17,10 @@
 
 #include "common/config/config.h"
 #include "common/config/price_catalog.h"
+#include "coordinator/core/acquisition.h"
+#include "coordinator/core/coordinator_state.h"
 #include "coordinator/core/cost_watch.h"
+#include "coordinator/core/lease_endings.h"
 #include "coordinator/core/lease_table.h"
 #include "coordinator/core/progress_log.h"
 #include "coordinator/core/status.h"
@@ -38,37 +41,6 @@
 
 namespace sift::coordinator {
 
-struct CoordinatorOptions {
-  double lease_timeout_s = 30.0;      // a lease without heartbeat for this long is lost
-  double heartbeat_interval_s = 5.0;  // what workers are told to use
-  common::PriceCatalog catalog;
-  bool shutdown_when_idle = false;  // embedded run: tell workers to exit once all is done
-  // Embedded run: a study that every live worker refused (FailTrial with worker_cannot_run)
-  // ends FAILED instead of waiting for a worker that can run it.
-  bool fail_unrunnable_studies = false;
-  // Where checkpoints live. With shared_checkpoints the workers read and write this directory
-  // directly (embedded run, shared filesystem); otherwise they upload and download through the
-  // Workers service and it is the coordinator's own store. "" disables resumes.
-  std::string checkpoint_dir;
-  bool shared_checkpoints = false;
-  std::function<double()> clock;  // unix seconds; defaults to the system clock
-  // Bounds on what clients can make the coordinator hold: every running study keeps its config
-  // and history in memory, so both are capped (RESOURCE_EXHAUSTED past them).
-  common::ConfigLimits config_limits;
-  int64_t max_running_studies = 64;
-  // Coordinators sharing a database (PostgreSQL): each serves only the open studies whose lease
-  // it holds in the database, renews them every third of study_lease_s, and takes over a study
-  // whose lease expired (its coordinator died). 0: no leases, it serves every study (SQLite).
-  double study_lease_s = 0;
-  std::string owner;  // this coordinator in the lease table; unique among those sharing it
-  // Dollar limits per tag across studies (`sift coordinator --quota team=vision:100`), enforced
-  // as a study's own max_dollars is (coordinator/cost/quota.h).
-  std::vector<Quota> quotas;
-  // An open study's forecast is remade for its alerts when a trial has ended since the last,
-  // at most this often (it reads every trial and lease).
-  double forecast_interval_s = 5;
-};
-
 // `sift coordinator --db`: a postgresql:// database may be shared, so the coordinator takes
 // study leases (lease_s; 0: 15 s) as owner HOST/LISTEN (a restart on the same address takes its
 // studies straight back). A SQLite file: no leases.
@@ -81,34 +53,9 @@ struct BudgetChange {
   std::optional<int64_t> max_trials;
 };
 
-struct Assignment {
-  int64_t study_id = 0;
-  int64_t number = 0;
-  std::string lease_id;
-  search::Params params;  // searched and fixed trainer parameters together
-  int64_t max_epochs = 0;
-  int64_t start_epoch = 0;  // epochs already reported; resume_checkpoint may be older
-  uint64_t seed = 0;
-  data::DataSpec data;
-  std::string data_json;  // `data` as data::ToJson writes it
-  std::string metric;
-  std::string checkpoint_dir;     // set when workers share the coordinator's checkpoint directory
-  std::string resume_checkpoint;  // the file to resume from; "" = start fresh
-  std::vector<std::string> resume_fallbacks;  // older ones still held, newest first
-  int64_t checkpoint_every_epochs = 1;
-  common::TrialConfig trial;  // a command trial's program; empty command: the built-in trainer
-  // A test evaluation, not training: score resume_checkpoint on the test split and complete.
-  bool evaluate_test = false;
-};
-
-enum class AcquireResult { kAssigned, kNoWork, kShutdown };
-
 // The folder of the config file a study was created from (its "created" event names the file
 // when the client gave an absolute path), "" if unknown: where its relative data paths resolve.
 std::string CreatedFromDir(const std::vector<StudyEventRecord>& events);
-
-// Unix seconds now: the Coordinator's default clock, and the reports' "now".
-double SystemNow();
 
 // Locks, so that two studies never wait on each other:
 //  - a study's lock (ServedStudy::mu, coordinator/core/study_registry.h): its StudyRunner, its
@@ -126,7 +73,11 @@ double SystemNow();
 // locks: AcquireTrial and Tick walk the studies one lock at a time, and AcquireTrial first tries
 // the studies not busy. A trial lease ends only under its study's lock, so a TrialLease* found
 // under the table lock stays valid while the study's lock is held.
-class Coordinator {
+// The state it shares with its parts is a private base (coordinator_state.h); what they ask of
+// its study-level steps, the hooks it implements.
+class Coordinator : private CoordinatorState,
+                    private LeaseEndings::Hooks,
+                    private Acquisition::Hooks {
  public:
   // Rebuilds every study from `store`; throws if the database cannot be read.
   Coordinator(std::unique_ptr<Store> store, CoordinatorOptions options);
@@ -152,10 +103,14 @@ class Coordinator {
   int InterruptLeases(int64_t study_id);
 
   // Workers.
-  Status RegisterWorker(WorkerRecord request, WorkerRecord* out);
+  Status RegisterWorker(WorkerRecord request, WorkerRecord* out) {
+    return acquisition_.RegisterWorker(std::move(request), out);
+  }
   // `idle_exit_s` > 0: answer kShutdown once the worker has found no work for that long.
   Status AcquireTrial(const std::string& worker_id, AcquireResult* result, Assignment* out,
-                      double idle_exit_s = 0);
+                      double idle_exit_s = 0) {
+    return acquisition_.AcquireTrial(worker_id, result, out, idle_exit_s);
+  }
   Status ReportProgress(const std::string& worker_id, const std::string& lease_id, int64_t seq,
                         int64_t epoch, const std::map<std::string, double>& metrics,
                         const std::string& checkpoint, search::Decision* decision);
@@ -173,16 +128,24 @@ class Coordinator {
   // `checkpoint`: for a paused trial, the file its promotion resumes from.
   Status CompleteTrial(const std::string& worker_id, const std::string& lease_id,
                        const std::map<std::string, double>& final_metrics,
-                       const std::string& checkpoint = "");
+                       const std::string& checkpoint = "") {
+    return lease_endings_.CompleteTrial(worker_id, lease_id, final_metrics, checkpoint);
+  }
   // `worker_cannot_run`: the worker cannot run this study at all (its data is missing there):
   // the trial is requeued, not failed, and the worker is offered none of the study's trials.
   Status FailTrial(const std::string& worker_id, const std::string& lease_id,
-                   const std::string& error, bool worker_cannot_run = false);
+                   const std::string& error, bool worker_cannot_run = false) {
+    return lease_endings_.FailTrial(worker_id, lease_id, error, worker_cannot_run);
+  }
   Status Heartbeat(const std::string& worker_id, const std::vector<std::string>& lease_ids,
-                   std::vector<std::string>* revoked);
+                   std::vector<std::string>* revoked) {
+    return lease_endings_.Heartbeat(worker_id, lease_ids, revoked);
+  }
   // A worker leaving under a spot notice: requeue its trial now, resuming from `checkpoint`.
   Status PreemptTrial(const std::string& worker_id, const std::string& lease_id,
-                      const std::string& checkpoint, const std::string& reason);
+                      const std::string& checkpoint, const std::string& reason) {
+    return lease_endings_.PreemptTrial(worker_id, lease_id, checkpoint, reason);
+  }
   // A resume fell back past `damaged` (a damaged or missing checkpoint) and retrained
   // `redone_seconds` of work it held: the lease's segment counts them as waste.
   Status RecordRedoneWork(const std::string& worker_id, const std::string& lease_id,
@@ -208,22 +171,8 @@ class Coordinator {
  private:
   friend struct CoordinatorTestPeer;  // tests/coordinator/core/coordinator_locks_test.cc
   using Worker = WorkerTable::Worker;
-  double Now() const { return options_.clock(); }
-  // A study locked, or empty (false) when it is not served here.
-  struct LockedStudy {
-    std::shared_ptr<ServedStudy> study;
-    std::unique_lock<std::mutex> lock;
-    explicit operator bool() const { return study != nullptr; }
-    ServedStudy* operator->() const { return study.get(); }
-    ServedStudy& operator*() const { return *study; }
-  };
-  LockedStudy LockStudy(int64_t study_id);
-  // The study of lease `lease_id` (a trial's or an evaluation's), 0 when no such lease is held.
-  int64_t StudyOfLease(const std::string& lease_id);
   // For tests: holds study `id`'s lock as a long decision or commit of that study would.
   std::unique_lock<std::mutex> LockStudyForTest(int64_t study_id);
-  // The study's dollars (the ledger's, under the table lock).
-  double StudyDollars(int64_t study_id, double now);
   // Rebuilds one study (its trials, leases, ledger and resume points) from the Store and serves
   // it; it is filled under its own lock, so nobody sees it half restored.
   void RestoreStudy(const StudyRecord& s, double now);
@@ -238,44 +187,22 @@ class Coordinator {
   // Queues the best trial's test evaluation as a study completes (best with a checkpoint).
   void QueueBestEvaluation(ServedStudy& study, double now);
   Status QueueEvaluation(ServedStudy& study, int64_t number, const std::string& by, double now);
-  // Leases a pending evaluation of some study to worker `worker_id` (`w`: a copy); false when
-  // there is none it can run. Takes each study's lock in turn: the caller holds none.
-  bool AssignEvaluation(const std::string& worker_id, const Worker& w, double now, Assignment* out);
-  bool EvaluationsOpen();  // some evaluation is pending or running
-  // AcquireTrial's work in one study (`lock` holds it): its next trial leased to the worker
-  // (`w`: a copy), or the storage error that stopped it; nullopt when the study has none to
-  // give (the lock still held). A lease's write commits with the lock let go.
-  std::optional<Status> AssignTrial(const std::shared_ptr<ServedStudy>& study,
-                                    std::unique_lock<std::mutex>& lock,
-                                    const std::string& worker_id, const Worker& w, double now,
-                                    Assignment* out);
-  // A lease whose write failed to commit: taken back (no time, no dollars) and the study reread.
-  void UndoAssignment(ServedStudy& study, const std::string& lease_id);
-  // Rebuilds the study's runner from the Store once every write queued before has landed (after
-  // a failed write: memory had taken it). The caller holds the study's lock.
-  void RereadStudy(ServedStudy& study);
-  // A worker's completion, failure or hand-back of evaluation lease `lease_id` of `study`
-  // (locked, or null); nullopt when lease_id is not an evaluation lease (a trial's, or none).
+  // Acquisition::Hooks (test_evaluations.cc).
+  bool AssignEvaluation(const std::string& worker_id, const Worker& w, double now,
+                        Assignment* out) override;
+  bool EvaluationsOpen() override;
+  // For UndoReport (trial_reports.cc).
+  void RereadStudy(ServedStudy& study) { acquisition_.RereadStudy(study); }
+  // LeaseEndings::Hooks (test_evaluations.cc).
   std::optional<Status> EndEvaluationLease(ServedStudy* study, const std::string& worker_id,
                                            const std::string& lease_id, EvaluationState state,
                                            const std::map<std::string, double>& metrics,
-                                           const std::string& error, bool cannot_run = false);
+                                           const std::string& error, bool cannot_run) override;
   void ExpireEvaluationLeases(double now);
-  // The lease as held by the worker (and the worker touched), under the table lock; the
-  // pointer stays valid while the caller holds the lease's study lock.
-  // FAILED_PRECONDITION too when the lease is not `study`'s (the one the caller locked).
-  // FAILED_PRECONDITION too for a lease being completed, unless `completing_ok`.
-  Status CheckLease(const ServedStudy* study, const std::string& worker_id,
-                    const std::string& lease_id, TrialLease** out, bool completing_ok = false);
-  // Ends a lease of `study` (locked): closes its segment and charges the trial. The Store write
-  // is the caller's.
-  void ApplyLeaseEnd(ServedStudy& study, const std::string& lease_id, double end);
-  void MaybeFinishStudy(ServedStudy& study, double now);
-  // Records the worker's idle stretch, if one is open, as ending at `end`. Takes the table lock
-  // (the caller does not hold it) and writes the stretch to the Store after letting it go.
-  void CloseIdle(const std::string& worker_id, double end, const char* reason);
+  // Both classes' hooks.
+  void MaybeFinishStudy(ServedStudy& study, double now) override;
   // Ends the study FAILED when every live worker refused it (fail_unrunnable_studies).
-  void MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now);
+  void MaybeFailUnrunnable(ServedStudy& study, const std::string& why, double now) override;
   void EndStudy(ServedStudy& study, StudyState state, const std::string& reason, double now);
   // A report whose write failed to commit: takes back what ReportProgress applied to memory
   // (the study is rebuilt from the Store once every write queued before it has landed).
@@ -285,44 +212,14 @@ class Coordinator {
   // Sets an open study's state and records who did it; the caller holds its lock.
   Status SetOpenState(ServedStudy& study, StudyState state, const std::string& action,
                       const std::string& user, const std::string& detail);
-  // A lease's trial goes back to PENDING (segment `reason`, `wasted` seconds); Store first.
-  Status EndLeaseAndRequeue(ServedStudy& study, const std::string& lease_id, double end,
-                            const std::string& reason, const std::string& checkpoint,
-                            double wasted);
   // What its trials' summaries take from memory: newest checkpoints, test evaluations. Valid
   // while the study's lock is held.
   static TrialExtras TrialExtrasOf(const ServedStudy& study);
 
-  // Fences each write for a study leased here with the lease's epoch
-  // (coordinator/store/fenced_store.h).
-  std::unique_ptr<FencedStore> store_;
-  // Every transaction goes through it. A study's writes are submitted under its lock, so they
-  // commit in the order memory took them. A report applies to memory and queues its write with
-  // a completion that answers it (nothing waits); an acquisition applies to memory and a
-  // completion holds its lease while they wait for their commit with the study's lock let go;
-  // the rarer writers (expiry, failure, pause, ...) wait under their study's lock (Run), which
-  // is why the writer's completions never take a study's lock.
-  std::unique_ptr<GroupCommit> commit_;
-  // What a committed (or failed) report does under its study's lock before it is answered:
-  // pruning the checkpoint it superseded, UndoReport. Not on the writer thread, which a Run
-  // under a study's lock waits for.
-  std::unique_ptr<TaskThread> after_commit_;
   ProgressLog progress_;  // which reports' lines go to info (its own lock, a leaf)
-  CoordinatorOptions options_;
-  StudyRegistry studies_;  // the studies served, each with its lock; their study leases
-  std::mutex create_mu_;   // one CreateStudy at a time (the running cap); before any other lock
-  // Guards the three below and costs_' tags (see "Locks"); checkpoints_ and costs_ take it
-  // themselves where they read them.
-  std::mutex table_mu_;
-  WorkerTable workers_;  // registered workers: last heard from, refusals (core/worker_table.h)
-  LeaseTable leases_;    // trial and evaluation leases: who holds what, heard from when
-  Ledger ledger_;        // every dollar: segments, idle stretches, study totals
-  // Resume points, fallbacks and retention in options_.checkpoint_dir (reads leases_).
-  TrialCheckpoints checkpoints_;
-  // Alerts, forecasts and quotas; holds the studies' tags (under table_mu_) and the alert
-  // commands. Last: destroyed first, so it waits for commands still running while the rest is
-  // intact.
-  CostWatch costs_;
+  std::mutex create_mu_;  // one CreateStudy at a time (the running cap); before any other lock
+  LeaseEndings lease_endings_;  // complete, fail, preempt, hand back, heartbeats, expiry
+  Acquisition acquisition_;     // registration, AcquireTrial
 };
 
 }  // namespace sift::coordinator

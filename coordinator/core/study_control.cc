@@ -161,36 +161,6 @@ Status Coordinator::UpdateBudget(int64_t id, const BudgetChange& change, const s
   return Status::Ok();
 }
 
-Status Coordinator::EndLeaseAndRequeue(ServedStudy& study, const std::string& lease_id, double end,
-                                       const std::string& reason, const std::string& checkpoint,
-                                       double wasted) {
-  TrialLease lease;
-  {
-    std::lock_guard<std::mutex> table(table_mu_);
-    lease = *leases_.Find(lease_id);
-  }
-  StudyRunner* runner = study.runner.get();
-  const bool requeue = runner->view().trials.at(lease.number).state == TrialState::kRunning;
-  try {
-    commit_->Run([&] {
-      store_->CloseSegment(lease.study_id, lease_id, end, reason, checkpoint, wasted);
-      if (requeue) {
-        store_->UpdateTrialState(lease.study_id, lease.number, TrialState::kPending,
-                                 "requeued: " + reason, 0);
-      }
-    });
-  } catch (const std::exception& e) {
-    return StorageError(e, "the lease's end");
-  }
-  if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
-  if (!checkpoint.empty()) study.resume[lease.number] = checkpoint;
-  ApplyLeaseEnd(study, lease_id, end);
-  spdlog::info("[study {}] trial {} handed back ({}){}", lease.study_id, lease.number, reason,
-               checkpoint.empty() ? "" : "; resumes from " + checkpoint);
-  checkpoints_.Prune(study);
-  return Status::Ok();
-}
-
 int Coordinator::InterruptLeases(int64_t study_id) {
   LockedStudy study = LockStudy(study_id);
   if (!study) return 0;
@@ -205,7 +175,8 @@ int Coordinator::InterruptLeases(int64_t study_id) {
   }
   int ended = 0;
   for (const auto& [id, wasted] : leases) {
-    ended += EndLeaseAndRequeue(*study, id, now, kStudyPausedSegment, "", wasted).ok();
+    ended +=
+        lease_endings_.EndLeaseAndRequeue(*study, id, now, kStudyPausedSegment, "", wasted).ok();
   }
   return ended;
 }

@@ -43,7 +43,7 @@ struct ServedStudy {
   bool dropped = false;  // no longer served (another coordinator took it): let go of it
   // A new trial's write failed (set on the commit thread): the trials numbered after it were
   // decided on a view that held it, and storing one would leave a gap in the numbers. Cleared
-  // once the study is reread from the Store (Coordinator::RereadStudy).
+  // once the study is reread from the Store (Acquisition::RereadStudy).
   std::atomic<bool> trial_write_failed{false};
   // The newest checkpoint of each trial: an epoch's, a spot notice's or a pause's.
   std::map<int64_t, std::string> resume;

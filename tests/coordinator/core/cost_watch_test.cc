@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include "tests/coordinator/state_fixture.h"
+
 namespace sift::coordinator {
 namespace cost_watch_test {
 
@@ -34,14 +36,7 @@ class CostWatchTest : public ::testing::Test {
         "budget: {max_trials: 5, max_epochs: 3, max_dollars: 10}\n"
         "tags: " +
         tags + "\n";
-    common::StudyConfig config;
-    const auto errors = common::ParseStudyConfig(text, "t.yaml", &config);
-    EXPECT_TRUE(errors.empty()) << errors.front();
-    StudyRecord r;
-    r.name = "t";
-    r.config_text = text;
-    const int64_t id = store_->CreateStudy(r);
-    return std::make_shared<ServedStudy>(std::make_unique<StudyRunner>(id, std::move(config), 0));
+    return testing::StoreStudy(*store_, text, 0);
   }
   // A lease of the study billed at a dollar a second from `start`.
   void Bill(int64_t study_id, double start) {
