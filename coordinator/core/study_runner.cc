@@ -236,9 +236,9 @@ search::Decision StudyRunner::Decide(int64_t number, int64_t epoch,
   }
   std::string why;
   if (state_ == StudyState::kCancelled) return search::Decision::Stop("study cancelled");
-  if (d.action != search::Action::kStop && CrossedGrowingBound(metrics, &why)) {
-    return search::Decision::Stop(why);
-  }
+  // A broken bound on dollars or seconds is the reason, whatever the scheduler said: it is the
+  // user's hard limit, and the trial can never come back within it.
+  if (CrossedGrowingBound(metrics, &why)) return search::Decision::Stop(why);
   if (d.action != search::Action::kStop && epoch < config_.budget.max_epochs &&
       BudgetExhausted(now, spent, &why)) {
     return search::Decision::Stop(why);
