@@ -12,7 +12,7 @@
 namespace sift::data {
 namespace {
 
-[[noreturn]] void Fail(const std::string& name, const std::string& problem) {
+[[noreturn]] void NpyFail(const std::string& name, const std::string& problem) {
   throw std::runtime_error(name + ": " + problem);
 }
 
@@ -20,9 +20,9 @@ namespace {
 // (found by npy_fuzz).
 uint64_t LittleEndian(const std::string& name, const std::string& b, size_t at, int bytes) {
   if (at > b.size() || b.size() - at < static_cast<size_t>(bytes)) {
-    Fail(name, "corrupt: a " + std::to_string(bytes) + "-byte field at offset " +
-                   std::to_string(at) + " lies past the end (" + std::to_string(b.size()) +
-                   " bytes)");
+    NpyFail(name, "corrupt: a " + std::to_string(bytes) + "-byte field at offset " +
+                      std::to_string(at) + " lies past the end (" + std::to_string(b.size()) +
+                      " bytes)");
   }
   uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(b[at + i]);
@@ -34,19 +34,19 @@ std::string HeaderValue(const std::string& name, const std::string& header,
                         const std::string& key) {
   const std::string quoted = "'" + key + "'";
   size_t at = header.find(quoted);
-  if (at == std::string::npos) Fail(name, "npy header has no '" + key + "'");
+  if (at == std::string::npos) NpyFail(name, "npy header has no '" + key + "'");
   at = header.find(':', at + quoted.size());
-  if (at == std::string::npos) Fail(name, "bad npy header");
+  if (at == std::string::npos) NpyFail(name, "bad npy header");
   ++at;
   while (at < header.size() && header[at] == ' ') ++at;
   if (at < header.size() && header[at] == '(') {
     const size_t end = header.find(')', at);
-    if (end == std::string::npos) Fail(name, "bad shape in npy header");
+    if (end == std::string::npos) NpyFail(name, "bad shape in npy header");
     return header.substr(at, end - at + 1);
   }
   if (at < header.size() && header[at] == '\'') {
     const size_t end = header.find('\'', at + 1);
-    if (end == std::string::npos) Fail(name, "bad npy header");
+    if (end == std::string::npos) NpyFail(name, "bad npy header");
     return header.substr(at + 1, end - at - 1);
   }
   size_t end = at;
@@ -64,27 +64,28 @@ std::vector<int64_t> ParseShape(const std::string& name, const std::string& tupl
     } else if (c == ',' || c == ')') {
       // No real array has a dimension of more than 12 digits; longer is corrupt (and would
       // overflow stoll: found by npy_fuzz).
-      if (digits.size() > 12) Fail(name, "dimension " + digits + " too large in npy header");
+      if (digits.size() > 12) NpyFail(name, "dimension " + digits + " too large in npy header");
       if (!digits.empty()) shape.push_back(std::stoll(digits));
       digits.clear();
     } else if (c != ' ' && c != 'L') {
-      Fail(name, "bad shape " + tuple + " in npy header");
+      NpyFail(name, "bad shape " + tuple + " in npy header");
     }
   }
   return shape;
 }
 
 int ElementSize(const std::string& name, const std::string& descr) {
-  if (descr.size() < 3) Fail(name, "unsupported dtype '" + descr + "'");
+  if (descr.size() < 3) NpyFail(name, "unsupported dtype '" + descr + "'");
   const char order = descr[0], kind = descr[1];
-  if (order == '>') Fail(name, "big-endian dtype '" + descr + "' is not supported; save it as '<'");
+  if (order == '>')
+    NpyFail(name, "big-endian dtype '" + descr + "' is not supported; save it as '<'");
   const int size = std::atoi(descr.c_str() + 2);
   const bool ok =
       (kind == 'f' && (size == 2 || size == 4 || size == 8)) ||
       ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
       (kind == 'b' && size == 1);
   if (!ok || (order != '<' && order != '|' && order != '=')) {
-    Fail(name, "unsupported dtype '" + descr + "' (want bool, int, uint or float)");
+    NpyFail(name, "unsupported dtype '" + descr + "' (want bool, int, uint or float)");
   }
   return size;
 }
@@ -163,33 +164,33 @@ std::vector<float> NpyArray::ToFloats() const { return Convert<float>(*this); }
 
 NpyArray ParseNpy(const std::string& name, const std::string& bytes) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
-    Fail(name, "not a .npy file (bad magic)");
+    NpyFail(name, "not a .npy file (bad magic)");
   }
   const int major = static_cast<uint8_t>(bytes[6]);
-  if (major < 1 || major > 3) Fail(name, "unsupported .npy version " + std::to_string(major));
+  if (major < 1 || major > 3) NpyFail(name, "unsupported .npy version " + std::to_string(major));
   const int len_bytes = major == 1 ? 2 : 4;
   const size_t header_len = LittleEndian(name, bytes, 8, len_bytes);
   const size_t data_at = 8 + static_cast<size_t>(len_bytes) + header_len;
-  if (data_at > bytes.size()) Fail(name, "truncated .npy header");
+  if (data_at > bytes.size()) NpyFail(name, "truncated .npy header");
   const std::string header = bytes.substr(8 + static_cast<size_t>(len_bytes), header_len);
   NpyArray a;
   a.name = name;
   a.descr = HeaderValue(name, header, "descr");
   if (HeaderValue(name, header, "fortran_order") != "False") {
-    Fail(name, "Fortran-ordered arrays are not supported; save with np.ascontiguousarray");
+    NpyFail(name, "Fortran-ordered arrays are not supported; save with np.ascontiguousarray");
   }
   a.shape = ParseShape(name, HeaderValue(name, header, "shape"));
   const int size = ElementSize(name, a.descr);
   uint64_t want = static_cast<uint64_t>(size);
   for (int64_t d : a.shape) {
     if (__builtin_mul_overflow(want, static_cast<uint64_t>(d), &want)) {
-      Fail(name, "shape " + HeaderValue(name, header, "shape") + " is too large");
+      NpyFail(name, "shape " + HeaderValue(name, header, "shape") + " is too large");
     }
   }
   const uint64_t have = bytes.size() - data_at;
   if (have != want) {
-    Fail(name, (have < want ? "truncated: " : "trailing bytes: ") + std::string("shape needs ") +
-                   std::to_string(want) + " bytes, file has " + std::to_string(have));
+    NpyFail(name, (have < want ? "truncated: " : "trailing bytes: ") + std::string("shape needs ") +
+                      std::to_string(want) + " bytes, file has " + std::to_string(have));
   }
   a.bytes = bytes.substr(data_at);
   return a;
@@ -199,7 +200,7 @@ std::map<std::string, std::string> ReadZipMembers(const std::string& name,
                                                   const std::string& bytes) {
   // The end-of-central-directory record: within the last 64 KiB + 22 bytes (its comment).
   constexpr uint32_t kEocd = 0x06054b50, kCentral = 0x02014b50, kLocal = 0x04034b50;
-  if (bytes.size() < 22) Fail(name, "not a zip archive (too short)");
+  if (bytes.size() < 22) NpyFail(name, "not a zip archive (too short)");
   size_t eocd = std::string::npos;
   const size_t lowest = bytes.size() > 65557 ? bytes.size() - 65557 : 0;
   for (size_t at = bytes.size() - 22 + 1; at-- > lowest;) {
@@ -208,13 +209,13 @@ std::map<std::string, std::string> ReadZipMembers(const std::string& name,
       break;
     }
   }
-  if (eocd == std::string::npos) Fail(name, "not a zip archive (no end of central directory)");
+  if (eocd == std::string::npos) NpyFail(name, "not a zip archive (no end of central directory)");
   const uint64_t entries = LittleEndian(name, bytes, eocd + 10, 2);
   size_t at = LittleEndian(name, bytes, eocd + 16, 4);
   std::map<std::string, std::string> out;
   for (uint64_t e = 0; e < entries; ++e) {
     if (at + 46 > bytes.size() || LittleEndian(name, bytes, at, 4) != kCentral) {
-      Fail(name, "corrupt zip central directory");
+      NpyFail(name, "corrupt zip central directory");
     }
     const int method = static_cast<int>(LittleEndian(name, bytes, at + 10, 2));
     const uint64_t crc = LittleEndian(name, bytes, at + 16, 4);
@@ -224,7 +225,8 @@ std::map<std::string, std::string> ReadZipMembers(const std::string& name,
                  extra_len = LittleEndian(name, bytes, at + 30, 2),
                  comment_len = LittleEndian(name, bytes, at + 32, 2);
     uint64_t local = LittleEndian(name, bytes, at + 42, 4);
-    if (at + 46 + name_len + extra_len > bytes.size()) Fail(name, "corrupt zip central directory");
+    if (at + 46 + name_len + extra_len > bytes.size())
+      NpyFail(name, "corrupt zip central directory");
     const std::string member = bytes.substr(at + 46, name_len);
     // Zip64 (NumPy writes it): the 0xFFFFFFFF fields come, in order, from extra field 0x0001.
     for (size_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
@@ -246,20 +248,20 @@ std::map<std::string, std::string> ReadZipMembers(const std::string& name,
     }
     at += 46 + name_len + extra_len + comment_len;
     if (local + 30 > bytes.size() || LittleEndian(name, bytes, local, 4) != kLocal) {
-      Fail(name, "corrupt zip local header for " + member);
+      NpyFail(name, "corrupt zip local header for " + member);
     }
     const size_t data_at = local + 30 + LittleEndian(name, bytes, local + 26, 2) +
                            LittleEndian(name, bytes, local + 28, 2);
     if (packed > bytes.size() || data_at > bytes.size() - packed)
-      Fail(name, member + " is truncated");
+      NpyFail(name, member + " is truncated");
     const std::string raw = bytes.substr(data_at, packed);
     if (method != 0 && method != 8) {
-      Fail(name, member + " uses zip compression method " + std::to_string(method) +
-                     " (want stored or deflate)");
+      NpyFail(name, member + " uses zip compression method " + std::to_string(method) +
+                        " (want stored or deflate)");
     }
     std::string data = method == 0 ? raw : InflateRaw(name + ":" + member, raw, size);
     if (data.size() != size || Crc32(data) != crc)
-      Fail(name, member + ": CRC mismatch (corrupt archive)");
+      NpyFail(name, member + ": CRC mismatch (corrupt archive)");
     out[member] = std::move(data);
   }
   return out;
@@ -273,7 +275,7 @@ NpyArray NpzArray(const std::string& name, const std::map<std::string, std::stri
     for (const auto& [m, bytes] : members) {
       have += (have.empty() ? "" : ", ") + (m.size() > 4 ? m.substr(0, m.size() - 4) : m);
     }
-    Fail(name, "has no array '" + key + "' (arrays: " + (have.empty() ? "none" : have) + ")");
+    NpyFail(name, "has no array '" + key + "' (arrays: " + (have.empty() ? "none" : have) + ")");
   }
   return ParseNpy(name + ":" + key, it->second);
 }

@@ -21,7 +21,7 @@ struct ControlOptions {
   CLI::Option *dollars = nullptr, *hours = nullptr, *trials = nullptr;
 };
 
-ControlOptions& Options() {
+ControlOptions& ControlOpts() {
   static ControlOptions options;
   return options;
 }
@@ -131,7 +131,7 @@ int Control(const std::string& command, ControlOptions o) {
 }  // namespace
 
 void AddControlCommands(CLI::App& app) {
-  ControlOptions& o = Options();
+  ControlOptions& o = ControlOpts();
   const std::pair<const char*, const char*> commands[] = {
       {"cancel", "end a study for good (its results so far stay)"},
       {"pause", "stop handing out a study's work; running trials checkpoint and hand back"},
@@ -156,7 +156,7 @@ int RunControlCommand(const CLI::App& app) {
   for (const char* name : kControlCommands) {
     const auto* cmd = app.get_subcommand(name);
     if (cmd->parsed()) {
-      return Control(name, Options());
+      return Control(name, ControlOpts());
     }
   }
   return -1;

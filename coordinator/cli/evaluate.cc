@@ -23,7 +23,7 @@ struct EvaluateOptions {
   bool no_wait = false;
 };
 
-EvaluateOptions& Options() {
+EvaluateOptions& EvaluateOpts() {
   static EvaluateOptions options;
   return options;
 }
@@ -103,7 +103,7 @@ int Evaluate(EvaluateOptions o) {
 }  // namespace
 
 void AddEvaluateCommand(CLI::App& app) {
-  EvaluateOptions& o = Options();
+  EvaluateOptions& o = EvaluateOpts();
   auto* cmd = app.add_subcommand(
       "evaluate", "score a finished trial's checkpoint on the held-out test split, once");
   common::AddClientFlags(cmd, &o.client);
@@ -118,7 +118,7 @@ void AddEvaluateCommand(CLI::App& app) {
 
 int RunEvaluateCommand(const CLI::App& app) {
   const auto* cmd = app.get_subcommand("evaluate");
-  return cmd->parsed() ? Evaluate(Options()) : -1;
+  return cmd->parsed() ? Evaluate(EvaluateOpts()) : -1;
 }
 
 }  // namespace sift::coordinator

@@ -25,7 +25,7 @@ struct ExportOptions {
   bool pareto = false;
 };
 
-ExportOptions& Options() {
+ExportOptions& ExportOpts() {
   static ExportOptions options;
   return options;
 }
@@ -142,7 +142,7 @@ std::string FindTrialCheckpoint(const std::string& checkpoints, int64_t study, i
 }
 
 void AddExportCommand(CLI::App& app) {
-  ExportOptions& o = Options();
+  ExportOptions& o = ExportOpts();
   auto* cmd = app.add_subcommand(
       "export",
       "write a trial's trained model as TorchScript (PyTorch's torch.jit.load); for a command "
@@ -174,7 +174,7 @@ void AddExportCommand(CLI::App& app) {
 
 int RunExportCommand(const CLI::App& app) {
   if (!app.get_subcommand("export")->parsed()) return -1;
-  const ExportOptions& o = Options();
+  const ExportOptions& o = ExportOpts();
   const std::string dir = !o.checkpoints.empty() ? o.checkpoints
                           : !o.run_dir.empty()   ? o.run_dir + "/checkpoints"
                                                  : std::string();

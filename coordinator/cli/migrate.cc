@@ -13,7 +13,7 @@ struct MigrateOptions {
   int64_t study_id = 0;
 };
 
-MigrateOptions& Options() {
+MigrateOptions& MigrateOpts() {
   static MigrateOptions o;
   return o;
 }
@@ -23,16 +23,17 @@ MigrateOptions& Options() {
 void AddMigrateCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "migrate", "copy studies from one database to another (SQLite to PostgreSQL)");
-  cmd->add_option("--from", Options().from, "source database: a SQLite file or postgresql:// URL")
+  cmd->add_option("--from", MigrateOpts().from,
+                  "source database: a SQLite file or postgresql:// URL")
       ->required();
-  cmd->add_option("--to", Options().to, "destination database (created or upgraded as needed)")
+  cmd->add_option("--to", MigrateOpts().to, "destination database (created or upgraded as needed)")
       ->required();
-  cmd->add_option("--study", Options().study_id, "only this study (default: all)");
+  cmd->add_option("--study", MigrateOpts().study_id, "only this study (default: all)");
 }
 
 int RunMigrateCommand(const CLI::App& app) {
   if (!app.get_subcommand("migrate")->parsed()) return -1;
-  const MigrateOptions& o = Options();
+  const MigrateOptions& o = MigrateOpts();
   std::unique_ptr<Store> from, to;
   try {
     from = OpenStoreReadOnly(o.from);

@@ -7,14 +7,6 @@
 #include "search/rungs.h"
 
 namespace sift::search {
-namespace {
-
-bool AllFinite(const std::vector<double>& v) {
-  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
-}
-
-}  // namespace
-
 // Lazily: a candidate's last gain bounds its gain now, so one whose fresh gain still beats every
 // other bound is the exact greedy pick.
 std::vector<int> GreedyPicks(const Points& values, const std::vector<int64_t>& trials,

@@ -11,10 +11,6 @@ namespace {
 
 constexpr double kWorst = -std::numeric_limits<double>::infinity();
 
-bool AllFinite(const std::vector<double>& v) {
-  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
-}
-
 }  // namespace
 
 size_t ObjectiveCount(const StudyView& study) {

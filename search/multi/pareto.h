@@ -3,6 +3,8 @@
 // and the rest of the multi-objective code never asks which way an objective points.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -19,6 +21,11 @@ using Points = std::vector<std::vector<double>>;
 // not a number becomes -infinity: the worst, as RungRecord ranks it.
 std::vector<double> Oriented(const std::vector<double>& values,
                              const std::vector<Direction>& directions);
+
+// Whether every value is finite (a point that can be ranked by its values).
+inline bool AllFinite(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+}
 
 // Whether a is at least as good as b in every objective and better in one.
 bool Dominates(const std::vector<double>& a, const std::vector<double>& b);

@@ -9,10 +9,6 @@
 namespace sift::search {
 namespace {
 
-bool AllFinite(const std::vector<double>& v) {
-  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
-}
-
 // One pass over the contiguous values, both directions at once and free of branches (most
 // points are incomparable to p): the new point's rank, and the points it dominates. D: the
 // number of objectives when fixed at compile time (two, the common case), else 0.

@@ -32,7 +32,7 @@ constexpr char kCacheMagic[] = "SIFTDATA";
 // 3: the target's mean and deviation after the class names.
 // 4: the input's preparation (InputPrep) after those, so that an export can apply it.
 constexpr uint32_t kCacheVersion = 4;
-constexpr int64_t kNumClasses = 10;
+constexpr int64_t kIdxClasses = 10;
 constexpr int64_t kMaxCachedRank = 8;
 
 using common::kTestImages;
@@ -93,7 +93,7 @@ TensorSplit DecodeSplit(const std::string& images_path, const std::string& label
                              std::to_string(images.count()) + " images in " + images_path);
   }
   for (size_t i = 0; i < labels.data.size(); ++i) {
-    if (labels.data[i] >= kNumClasses) {
+    if (labels.data[i] >= kIdxClasses) {
       throw std::runtime_error(labels_path + ": label " + std::to_string(labels.data[i]) +
                                " at index " + std::to_string(i) + " is not a class in [0, 10)");
     }
