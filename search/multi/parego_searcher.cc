@@ -13,8 +13,46 @@ constexpr uint64_t kRefitStream = 0x50524654;  // "PRFT": the refit set's weight
 
 }  // namespace
 
+namespace {
+
+bool SameGoals(const StudyView& study, const std::vector<Objective>& objectives,
+               const std::vector<Constraint>& constraints) {
+  const auto same_objective = [](const Objective& a, const Objective& b) {
+    return a.metric == b.metric && a.maximize == b.maximize;
+  };
+  const auto same_constraint = [](const Constraint& a, const Constraint& b) {
+    return a.metric == b.metric && a.bound == b.bound && a.upper == b.upper;
+  };
+  return std::equal(objectives.begin(), objectives.end(), study.objectives.begin(),
+                    study.objectives.end(), same_objective) &&
+         std::equal(constraints.begin(), constraints.end(), study.constraints.begin(),
+                    study.constraints.end(), same_constraint);
+}
+
+}  // namespace
+
 size_t ParegoSearcher::Observe(const StudyView& study) {
-  points_ = EndedPoints(study);
+  const bool restart = cursor_.Advance(study, look_);
+  if (restart || !SameGoals(study, objectives_, constraints_)) {
+    objectives_ = study.objectives;
+    constraints_ = study.constraints;
+    points_ = EndedPoints(study);
+    return points_.size();
+  }
+  for (int64_t number : look_) {
+    std::optional<TrialPoint> now = EndedPoint(study, study.trials[static_cast<size_t>(number)]);
+    const auto it =
+        std::lower_bound(points_.begin(), points_.end(), number,
+                         [](const TrialPoint& p, int64_t trial) { return p.trial < trial; });
+    const bool had = it != points_.end() && it->trial == number;
+    if (now && had) {
+      *it = std::move(*now);
+    } else if (now) {
+      points_.insert(it, std::move(*now));
+    } else if (had) {
+      points_.erase(it);
+    }
+  }
   return points_.size();
 }
 

@@ -17,6 +17,7 @@
 
 #include "search/bo/gp_searcher.h"
 #include "search/multi/objective_vectors.h"
+#include "search/observations.h"
 
 namespace sift::search {
 
@@ -31,7 +32,13 @@ class ParegoSearcher : public GpSearcher {
   Rows SelectRows(const StudyView& study) override;
 
  private:
-  std::vector<TrialPoint> points_;  // EndedPoints of the view Observe saw, in trial order
+  // EndedPoints of the view Observe saw, in trial order, kept across asks: only new trials and
+  // those not terminal at the last ask are looked at again (a terminal trial never changes).
+  std::vector<TrialPoint> points_;
+  TrialCursor cursor_;
+  std::vector<int64_t> look_;
+  std::vector<Objective> objectives_;
+  std::vector<Constraint> constraints_;
 };
 
 }  // namespace sift::search

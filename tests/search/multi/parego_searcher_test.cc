@@ -115,7 +115,8 @@ TEST(ParegoSearcher, BeatsRandomSearchOnZdt1) {
 
 // A cache kept across asks must not hold on to a scalar: at every ask a searcher that has seen
 // the whole history suggests what one built on the view alone does, while the weights change at
-// every ask, a paused trial's value moves, trials run, and the model keeps only a few rows.
+// every ask, a paused trial's value moves, paused trials resume, running ones end, and the model
+// keeps only a few rows.
 TEST(ParegoSearcher, EveryAskIsAFunctionOfTheViewAlone) {
   const SearchSpace space = Cube(3);
   const Options small = {{"max_points", int64_t{10}}, {"fit_window", int64_t{12}}};
@@ -127,13 +128,20 @@ TEST(ParegoSearcher, EveryAskIsAFunctionOfTheViewAlone) {
     ASSERT_EQ(batch, Make(space, 2, small)->Suggest(study, 2)) << "ask " << i;
     Tell(study, batch[0], i % 7 == 3 ? TrialState::kPaused : TrialState::kCompleted);
     if (i % 5 == 1) Tell(study, batch[1], TrialState::kRunning);
-    // The first paused trial improves on f2 at its next epoch.
+    // The first paused trial improves on f2 at its next epoch, or resumes (running: no longer
+    // ended); the first running trial completes now and then.
     for (TrialView& t : study.trials) {
       if (t.state != TrialState::kPaused) continue;
       const int64_t next = t.LastResource() + 1;
       t.values[next] = t.values.rbegin()->second;
       t.more_values[0][next] = t.more_values[0].rbegin()->second * 0.9;
       t.constraint_values[0][next] = t.constraint_values[0].rbegin()->second;
+      if (i % 9 == 5) t.state = TrialState::kRunning;
+      break;
+    }
+    for (TrialView& t : study.trials) {
+      if (t.state != TrialState::kRunning || i % 4 != 2) continue;
+      t.state = TrialState::kCompleted;
       break;
     }
   }
