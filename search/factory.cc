@@ -16,6 +16,7 @@
 #include "search/multi/mo_plateau_scheduler.h"
 #include "search/multi/motpe_searcher.h"
 #include "search/multi/nsga2_searcher.h"
+#include "search/multi/parego_searcher.h"
 #include "search/pbt_scheduler.h"
 #include "search/plateau_scheduler.h"
 #include "search/predict_guard.h"
@@ -180,7 +181,7 @@ std::vector<std::string> SchedulerTypes() {
   return {"fifo", "plateau", "asha", "hyperband", "median", "curve", "pbt"};
 }
 std::vector<std::string> MultiObjectiveSearcherTypes() {
-  return {"random", "sobol", "grid", "tpe", "nsga2"};
+  return {"random", "sobol", "grid", "tpe", "gp", "nsga2"};
 }
 std::vector<std::string> MultiObjectiveSchedulerTypes() {
   return {"fifo", "plateau", "asha", "hyperband", "median"};
@@ -192,8 +193,9 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
   OptionReader r(options);
   std::unique_ptr<Searcher> out;
   const bool several = objectives > 1;
-  if (several && (type == "gp" || type == "bohb")) {
-    RefuseSeveral(r, "type", type, {"tpe (multi-objective TPE)", "nsga2", "random", "sobol"});
+  if (several && type == "bohb") {
+    RefuseSeveral(r, "type", type,
+                  {"tpe (multi-objective TPE)", "gp (ParEGO)", "nsga2", "random", "sobol"});
     errors->insert(errors->end(), r.errors().begin(), r.errors().end());
     return nullptr;
   }
@@ -222,7 +224,11 @@ std::unique_ptr<Searcher> MakeSearcher(const std::string& type, const Options& o
     o.max_candidates = r.Int("max_candidates", o.max_candidates, 16, 1 << 20);
     o.fit_window = r.Int("fit_window", o.fit_window, 10, 5000);
     o.max_points = r.Int("max_points", o.max_points, 0, kMaxInt);
-    out = std::make_unique<GpSearcher>(space, o);
+    if (several) {
+      out = std::make_unique<ParegoSearcher>(space, o);
+    } else {
+      out = std::make_unique<GpSearcher>(space, o);
+    }
   } else if (type == "bohb") {
     BohbOptions o;
     o.min_points = r.Int("min_points", o.min_points, 0, kMaxInt);

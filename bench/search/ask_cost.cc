@@ -3,7 +3,8 @@
 // The study is decision_bench.cc's (the coordinator benchmark's four parameters, ten epochs of
 // the load generator's curve); each suggestion is told as a finished trial before the next ask.
 // Also prints a digest of every suggestion, so that two builds can be checked to suggest the same.
-// Usage: search_ask_cost TYPE TRIALS ASKS      e.g. search_ask_cost tpe 10000 2000
+// With OBJECTIVES 2 the study also minimizes a trial-specific rising cost (dollars per epoch).
+// Usage: search_ask_cost TYPE TRIALS ASKS [OBJECTIVES]   e.g. search_ask_cost tpe 10000 2000
 #include <time.h>
 
 #include <algorithm>
@@ -49,6 +50,12 @@ void Tell(StudyView& study, Params params) {
   const double rate =
       0.05 + static_cast<double>(Mix64(static_cast<uint64_t>(t.number)) % 1000) / 1e4;
   for (int64_t e = 1; e <= 10; ++e) t.values[e] = 1.0 - 0.9 / (1.0 + rate * static_cast<double>(e));
+  if (study.objectives.size() > 1) {
+    const double price =
+        0.01 + static_cast<double>(Mix64(~static_cast<uint64_t>(t.number)) % 1000) / 1e5;
+    t.more_values.resize(1);
+    for (int64_t e = 1; e <= 10; ++e) t.more_values[0][e] = price * static_cast<double>(e);
+  }
   study.trials.push_back(std::move(t));
 }
 
@@ -73,21 +80,27 @@ uint64_t Digest(const Params& params) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s TYPE TRIALS ASKS\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: %s TYPE TRIALS ASKS [OBJECTIVES]\n", argv[0]);
     return 2;
   }
   const std::string type = argv[1];
   const int trials = std::atoi(argv[2]), asks = std::atoi(argv[3]);
+  const size_t objectives = argc == 5 ? static_cast<size_t>(std::atoi(argv[4])) : 1;
+  if (objectives != 1 && objectives != 2) {
+    std::fprintf(stderr, "OBJECTIVES: 1 or 2, not %s\n", argv[4]);
+    return 2;
+  }
   const SearchSpace space = CoordinatorBenchSpace();
   StudyView study;
   study.space = &space;
   study.seed = 1;
   study.max_resource = 10;
+  if (objectives == 2) study.objectives = {{"val_accuracy", true}, {"dollars", false}};
   Rng rng(7);
   for (int i = 0; i < trials; ++i) Tell(study, space.Sample(rng));
   std::vector<std::string> errors;
-  auto searcher = MakeSearcher(type, {}, space, &errors);
+  auto searcher = MakeSearcher(type, {}, space, &errors, objectives);
   if (!searcher) {
     std::fprintf(stderr, "%s\n", errors.empty() ? "unknown searcher" : errors[0].c_str());
     return 2;
@@ -105,9 +118,9 @@ int main(int argc, char** argv) {
   double total = 0;
   for (double u : us) total += u;
   std::printf(
-      "%s after %d trials: median %.1f us, mean %.1f us CPU per ask (%d asks); "
+      "%s%s after %d trials: median %.1f us, mean %.1f us CPU per ask (%d asks); "
       "suggestions digest %016llx\n",
-      type.c_str(), trials, sift::bench::Median(us), total / asks, asks,
-      static_cast<unsigned long long>(digest));
+      type.c_str(), objectives > 1 ? " (2 objectives)" : "", trials, sift::bench::Median(us),
+      total / asks, asks, static_cast<unsigned long long>(digest));
   return 0;
 }

@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   if (ref.count("info.optuna"))
     std::printf("reference: Optuna %s\n", ref.at("info.optuna").c_str());
   const int seeds = argc > 2 ? std::stoi(argv[2]) : 10;
-  const auto searchers = ParseSearchers(argc > 3 ? argv[3] : "random,tpe,nsga2");
+  const auto searchers = ParseSearchers(argc > 3 ? argv[3] : "random,tpe,gp,nsga2");
   const uint64_t first = argc > 4 ? std::stoull(argv[4]) : 0;
   std::printf("\n## Median hypervolume over %d seeds from %llu (higher is better)\n\n", seeds,
               static_cast<unsigned long long>(first));

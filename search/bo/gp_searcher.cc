@@ -167,19 +167,9 @@ void GpSearcher::SyncPriors(const SearchSpace& space) {
   }
 }
 
-std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
-  const SearchSpace& space = *study.space;
-  const size_t dims = space.size();
-  index_.Sync(study);
-  const int64_t n_startup = options_.n_startup > 0
-                                ? options_.n_startup
-                                : std::max<int64_t>(5, static_cast<int64_t>(dims) + 1);
-  std::vector<Params> out;
-  if (static_cast<int64_t>(index_.size()) + PriorTrialEquivalent(priors_) < n_startup) {
-    for (int i = 0; i < count; ++i)
-      out.push_back(SobolSearcher::PointFor(study, study.trials.size() + i));
-    return out;
-  }
+size_t GpSearcher::Observe(const StudyView&) { return index_.size(); }
+
+GpSearcher::Rows GpSearcher::SelectRows(const StudyView&) {
   // Scores as CollectObservations gives them: a diverged trial has the worst of the others.
   const double worst = index_.WorstScore();
   const auto score_of = [&](int64_t number) {
@@ -190,43 +180,62 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
   // half by score (ties: lower trial number; diverged trials last) and the most recent others.
   const size_t n_all = index_.size();
   const size_t cap = options_.max_points > 0 ? static_cast<size_t>(options_.max_points) : n_all;
-  std::vector<int64_t> numbers;
+  Rows rows;
   if (n_all <= cap) {
-    numbers.assign(index_.numbers().begin(), index_.numbers().end());
+    rows.numbers.assign(index_.numbers().begin(), index_.numbers().end());
   } else {
+    std::vector<int64_t> best;
     auto it = index_.by_score().begin();
-    for (size_t r = 0; r < cap / 2; ++r, ++it) numbers.push_back(it->second);
-    std::sort(numbers.begin(), numbers.end());
-    const size_t n_best = numbers.size();
-    for (auto r = index_.numbers().rbegin(); r != index_.numbers().rend() && numbers.size() < cap;
-         ++r) {
-      if (!std::binary_search(numbers.begin(), numbers.begin() + n_best, *r)) numbers.push_back(*r);
-    }
-    std::reverse(numbers.begin() + n_best, numbers.end());
-    std::inplace_merge(numbers.begin(), numbers.begin() + n_best, numbers.end());
+    for (size_t r = 0; r < cap / 2; ++r, ++it) best.push_back(it->second);
+    std::sort(best.begin(), best.end());
+    rows.numbers =
+        BestAndRecent(std::move(best), index_.numbers().rbegin(), index_.numbers().rend(), cap);
   }
+  for (int64_t number : rows.numbers) rows.scores.push_back(score_of(number));
   // The refit set: the fit_window observations before the last refit point, in trial order (of
-  // all observations, not only the model's rows); the cost model's, those of them with a cost.
+  // all observations, not only the model's rows).
   const size_t m = static_cast<size_t>(GpRefitPoint(static_cast<int64_t>(n_all)));
   const auto window = static_cast<size_t>(options_.fit_window);
   const size_t start = m > window ? m - window : 0;
-  std::vector<int64_t> fit_n, cfit_n;
-  std::vector<double> fit_y, cfit_y;
-  // Priors are numbered -1, -2, ... (best first): rows before this study's, in the fit too.
+  auto fit_it = m > start ? index_.numbers().find(index_.Kth(start)) : index_.numbers().end();
+  for (size_t p = start; p < m; ++p, ++fit_it) {
+    rows.fit_numbers.push_back(*fit_it);
+    rows.fit_scores.push_back(score_of(*fit_it));
+  }
+  return rows;
+}
+
+std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
+  const SearchSpace& space = *study.space;
+  const size_t dims = space.size();
+  index_.Sync(study);
+  const int64_t n_startup = options_.n_startup > 0
+                                ? options_.n_startup
+                                : std::max<int64_t>(5, static_cast<int64_t>(dims) + 1);
+  std::vector<Params> out;
+  if (static_cast<int64_t>(Observe(study)) + PriorTrialEquivalent(priors_) < n_startup) {
+    for (int i = 0; i < count; ++i)
+      out.push_back(SobolSearcher::PointFor(study, study.trials.size() + i));
+    return out;
+  }
+  Rows rows = SelectRows(study);
+  std::vector<int64_t>& numbers = rows.numbers;
+  // Priors are numbered -1, -2, ... (best first): rows before this study's, in the fit too. The
+  // cost model refits on the objective's refit set less the trials without a cost.
   SyncPriors(space);
-  std::vector<int64_t> prior_numbers;
+  std::vector<int64_t> prior_numbers, fit_n, cfit_n;
+  std::vector<double> fit_y, cfit_y;
   for (size_t r = 0; r < prior_used_.size(); ++r) {
     prior_numbers.push_back(-1 - static_cast<int64_t>(r));
     fit_n.push_back(prior_numbers.back());
     fit_y.push_back(priors_.points[prior_used_[r]].score);
   }
-  auto fit_it = m > start ? index_.numbers().find(index_.Kth(start)) : index_.numbers().end();
-  for (size_t p = start; p < m; ++p, ++fit_it) {
-    fit_n.push_back(*fit_it);
-    fit_y.push_back(score_of(*fit_it));
-    const double cost = study.trials[static_cast<size_t>(*fit_it)].cost_dollars;
+  fit_n.insert(fit_n.end(), rows.fit_numbers.begin(), rows.fit_numbers.end());
+  fit_y.insert(fit_y.end(), rows.fit_scores.begin(), rows.fit_scores.end());
+  for (int64_t number : rows.fit_numbers) {
+    const double cost = study.trials[static_cast<size_t>(number)].cost_dollars;
     if (options_.cost_aware && cost > 0) {
-      cfit_n.push_back(*fit_it);
+      cfit_n.push_back(number);
       cfit_y.push_back(std::log(cost));
     }
   }
@@ -242,7 +251,7 @@ std::vector<Params> GpSearcher::Suggest(const StudyView& study, int count) {
     const TrialView& t = study.trials[static_cast<size_t>(number)];
     const double* row = Features(study, number);
     x.insert(x.end(), row, row + features_);
-    y.push_back(score_of(number));
+    y.push_back(rows.scores[i - prior_numbers.size()]);
     if (options_.cost_aware && t.cost_dollars > 0) {
       cx.insert(cx.end(), row, row + features_);
       cy.push_back(std::log(t.cost_dollars));

@@ -27,8 +27,12 @@
 // hyperparameter fit and the neighbourhoods searched around the best points. A parameter a prior
 // lacks sits at the centre of its range, as an inactive one does. The Sobol start ends once this
 // study's observations plus PriorTrialEquivalent reach n_startup.
+//
+// What the model learns from is chosen by Observe and SelectRows: the objective's score here,
+// one scalar per trial under a weight vector drawn per ask in ParEGO (multi/parego_searcher.h).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 
 #include "search/bo/gaussian_process.h"
@@ -53,12 +57,43 @@ struct GpOptions {
 bool GpRefitsAt(int64_t n);
 int64_t GpRefitPoint(int64_t n);
 
+// The model's rows past max_points: `best` (trial numbers, sorted) then the most recent others
+// walking [newest, oldest) backwards through the observations in trial order, up to `cap` in all,
+// merged into trial order.
+template <class NewestFirst>
+std::vector<int64_t> BestAndRecent(std::vector<int64_t> best, NewestFirst newest,
+                                   NewestFirst oldest, size_t cap) {
+  const size_t n_best = best.size();
+  for (; newest != oldest && best.size() < cap; ++newest) {
+    if (!std::binary_search(best.begin(), best.begin() + n_best, *newest)) best.push_back(*newest);
+  }
+  std::reverse(best.begin() + n_best, best.end());
+  std::inplace_merge(best.begin(), best.begin() + n_best, best.end());
+  return best;
+}
+
 class GpSearcher : public Searcher {
  public:
   GpSearcher(const SearchSpace& space, GpOptions options);
   ~GpSearcher() override;
   std::vector<Params> Suggest(const StudyView& study, int count) override;
   bool SetPriors(Priors priors) override;
+
+ protected:
+  // What one ask conditions on, scores oriented (larger is better): the model's rows and the
+  // hyperparameter refit set, each in trial order. The refit happens only when the refit set or
+  // its scores change, so they should stay put between refit points (GpRefitPoint).
+  struct Rows {
+    std::vector<int64_t> numbers;
+    std::vector<double> scores;
+    std::vector<int64_t> fit_numbers;
+    std::vector<double> fit_scores;
+  };
+  // How many observations the study has (the Sobol start runs until n_startup), then the rows
+  // once the start is over; each called at most once per ask, in that order.
+  virtual size_t Observe(const StudyView& study);
+  virtual Rows SelectRows(const StudyView& study);
+  const GpOptions& options() const { return options_; }
 
  private:
   struct Model;  // one GP with its hyperparameter cache (objective, or log cost)

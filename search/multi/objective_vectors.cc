@@ -77,21 +77,25 @@ std::vector<int> ConstrainedRanks(const std::vector<TrialPoint>& points) {
                            [&](int i, int j) { return PointDominates(points[i], points[j]); });
 }
 
+std::optional<TrialPoint> EndedPoint(const StudyView& study, const TrialView& t) {
+  if (t.state == TrialState::kDiverged) {
+    TrialPoint p = PointAt(study, t, t.LastResource());
+    std::fill(p.values.begin(), p.values.end(), kWorst);
+    return p;
+  }
+  if (t.state != TrialState::kCompleted && t.state != TrialState::kStopped &&
+      t.state != TrialState::kPaused) {
+    return std::nullopt;
+  }
+  const int64_t at = LastCommonResource(study, t);
+  if (at > 0) return PointAt(study, t, at);
+  return std::nullopt;
+}
+
 std::vector<TrialPoint> EndedPoints(const StudyView& study) {
   std::vector<TrialPoint> out;
   for (const TrialView& t : study.trials) {
-    if (t.state == TrialState::kDiverged) {
-      TrialPoint p = PointAt(study, t, t.LastResource());
-      std::fill(p.values.begin(), p.values.end(), kWorst);
-      out.push_back(std::move(p));
-      continue;
-    }
-    if (t.state != TrialState::kCompleted && t.state != TrialState::kStopped &&
-        t.state != TrialState::kPaused) {
-      continue;
-    }
-    const int64_t at = LastCommonResource(study, t);
-    if (at > 0) out.push_back(PointAt(study, t, at));
+    if (auto p = EndedPoint(study, t)) out.push_back(std::move(*p));
   }
   return out;
 }

@@ -49,6 +49,8 @@ std::vector<int> ConstrainedRanks(const std::vector<TrialPoint>& points);
 // What the searchers learn from: COMPLETED, STOPPED and PAUSED trials at their last common
 // resource, and DIVERGED ones with every objective -infinity (the worst result), in trial order.
 std::vector<TrialPoint> EndedPoints(const StudyView& study);
+// One trial's entry of EndedPoints, if it has one.
+std::optional<TrialPoint> EndedPoint(const StudyView& study, const TrialView& trial);
 
 // The k best trials of `points` in the constrained order: MO-ASHA's top k of the feasible ones
 // (whole non-dominated ranks, the cut rank by greedy hypervolume, mo_rungs.h), then the

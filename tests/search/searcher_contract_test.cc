@@ -186,6 +186,9 @@ std::vector<SearcherCase> MultiObjectiveCases() {
           SearcherCase{
               "motpe_univariate", "tpe", {{"n_startup", int64_t{5}}, {"multivariate", false}}, 2},
           SearcherCase{"enqueued_then_motpe", "enqueued", {{"n_startup", int64_t{5}}}, 2},
+          SearcherCase{"parego", "gp", {}, 2},
+          SearcherCase{"parego_few_points", "gp", {{"max_points", int64_t{8}}}, 2},
+          SearcherCase{"parego_cost_aware", "gp", {{"cost_aware", true}}, 2},
           SearcherCase{"nsga2", "nsga2", {{"population", int64_t{6}}}, 2},
           SearcherCase{"nsga2_uniform",
                        "nsga2",
@@ -208,11 +211,11 @@ TEST(SearcherFactory, TypesForOneObjectiveAreRefusedWithSeveral) {
   const SearchSpace space = testing::MixedSpace();
   const int refused = testing::ExpectRefusedWithSeveral(
       SearcherTypes(), MultiObjectiveSearcherTypes(),
-      "tpe (multi-objective TPE), nsga2, random or sobol",
+      "tpe (multi-objective TPE), gp (ParEGO), nsga2, random or sobol",
       [&](const std::string& type, std::vector<std::string>* errors) {
         return MakeSearcher(type, {}, space, errors, 2) != nullptr;
       });
-  EXPECT_EQ(refused, 2);  // gp, bohb
+  EXPECT_EQ(refused, 1);  // bohb
 }
 
 TEST(SearcherFactory, OptionErrorsNameTheKey) {
