@@ -175,6 +175,9 @@ void AddExportCommand(CLI::App& app) {
 int RunExportCommand(const CLI::App& app) {
   if (!app.get_subcommand("export")->parsed()) return -1;
   const ExportOptions& o = ExportOpts();
+  int64_t study = o.study, number = o.trial;
+  // --pareto only lists: the database is all it reads.
+  if (o.pareto) return Choose(o, &study, &number);
   const std::string dir = !o.checkpoints.empty() ? o.checkpoints
                           : !o.run_dir.empty()   ? o.run_dir + "/checkpoints"
                                                  : std::string();
@@ -182,8 +185,7 @@ int RunExportCommand(const CLI::App& app) {
     std::cerr << "sift export: give --run DIR (a `sift run`'s directory) or --checkpoints DIR\n";
     return 2;
   }
-  int64_t study = o.study, number = o.trial;
-  if (o.pareto || !o.pick.empty()) {
+  if (!o.pick.empty()) {
     if (int rc = Choose(o, &study, &number); rc >= 0) return rc;
   } else if (number < 0) {
     std::cerr << "sift export: give --trial N, --pick RULE or --pareto\n";

@@ -70,6 +70,13 @@ TEST(Frontier, SiftRunSearchesTwoObjectivesUnderAConstraint) {
                         "(constraints: params <= 60000): #"),
             std::string::npos)
       << output;
+  // The set as a list from the database alone: no checkpoint folder needed to list it.
+  std::string listed;
+  ASSERT_EQ(
+      RunCommand({BinDir() + "/sift", "export", "--db", dir + "/run/sift.db", "--pareto"}, &listed),
+      0)
+      << listed;
+  EXPECT_NE(listed.find("val_accuracy"), std::string::npos) << listed;
   const auto j = nlohmann::json::parse(Read(dir + "/run/results.json"));
   ASSERT_FALSE(j["pareto"].empty()) << j.dump();
   for (const auto& t : j["trials"]) {
