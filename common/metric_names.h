@@ -35,6 +35,12 @@ inline constexpr const char* kParams = "params";
 inline constexpr const char* kInferenceMs = "inference_ms";
 inline constexpr const char* kMeasuredMetrics[] = {kDollars, kTrainSeconds, kParams, kInferenceMs};
 
+// The measured metrics that only grow as a trial trains (a bound on them, once crossed, stays
+// crossed), and that the coordinator measures at each report rather than the worker.
+inline bool OnlyGrows(const std::string& metric) {
+  return metric == kDollars || metric == kTrainSeconds;
+}
+
 inline bool IsMeasuredMetric(const std::string& metric) {
   return std::find(std::begin(kMeasuredMetrics), std::end(kMeasuredMetrics), metric) !=
          std::end(kMeasuredMetrics);

@@ -32,10 +32,8 @@ StudyRunner::StudyRunner(int64_t id, common::StudyConfig config, double created_
   view_.objective = config_.objective;
   if (config_.objectives.size() > 1) view_.objectives = config_.objectives;
   view_.constraints = config_.constraints;
-  for (const auto& name : {common::kDollars, common::kTrainSeconds}) {
-    for (const auto& o : view_.objectives) measures_cost_ |= o.metric == name;
-    for (const auto& c : view_.constraints) measures_cost_ |= c.metric == name;
-  }
+  for (const auto& o : view_.objectives) measures_cost_ |= common::OnlyGrows(o.metric);
+  for (const auto& c : view_.constraints) measures_cost_ |= common::OnlyGrows(c.metric);
   view_.seed = config_.seed;
   view_.max_resource = config_.budget.max_epochs;
 }
@@ -312,7 +310,7 @@ void StudyRunner::ApplyReport(int64_t number, int64_t epoch,
 bool StudyRunner::CrossedGrowingBound(const std::map<std::string, double>& metrics,
                                       std::string* why) const {
   for (const auto& c : view_.constraints) {
-    if (!c.upper || (c.metric != common::kDollars && c.metric != common::kTrainSeconds)) continue;
+    if (!c.upper || !common::OnlyGrows(c.metric)) continue;
     auto it = metrics.find(c.metric);
     if (it == metrics.end() || c.Holds(it->second)) continue;
     char buf[160];

@@ -2,34 +2,14 @@
 
 #include "coordinator/core/study_metrics.h"
 #include "coordinator/report/html/html_report.h"
+#include "coordinator/report/html/svg.h"
 #include "coordinator/report/report.h"
 #include "coordinator/rpc/authorization.h"
 
 namespace sift::coordinator {
 namespace {
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using html::Escape;  // the report's own, for text and attribute values
 
 // The same access as reading studies over gRPC (viewer, user).
 constexpr const char* kReadAccess = "/sift.v1.Studies/ListStudies";
