@@ -19,11 +19,12 @@ import json
 import os
 import re
 import sqlite3
-import subprocess
 import sys
 import warnings
 
 import optuna
+
+import sift_runs
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 warnings.simplefilter("ignore")
@@ -50,16 +51,7 @@ REUSE = False  # --reuse: read the databases an earlier run left instead of trai
 
 
 def run(sift, text, out_dir):
-    if REUSE and os.path.exists(os.path.join(out_dir, "sift.db")):
-        return os.path.join(out_dir, "sift.db")
-    os.makedirs(out_dir, exist_ok=True)
-    path = out_dir + ".yaml"
-    with open(path, "w") as f:
-        f.write(text)
-    with open(out_dir + ".log", "w") as log:
-        subprocess.run([sift, "run", path, "--out", out_dir, "--new"], check=True, stdout=log,
-                       stderr=subprocess.STDOUT)
-    return os.path.join(out_dir, "sift.db")
+    return sift_runs.run(sift, text, out_dir, REUSE)
 
 
 def reports(db):

@@ -14,8 +14,9 @@ import json
 import os
 import re
 import sqlite3
-import subprocess
 import sys
+
+from sift_runs import run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "fashion_mnist_mlp.yaml")
@@ -30,17 +31,6 @@ def config(seed, searcher=None, warm_db=None):
         text += "\nwarm_start: {studies: [1], database: %s}\n" % warm_db
     # Data paths are absolute in the example, so the copy may live anywhere.
     return text
-
-
-def run(sift, text, out_dir):
-    os.makedirs(out_dir, exist_ok=True)
-    path = out_dir + ".yaml"
-    with open(path, "w") as f:
-        f.write(text)
-    with open(out_dir + ".log", "w") as log:
-        subprocess.run([sift, "run", path, "--out", out_dir, "--new"], check=True, stdout=log,
-                       stderr=subprocess.STDOUT)
-    return os.path.join(out_dir, "sift.db")
 
 
 def cpu_seconds(db, until=None):
