@@ -1,5 +1,6 @@
 // Median hypervolume after 100 and 200 evaluations over 10 seeds on ZDT1, ZDT2 and DTLZ2 (two
-// objectives, 10 variables in [0, 1]) for the searchers that take several objectives; Optuna
+// objectives, 10 variables in [0, 1]) and on ZDT1 over a mixed space (8 floats, an integer and a
+// categorical) for the searchers that take several objectives; Optuna
 // 3.1's multi-objective samplers (mo_reference.py, same problems and reference points) printed
 // alongside, with the best of them per budget.
 // Usage: search_mo_quality_bench [optuna_mo.txt] [seeds] [searcher[:key=value]...,...]
@@ -22,11 +23,21 @@ namespace {
 constexpr int kDims = 10;
 constexpr std::array<int, 2> kBudgets = {100, 200};
 
+using Objectives = std::array<double, 2>;  // both minimized
+
 struct Problem {
   std::string name;
-  std::function<std::array<double, 2>(const std::vector<double>&)> f;  // both minimized
-  std::array<double, 2> reference;  // bounds every value the problem takes
+  SearchSpace space;
+  std::function<Objectives(const Params&)> f;
+  Objectives reference;  // bounds every value the problem takes
 };
+
+// The unit cube's coordinates in order.
+std::vector<double> Coordinates(const Params& p, int dims) {
+  std::vector<double> x;
+  for (int i = 0; i < dims; ++i) x.push_back(Get(p, "x" + std::to_string(i)));
+  return x;
+}
 
 double G(const std::vector<double>& x) {
   double s = 0;
@@ -34,35 +45,63 @@ double G(const std::vector<double>& x) {
   return 1 + 9 * s / static_cast<double>(x.size() - 1);
 }
 
+Objectives Zdt1(double x0, double g) { return {x0, g * (1 - std::sqrt(x0 / g))}; }
+
+SearchSpace UnitCube(int dims) {
+  std::vector<ParamSpec> params;
+  for (int i = 0; i < dims; ++i) params.push_back(Float("x" + std::to_string(i), 0, 1));
+  return SearchSpace(params);
+}
+
+// ZDT1 whose last two variables are an integer k in 0..9 (k / 9 in g) and a categorical c
+// (a, b, c: 0, 0.5, 1 in g), as a model's layer count and optimizer would be; same fronts and
+// reference as ZDT1, optimum at k = 0 and c = a.
+Problem MixedZdt1() {
+  std::vector<ParamSpec> params = UnitCube(kDims - 2).params();
+  params.push_back(Int("k", 0, 9));
+  params.push_back(AbcChoice());
+  return {"zdt1_mixed",
+          SearchSpace(params),
+          [](const Params& p) {
+            std::vector<double> x = Coordinates(p, kDims - 2);
+            const std::string& cat = std::get<std::string>(p.at("c"));
+            x.push_back(Get(p, "k") / 9);
+            x.push_back(cat == "a" ? 0.0 : cat == "b" ? 0.5 : 1.0);
+            return Zdt1(x[0], G(x));
+          },
+          {1.1, 11.0}};
+}
+
 std::vector<Problem> Problems() {
+  const SearchSpace cube = UnitCube(kDims);
   return {
       {"zdt1",
-       [](const std::vector<double>& x) {
-         const double g = G(x);
-         return std::array<double, 2>{x[0], g * (1 - std::sqrt(x[0] / g))};
+       cube,
+       [](const Params& p) {
+         const auto x = Coordinates(p, kDims);
+         return Zdt1(x[0], G(x));
        },
        {1.1, 11.0}},
       {"zdt2",
-       [](const std::vector<double>& x) {
+       cube,
+       [](const Params& p) {
+         const auto x = Coordinates(p, kDims);
          const double g = G(x);
-         return std::array<double, 2>{x[0], g * (1 - (x[0] / g) * (x[0] / g))};
+         return Objectives{x[0], g * (1 - (x[0] / g) * (x[0] / g))};
        },
        {1.1, 11.0}},
       {"dtlz2",
-       [](const std::vector<double>& x) {
+       cube,
+       [](const Params& p) {
+         const auto x = Coordinates(p, kDims);
          double g = 0;
          for (size_t i = 1; i < x.size(); ++i) g += (x[i] - 0.5) * (x[i] - 0.5);
-         return std::array<double, 2>{(1 + g) * std::cos(x[0] * M_PI / 2),
-                                      (1 + g) * std::sin(x[0] * M_PI / 2)};
+         return Objectives{(1 + g) * std::cos(x[0] * M_PI / 2),
+                           (1 + g) * std::sin(x[0] * M_PI / 2)};
        },
        {3.5, 3.5}},
+      MixedZdt1(),
   };
-}
-
-SearchSpace UnitCube() {
-  std::vector<ParamSpec> params;
-  for (int i = 0; i < kDims; ++i) params.push_back(Float("x" + std::to_string(i), 0, 1));
-  return SearchSpace(params);
 }
 
 // Hypervolume of minimized points: negated, larger is better, as search/multi wants them.
@@ -74,8 +113,8 @@ double Volume(const search::Points& minimized, const std::array<double, 2>& ref)
 
 std::tuple<std::array<double, 2>, double> RunOne(const std::string& type,
                                                  const search::Options& options,
-                                                 const Problem& problem, const SearchSpace& space,
-                                                 uint64_t seed) {
+                                                 const Problem& problem, uint64_t seed) {
+  const SearchSpace& space = problem.space;
   std::vector<std::string> errors;
   auto searcher = search::MakeSearcher(type, options, space, &errors, 2);
   if (!searcher) {
@@ -95,9 +134,7 @@ std::tuple<std::array<double, 2>, double> RunOne(const std::string& type,
     t.number = i;
     t.params = searcher->Suggest(study, 1)[0];
     t.state = search::TrialState::kCompleted;
-    std::vector<double> x;
-    for (const auto& spec : space.params()) x.push_back(Get(t.params, spec.name));
-    const auto f = problem.f(x);
+    const auto f = problem.f(t.params);
     t.values[1] = f[0];
     t.more_values = {search::CurveValues{{1, f[1]}}};
     study.trials.push_back(t);
@@ -125,13 +162,12 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(first));
   std::printf("| problem | searcher | @%d | @%d | seconds per run |\n|---|---|---|---|---|\n",
               kBudgets[0], kBudgets[1]);
-  const SearchSpace space = UnitCube();
   for (const Problem& problem : Problems()) {
     for (const auto& [label, type, options] : searchers) {
       std::vector<std::vector<double>> by_budget(kBudgets.size());
       std::vector<double> secs;
       for (uint64_t seed = first; seed < first + static_cast<uint64_t>(seeds); ++seed) {
-        const auto [volume, seconds] = RunOne(type, options, problem, space, seed);
+        const auto [volume, seconds] = RunOne(type, options, problem, seed);
         for (size_t b = 0; b < kBudgets.size(); ++b) by_budget[b].push_back(volume[b]);
         secs.push_back(seconds);
       }

@@ -30,6 +30,21 @@ inline ParamSpec Float(const std::string& name, double lo, double hi) {
   return p;
 }
 
+inline ParamSpec Int(const std::string& name, double lo, double hi) {
+  ParamSpec p = Float(name, lo, hi);
+  p.type = ParamType::kInt;
+  return p;
+}
+
+// The categorical "c" over a, b, c of the mixed problems.
+inline ParamSpec AbcChoice() {
+  ParamSpec c;
+  c.name = "c";
+  c.type = ParamType::kCategorical;
+  c.choices = {std::string("a"), std::string("b"), std::string("c")};
+  return c;
+}
+
 inline double Get(const Params& p, const std::string& k) {
   double v = 0;
   search::AsDouble(p.at(k), &v);
@@ -77,20 +92,16 @@ inline std::vector<TestFunction> QualityFunctions() {
                  },
                  -3.32236801141551});
   // Mixed: Branin plus an integer and a categorical penalty; optimum at k=3, c="a".
-  ParamSpec k = Float("k", 1, 10);
-  k.type = ParamType::kInt;
-  ParamSpec c;
-  c.name = "c";
-  c.type = ParamType::kCategorical;
-  c.choices = {std::string("a"), std::string("b"), std::string("c")};
-  out.push_back({"mixed", SearchSpace({Float("x1", -5, 10), Float("x2", 0, 15), k, c}),
-                 [](const Params& p) {
-                   const std::string& cat = std::get<std::string>(p.at("c"));
-                   const double pen = cat == "a" ? 0.0 : cat == "b" ? 2.0 : 5.0;
-                   const double kk = Get(p, "k");
-                   return Branin(Get(p, "x1"), Get(p, "x2")) + 0.5 * (kk - 3) * (kk - 3) + pen;
-                 },
-                 0.397887357729739});
+  out.push_back(
+      {"mixed",
+       SearchSpace({Float("x1", -5, 10), Float("x2", 0, 15), Int("k", 1, 10), AbcChoice()}),
+       [](const Params& p) {
+         const std::string& cat = std::get<std::string>(p.at("c"));
+         const double pen = cat == "a" ? 0.0 : cat == "b" ? 2.0 : 5.0;
+         const double kk = Get(p, "k");
+         return Branin(Get(p, "x1"), Get(p, "x2")) + 0.5 * (kk - 3) * (kk - 3) + pen;
+       },
+       0.397887357729739});
   return out;
 }
 
