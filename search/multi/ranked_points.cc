@@ -26,6 +26,7 @@ void RankedPoints::Reset(const StudyView& study) {
   infeasible_.clear();
   pool_.clear();
   depth_ = -1;
+  ++version_;
 }
 
 void RankedPoints::Sync(const StudyView& study) {
@@ -62,9 +63,11 @@ void RankedPoints::Add(int64_t number, TrialPoint point) {
   if (!slot.point.feasible()) {
     slot.group = Group::kInfeasible;
     infeasible_.insert({slot.point.violation, number});
+    ++version_;
   } else if (!AllFinite(slot.point.values)) {
     slot.group = Group::kBroken;
     broken_.insert(number);
+    ++version_;
   } else {
     slot.group = Group::kFinite;
     for (size_t m = 0; m < dims_; ++m) finite_values_[m].insert(slot.point.values[m]);
@@ -78,9 +81,11 @@ void RankedPoints::Remove(int64_t number) {
   switch (slot.group) {
     case Group::kInfeasible:
       infeasible_.erase({slot.point.violation, number});
+      ++version_;
       break;
     case Group::kBroken:
       broken_.erase(number);
+      ++version_;
       break;
     case Group::kFinite:
       for (size_t m = 0; m < dims_; ++m) {
@@ -132,6 +137,7 @@ void RankedPoints::PoolAdd(int64_t trial) {
     c.rank = risen;
   }
   pool_.push_back({trial, rank});
+  ++version_;
   Evict();
 }
 
@@ -142,6 +148,7 @@ void RankedPoints::PoolRemove(int64_t trial) {
       std::find_if(pool_.begin(), pool_.end(), [&](const Member& m) { return m.trial == trial; });
   if (it == pool_.end()) return;
   pool_.erase(it);
+  ++version_;
   const std::vector<double>& v = Values(trial);
   std::vector<size_t> below;
   for (size_t i = 0; i < pool_.size(); ++i) {
@@ -155,12 +162,14 @@ void RankedPoints::PoolRemove(int64_t trial) {
 }
 
 void RankedPoints::Evict() {
+  ++version_;
   pool_.erase(
       std::remove_if(pool_.begin(), pool_.end(), [&](const Member& m) { return m.rank > depth_; }),
       pool_.end());
 }
 
 void RankedPoints::Rebuild(int depth) {
+  ++version_;
   pool_.clear();
   depth_ = depth;
   if (dims_ == 2) {
@@ -199,20 +208,29 @@ std::vector<int64_t> RankedPoints::Top(int64_t k) {
   const size_t feasible = lex_.size() + broken_.size();
   const size_t want =
       static_cast<size_t>(std::clamp<int64_t>(k, 0, static_cast<int64_t>(feasible)));
-  std::vector<int64_t> top;
-  if (want > 0 && !lex_.empty()) {
+  const bool ranked = want > 0 && !lex_.empty();
+  std::vector<double> ref;
+  if (ranked) {
     EnsurePool(want);
-    std::vector<Member> order = pool_;
-    std::sort(order.begin(), order.end(), [](const Member& a, const Member& b) {
-      return a.rank < b.rank || (a.rank == b.rank && a.trial < b.trial);
-    });
+    // ReferencePoint of every finite point depends only on each objective's extremes.
     Points extremes(2, std::vector<double>(dims_));
     for (size_t m = 0; m < dims_; ++m) {
       extremes[0][m] = *finite_values_[m].begin();
       extremes[1][m] = *finite_values_[m].rbegin();
     }
-    // ReferencePoint of every finite point depends only on each objective's extremes.
-    const std::vector<double> ref = ReferencePoint(extremes);
+    ref = ReferencePoint(extremes);
+  }
+  // The same pool, groups, counts and reference: the same picks.
+  if (last_top_.version == version_ && last_top_.k == k && last_top_.want == want &&
+      last_top_.ref == ref) {
+    return last_top_.top;
+  }
+  std::vector<int64_t> top;
+  if (ranked) {
+    std::vector<Member> order = pool_;
+    std::sort(order.begin(), order.end(), [](const Member& a, const Member& b) {
+      return a.rank < b.rank || (a.rank == b.rank && a.trial < b.trial);
+    });
     int last = -1;  // the deepest rank read
     for (size_t i = 0; i < order.size() && top.size() < want;) {
       size_t end = i;
@@ -248,6 +266,7 @@ std::vector<int64_t> RankedPoints::Top(int64_t k) {
        static_cast<int64_t>(top.size()) < k && it != infeasible_.end(); ++it) {
     top.push_back(it->second);
   }
+  last_top_ = {version_, k, want, std::move(ref), top};
   return top;
 }
 

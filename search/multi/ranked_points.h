@@ -94,6 +94,17 @@ class RankedPoints {
   std::set<std::pair<double, int64_t>> infeasible_;   // by violation, then trial number
   std::vector<Member> pool_;
   int depth_ = -1;  // -1: no pool, rebuilt when asked
+  // Changes with the pool or the broken or infeasible points; with the same k, count of points
+  // wanted from the ranks and reference point, Top answers what it last did.
+  uint64_t version_ = 1;
+  struct LastTop {
+    uint64_t version = 0;
+    int64_t k = 0;
+    size_t want = 0;
+    std::vector<double> ref;
+    std::vector<int64_t> top;
+  };
+  LastTop last_top_;
 };
 
 }  // namespace sift::search
