@@ -3,7 +3,8 @@
 // The study is decision_bench.cc's (the coordinator benchmark's four parameters, ten epochs of
 // the load generator's curve); each suggestion is told as a finished trial before the next ask.
 // Also prints a digest of every suggestion, so that two builds can be checked to suggest the same.
-// With OBJECTIVES 2 the study also minimizes a trial-specific rising cost (dollars per epoch).
+// With OBJECTIVES 2 the study also minimizes a trial-specific rising cost (dollars per epoch), with
+// 3 a trial-specific latency too.
 // Usage: search_ask_cost TYPE TRIALS ASKS [OBJECTIVES]   e.g. search_ask_cost tpe 10000 2000
 #include <time.h>
 
@@ -53,8 +54,13 @@ void Tell(StudyView& study, Params params) {
   if (study.objectives.size() > 1) {
     const double price =
         0.01 + static_cast<double>(Mix64(~static_cast<uint64_t>(t.number)) % 1000) / 1e5;
-    t.more_values.resize(1);
+    t.more_values.resize(study.objectives.size() - 1);
     for (int64_t e = 1; e <= 10; ++e) t.more_values[0][e] = price * static_cast<double>(e);
+  }
+  if (study.objectives.size() > 2) {
+    const double ms =
+        1 + static_cast<double>(Mix64(3 * static_cast<uint64_t>(t.number)) % 1000) / 100;
+    for (int64_t e = 1; e <= 10; ++e) t.more_values[1][e] = ms;
   }
   study.trials.push_back(std::move(t));
 }
@@ -87,8 +93,8 @@ int main(int argc, char** argv) {
   const std::string type = argv[1];
   const int trials = std::atoi(argv[2]), asks = std::atoi(argv[3]);
   const size_t objectives = argc == 5 ? static_cast<size_t>(std::atoi(argv[4])) : 1;
-  if (objectives != 1 && objectives != 2) {
-    std::fprintf(stderr, "OBJECTIVES: 1 or 2, not %s\n", argv[4]);
+  if (objectives < 1 || objectives > 3) {
+    std::fprintf(stderr, "OBJECTIVES: 1, 2 or 3, not %s\n", argv[4]);
     return 2;
   }
   const SearchSpace space = CoordinatorBenchSpace();
@@ -96,7 +102,10 @@ int main(int argc, char** argv) {
   study.space = &space;
   study.seed = 1;
   study.max_resource = 10;
-  if (objectives == 2) study.objectives = {{"val_accuracy", true}, {"dollars", false}};
+  if (objectives > 1) {
+    study.objectives = {{"val_accuracy", true}, {"dollars", false}, {"inference_ms", false}};
+    study.objectives.resize(objectives);
+  }
   Rng rng(7);
   for (int i = 0; i < trials; ++i) Tell(study, space.Sample(rng));
   std::vector<std::string> errors;
@@ -120,7 +129,10 @@ int main(int argc, char** argv) {
   std::printf(
       "%s%s after %d trials: median %.1f us, mean %.1f us CPU per ask (%d asks); "
       "suggestions digest %016llx\n",
-      type.c_str(), objectives > 1 ? " (2 objectives)" : "", trials, sift::bench::Median(us),
-      total / asks, asks, static_cast<unsigned long long>(digest));
+      type.c_str(),
+      objectives == 1   ? ""
+      : objectives == 2 ? " (2 objectives)"
+                        : " (3 objectives)",
+      trials, sift::bench::Median(us), total / asks, asks, static_cast<unsigned long long>(digest));
   return 0;
 }

@@ -6,11 +6,16 @@
 // contribution among them over the largest, as Optuna's (measured: bench/search/README.md).
 // Everything else (the Parzen estimators, multivariate groups, candidates, constant liar for
 // running trials) is TPE's. The bad set past max_above keeps its most recent trials.
+//
+// Cost per ask: the ended trials and the ranks of the best of them are kept across asks
+// (RankedPoints), the good set's weights while it does not change, and the bad set is read from
+// the newest trials back; so an ask after 10,000 trials costs about what one after 1,000 does
+// (bench/search/README.md). The same proposals as ranking the whole history at every ask.
 #pragma once
 
 #include <vector>
 
-#include "search/multi/objective_vectors.h"
+#include "search/multi/ranked_points.h"
 #include "search/tpe/tpe_searcher.h"
 
 namespace sift::search {
@@ -27,8 +32,11 @@ class MoTpeSearcher : public TpeSearcher {
   Split SplitTrials(const StudyView& study) override;
 
  private:
-  std::vector<double> BelowWeights(const std::vector<int64_t>& below) const;
-  std::vector<TrialPoint> points_;  // EndedPoints of the view Observe saw
+  std::vector<double> BelowWeights(const std::vector<int64_t>& below);
+  RankedPoints points_;  // the ended points of the view Observe saw
+  // The last good set's values and weights: at 10,000 trials the good set rarely changes.
+  Points below_values_;
+  std::vector<double> below_weights_;
 };
 
 }  // namespace sift::search

@@ -26,6 +26,20 @@ const CurveValues* ObjectiveCurve(const TrialView& trial, size_t i) {
   return i - 1 < trial.more_values.size() ? &trial.more_values[i - 1] : nullptr;
 }
 
+bool SameGoals(const StudyView& study, const std::vector<Objective>& objectives,
+               const std::vector<Constraint>& constraints) {
+  const auto same_objective = [](const Objective& a, const Objective& b) {
+    return a.metric == b.metric && a.maximize == b.maximize;
+  };
+  const auto same_constraint = [](const Constraint& a, const Constraint& b) {
+    return a.metric == b.metric && a.bound == b.bound && a.upper == b.upper;
+  };
+  return std::equal(objectives.begin(), objectives.end(), study.objectives.begin(),
+                    study.objectives.end(), same_objective) &&
+         std::equal(constraints.begin(), constraints.end(), study.constraints.begin(),
+                    study.constraints.end(), same_constraint);
+}
+
 std::vector<double> ObjectivesAt(const StudyView& study, const TrialView& trial, int64_t resource) {
   std::vector<double> out(ObjectiveCount(study), kWorst);
   for (size_t i = 0; i < out.size(); ++i) {

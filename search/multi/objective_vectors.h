@@ -19,6 +19,11 @@ const Objective& ObjectiveAt(const StudyView& study, size_t i);
 // The curve of objective i: `values` for 0, more_values[i - 1] after (null when missing).
 const CurveValues* ObjectiveCurve(const TrialView& trial, size_t i);
 
+// Whether the study's objectives and constraints are `objectives` and `constraints`: what a
+// searcher keeping points across asks checks, since a point depends on them.
+bool SameGoals(const StudyView& study, const std::vector<Objective>& objectives,
+               const std::vector<Constraint>& constraints);
+
 // The oriented objective vector at `resource`: minimized objectives negated, a value that is
 // not a number (or missing at that resource) as -infinity, the worst.
 std::vector<double> ObjectivesAt(const StudyView& study, const TrialView& trial, int64_t resource);

@@ -13,24 +13,6 @@ constexpr uint64_t kRefitStream = 0x50524654;  // "PRFT": the refit set's weight
 
 }  // namespace
 
-namespace {
-
-bool SameGoals(const StudyView& study, const std::vector<Objective>& objectives,
-               const std::vector<Constraint>& constraints) {
-  const auto same_objective = [](const Objective& a, const Objective& b) {
-    return a.metric == b.metric && a.maximize == b.maximize;
-  };
-  const auto same_constraint = [](const Constraint& a, const Constraint& b) {
-    return a.metric == b.metric && a.bound == b.bound && a.upper == b.upper;
-  };
-  return std::equal(objectives.begin(), objectives.end(), study.objectives.begin(),
-                    study.objectives.end(), same_objective) &&
-         std::equal(constraints.begin(), constraints.end(), study.constraints.begin(),
-                    study.constraints.end(), same_constraint);
-}
-
-}  // namespace
-
 size_t ParegoSearcher::Observe(const StudyView& study) {
   const bool restart = cursor_.Advance(study, look_);
   if (restart || !SameGoals(study, objectives_, constraints_)) {

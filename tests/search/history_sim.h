@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "search/rng.h"
@@ -20,6 +21,15 @@ class ChurningStudy {
     study_.max_resource = epochs;
   }
   StudyView& study() { return study_; }
+
+  // What a running trial reports at `epoch` (by default the searcher tests' objective, rounded so
+  // that scores tie, now and then not a number), from `rng`: the multi-objective tests write
+  // several curves.
+  using Reporter = std::function<void(TrialView& trial, int64_t epoch, Rng& rng)>;
+  void SetReporter(Reporter report) { report_ = std::move(report); }
+  // Whether a trial may pause (and be promoted later); a paused trial's result leaves the history
+  // until it reports again.
+  void SetPauses(bool pauses) { pauses_ = pauses; }
 
   // Adds a trial with `params` (pending or running) and moves a few open trials on.
   void Step(const Params& params) {
@@ -53,23 +63,29 @@ class ChurningStudy {
     }
     const int64_t epoch = t.LastResource() + 1;
     const uint64_t r = rng_.Below(40);
-    // Rounded so that scores tie; now and then a value that is not finite.
-    double v = std::round((Objective(*study_.space, t.params) + 0.1 * epoch) * 20) / 20;
-    if (r == 0) v = NAN;
-    t.values[epoch] = v;
+    if (report_) {
+      report_(t, epoch, rng_);
+    } else {
+      // Rounded so that scores tie; now and then a value that is not finite.
+      double v = std::round((Objective(*study_.space, t.params) + 0.1 * epoch) * 20) / 20;
+      if (r == 0) v = NAN;
+      t.values[epoch] = v;
+    }
     if (r == 1) {
       t.state = TrialState::kDiverged;
     } else if (r == 2) {
       t.state = TrialState::kFailed;
     } else if (epoch >= study_.max_resource || r < 10) {
       t.state = epoch >= study_.max_resource ? TrialState::kCompleted : TrialState::kStopped;
-    } else if (r < 20) {
+    } else if (r < 20 && pauses_) {
       t.state = TrialState::kPaused;
     }
   }
 
   StudyView study_;
   Rng rng_;
+  Reporter report_;
+  bool pauses_ = true;
 };
 
 }  // namespace sift::search::testing
