@@ -12,6 +12,10 @@ A trial's point is its last report's (val_accuracy, dollars), counted from the m
 the hypervolume of the ended trials' points is taken against the reference (val_accuracy 0.5,
 1.1 x the dearest trial of the seed's arms).
 
+Equal wall-clock: Optuna's arm runs 20 trials; the pruned Sift arm may run --sift-trials (its
+pruned trials are cheaper, so it fits more in the same seconds) and is read at Optuna's final
+training seconds; trials it ran after that count for nothing.
+
   bench/search/frontier_e2e.py --sift build/bin/sift --out /tmp/frontier --seeds 1 2 3 4 5
 """
 import argparse
@@ -34,8 +38,9 @@ EXAMPLE = os.path.join(ROOT, "examples", "fashion_mnist_frontier.yaml")
 TRIALS = 20
 
 
-def config(seed, scheduler=None, enqueue=None):
+def config(seed, scheduler=None, enqueue=None, trials=TRIALS):
     text = open(EXAMPLE).read()
+    text = re.sub(r"max_trials: \d+", "max_trials: %d" % trials, text)
     # The bench's objectives only: no constraint.
     text = re.sub(r"^constraints:\n(  - .*\n)+", "", text, flags=re.M)
     text = re.sub(r"^seed: \d+", "seed: %d" % seed, text, flags=re.M)
@@ -110,6 +115,12 @@ def optuna_arm(sift, seed, base):
     return rows
 
 
+def volume_at(tr, seconds, ref):
+    """Hypervolume of the points ended within `seconds` of training."""
+    points = [p for s, p in tr if s <= seconds]
+    return hypervolume(points[-1], ref) if points and points[-1] else 0.0
+
+
 def seconds_to(tr, target):
     for seconds, points in tr:
         if points and target is not None and hypervolume(points, target[1]) >= target[0]:
@@ -122,17 +133,22 @@ def main():
     ap.add_argument("--sift", default=os.path.join(ROOT, "build", "bin", "sift"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1])
+    ap.add_argument("--sift-trials", type=int, default=TRIALS,
+                    help="trials of the pruned Sift arm (read at Optuna's final seconds)")
     ap.add_argument("--reuse", action="store_true",
                     help="read the databases a run into --out left, train nothing new")
     a = ap.parse_args()
     global REUSE
     REUSE = a.reuse
     print("seed | Optuna MO-TPE: final HV, train s | Sift MO-TPE + MO-ASHA: final HV, train s,"
-          " train s to Optuna's final HV (ratio) | Sift MO-TPE, no pruning: same")
+          " train s to Optuna's final HV (ratio), HV at Optuna's train s |"
+          " Sift MO-TPE, no pruning: same")
     for seed in a.seeds:
         base = os.path.join(os.path.abspath(a.out), "seed%d" % seed)
         arms = {"optuna": optuna_arm(a.sift, seed, base),
-                "asha": reports(run(a.sift, config(seed), base + "-asha")),
+                "asha": reports(run(a.sift, config(seed, trials=a.sift_trials),
+                                    base + "-asha%s" % ("" if a.sift_trials == TRIALS
+                                                         else a.sift_trials))),
                 "fifo": reports(run(a.sift, config(seed, "fifo"), base + "-fifo"))}
         dearest = max(d for rows in arms.values() for _, _, _, d in rows if d is not None)
         ref = (0.5, 1.1 * dearest)
@@ -143,7 +159,8 @@ def main():
             to = seconds_to(traces[k], (final["optuna"][0], ref))
             reach = ("not reached" if to is None else
                      "%.0f (%.2fx)" % (to, to / final["optuna"][1]))
-            row.append("%.3g, %.0f, %s" % (final[k][0], final[k][1], reach))
+            at = volume_at(traces[k], final["optuna"][1], ref)
+            row.append("%.3g, %.0f, %s, %.3g" % (final[k][0], final[k][1], reach, at))
         print(" | ".join(row), flush=True)
 
 
