@@ -3,7 +3,8 @@
 // real SIGKILL to busy workers, and one kill -9 of the coordinator, restarted on the same
 // database. Random search plus plateau stopping decide independently of timing, so the
 // study must end exactly as a fault-free run with the same seed: same trials, the same
-// per-epoch metrics bit for bit, the same best configuration.
+// per-epoch metrics bit for bit, the same best configuration (and, with several objectives,
+// the same Pareto set and hypervolume).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -40,11 +41,35 @@ data: {train_limit: 6144, val_size: 512, test_limit: 500}
 checkpoint: {every_epochs: 2}
 )";
 
+// The same study for the cost/accuracy frontier: two objectives, one of them the parameter
+// count the worker measures, and a constraint; plateau per objective, which like random search
+// decides from each trial's own curve, so faults must change nothing but the bill here too.
+constexpr const char* kFrontierConfig = R"(name: chaos-frontier
+objectives:
+  - {metric: val_accuracy, direction: maximize}
+  - {metric: params}
+constraints:
+  - {metric: val_loss, max: 0.8}
+search_space:
+  lr: {type: float, low: 3.0e-4, high: 3.0e-3, scale: log}
+  hidden: {type: int, low: 32, high: 96}
+  dropout: {type: float, low: 0.0, high: 0.3}
+trainer: {model: mlp, depth: 1, batch_size: 64}
+searcher: {type: random}
+scheduler: {type: plateau, patience: 1, min_delta: 0.01}
+budget: {max_trials: 12, max_epochs: 4}
+seed: 11
+data: {train_limit: 6144, val_size: 512, test_limit: 500}
+checkpoint: {every_epochs: 2}
+)";
+
 struct Outcome {
   std::map<int64_t, std::string> params, state;
   // trial -> epoch -> (val_accuracy, val_loss, train_loss), compared bitwise
   std::map<int64_t, std::map<int64_t, std::tuple<double, double, double>>> curves;
   int64_t best = -1;
+  int64_t pareto_trials = -1;  // the study's Pareto set as the coordinator reports it
+  double hypervolume = -1;
   int64_t duplicate_reports = 0, unfinished = 0;
   int64_t preemptions = 0, expirations = 0, resumes = 0;
   int64_t retrained =
@@ -60,14 +85,15 @@ struct Outcome {
 class Cluster {
  public:
   // `db`: a postgresql:// URL, or "" for a SQLite file in `dir`.
-  Cluster(std::string dir, bool chaos, std::string db = "")
+  Cluster(std::string dir, bool chaos, std::string db = "", std::string config = kConfig)
       : dir_(std::move(dir)),
         chaos_(chaos),
+        config_(std::move(config)),
         port_(FreePort()),
         db_(db.empty() ? dir_ + "/sift.db" : std::move(db)) {}
 
   Outcome Run() {
-    { std::ofstream(dir_ + "/study.yaml") << kConfig; }
+    { std::ofstream(dir_ + "/study.yaml") << config_; }
     StartCoordinator();
     std::string out;
     if (RunCommand({BinDir() + "/sift", "submit", dir_ + "/study.yaml", "--coordinator", Address()},
@@ -189,6 +215,8 @@ class Cluster {
     EXPECT_TRUE(stub->ListTrials(coordinator::MakeContext("").get(), req, &trials).ok());
     for (const auto& t : trials.trials()) o.trial_dollars += t.cost_dollars();
     if (study.has_best()) o.best = study.best_trial_number();
+    o.pareto_trials = study.pareto_trials();
+    if (study.has_hypervolume()) o.hypervolume = study.hypervolume();
 
     std::map<std::string, double> load_seconds;  // worker id -> its one data load
     for (int i = 0; i < worker_starts_; ++i) {
@@ -244,6 +272,7 @@ class Cluster {
 
   std::string dir_;
   bool chaos_;
+  std::string config_;
   int port_;
   std::string db_;
   int coordinator_starts_ = 0, worker_starts_ = 0;
@@ -274,6 +303,8 @@ void ExpectOnlyTheBillChanged(const Outcome& calm, const Outcome& chaos) {
   EXPECT_EQ(chaos.state, calm.state);
   EXPECT_EQ(chaos.curves, calm.curves);
   EXPECT_EQ(chaos.best, calm.best);
+  EXPECT_EQ(chaos.pareto_trials, calm.pareto_trials);
+  EXPECT_EQ(chaos.hypervolume, calm.hypervolume);
   // No report lost or applied twice.
   EXPECT_EQ(chaos.duplicate_reports, 0);
   // Wasted work per interruption, less a fresh VM's data load in its first lease (1.6-4 s when
@@ -296,6 +327,16 @@ void ExpectOnlyTheBillChanged(const Outcome& calm, const Outcome& chaos) {
 TEST(Chaos, PreemptionsAndACoordinatorCrashChangeNothingButTheBill) {
   Outcome calm = Cluster(TempDir("chaos-reference"), /*chaos=*/false).Run();
   Outcome chaos = Cluster(TempDir("chaos"), /*chaos=*/true).Run();
+  ExpectOnlyTheBillChanged(calm, chaos);
+}
+
+// With two objectives and a constraint: the Pareto set and its hypervolume, read back over gRPC
+// after the coordinator's kill -9 and replay, are those of the fault-free run.
+TEST(Chaos, AFrontierStudyEndsWithTheSameParetoSet) {
+  Outcome calm = Cluster(TempDir("chaos-frontier-reference"), false, "", kFrontierConfig).Run();
+  Outcome chaos = Cluster(TempDir("chaos-frontier"), true, "", kFrontierConfig).Run();
+  EXPECT_GE(calm.pareto_trials, 2) << "a frontier of one trial would prove little";
+  EXPECT_GT(calm.hypervolume, 0);
   ExpectOnlyTheBillChanged(calm, chaos);
 }
 
