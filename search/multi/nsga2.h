@@ -16,7 +16,7 @@ namespace sift::search {
 // The `size` members of a population (objective vectors, oriented) that carry on: whole
 // non-dominated ranks, then the most crowding-distant of the rank that does not fit (ties to the
 // lower index). Indices, in that order. Pass the ranks of constrained domination to honour
-// constraints (ConstrainedNonDominatedRanks); the crowding is of the values either way.
+// constraints (ConstrainedRanks in objective_vectors.h); the crowding is of the values either way.
 std::vector<int> Nsga2Survivors(const Points& points, const std::vector<int>& ranks, size_t size);
 
 // The crowded-comparison operator: lower rank, then larger crowding distance, then lower index.

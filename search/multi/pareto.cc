@@ -30,25 +30,6 @@ bool Dominates(const std::vector<double>& a, const std::vector<double>& b) {
   return better;
 }
 
-double ConstraintViolation(const std::vector<double>& constraints) {
-  double total = 0;
-  for (double c : constraints) {
-    if (std::isnan(c)) return std::numeric_limits<double>::infinity();
-    if (c > 0) total += c;
-  }
-  return total;
-}
-
-bool ConstrainedDominates(const ConstrainedPoint& a, const ConstrainedPoint& b) {
-  if (!a.constraints && !b.constraints) return Dominates(a.values, b.values);
-  if (!b.constraints) return true;
-  if (!a.constraints) return false;
-  const double va = ConstraintViolation(*a.constraints);
-  const double vb = ConstraintViolation(*b.constraints);
-  if (va == 0 && vb == 0) return Dominates(a.values, b.values);
-  return va < vb;  // covers feasible over infeasible: 0 < any violation
-}
-
 std::vector<int> NonDominatedRanks(int n, const std::function<bool(int, int)>& dominates) {
   // Deb's bookkeeping: how many dominate each item, and whom each dominates; peel rank by rank.
   std::vector<int> dominated_by_count(n, 0);
@@ -121,12 +102,6 @@ std::vector<int> NonDominatedRanks(const Points& points) {
   if (two) return TwoObjectiveRanks(points);
   return NonDominatedRanks(static_cast<int>(points.size()),
                            [&](int i, int j) { return Dominates(points[i], points[j]); });
-}
-
-std::vector<int> ConstrainedNonDominatedRanks(const std::vector<ConstrainedPoint>& points) {
-  return NonDominatedRanks(static_cast<int>(points.size()), [&](int i, int j) {
-    return ConstrainedDominates(points[i], points[j]);
-  });
 }
 
 std::vector<std::vector<int>> Fronts(const std::vector<int>& ranks) {

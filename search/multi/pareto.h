@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <vector>
 
 namespace sift::search {
@@ -30,24 +29,11 @@ inline bool AllFinite(const std::vector<double>& v) {
 // Whether a is at least as good as b in every objective and better in one.
 bool Dominates(const std::vector<double>& a, const std::vector<double>& b);
 
-// Optuna's constrained domination (NSGA-II with constraints, Deb et al. 2002, section VI): a
-// constraint value <= 0 is satisfied. A point with constraint values beats one without; a feasible
-// point beats an infeasible one; of two infeasible points the one with the smaller total violation
-// (sum of the positive values; a NaN counts as infinite) wins; two feasible points compare by
-// Dominates. Without constraint values on either side it is Dominates.
-struct ConstrainedPoint {
-  std::vector<double> values;                      // oriented
-  std::optional<std::vector<double>> constraints;  // none: not reported
-};
-bool ConstrainedDominates(const ConstrainedPoint& a, const ConstrainedPoint& b);
-double ConstraintViolation(const std::vector<double>& constraints);
-
 // Non-domination rank of each of n items under a strict partial order `dominates(i, j)`: 0 for
 // those nobody dominates, 1 for those dominated only by rank 0, ... (fast non-dominated sort,
 // O(n^2) comparisons: fine for the hundreds of trials at a rung).
 std::vector<int> NonDominatedRanks(int n, const std::function<bool(int, int)>& dominates);
 std::vector<int> NonDominatedRanks(const Points& points);
-std::vector<int> ConstrainedNonDominatedRanks(const std::vector<ConstrainedPoint>& points);
 
 // The indices of each rank, rank 0 first, ascending inside a rank.
 std::vector<std::vector<int>> Fronts(const std::vector<int>& ranks);

@@ -110,41 +110,5 @@ TEST(Pareto, CrowdingDistanceWithAFlatObjectiveAndTinyFronts) {
   EXPECT_TRUE(CrowdingDistance(Points{}, {}).empty());
 }
 
-TEST(Pareto, ConstrainedDominationFollowsOptuna) {
-  using CP = ConstrainedPoint;
-  const CP feasible_bad{{0, 0}, std::vector<double>{-1, 0}};
-  const CP infeasible_good{{9, 9}, std::vector<double>{0.5, -3}};
-  const CP infeasible_worse{{10, 10}, std::vector<double>{0.5, 0.25}};
-  const CP feasible_good{{1, 1}, std::vector<double>{-2}};
-  const CP unconstrained{{100, 100}, std::nullopt};
-  EXPECT_TRUE(ConstrainedDominates(feasible_bad, infeasible_good));  // feasible wins
-  EXPECT_FALSE(ConstrainedDominates(infeasible_good, feasible_bad));
-  EXPECT_TRUE(ConstrainedDominates(infeasible_good, infeasible_worse));  // 0.5 < 0.75
-  EXPECT_FALSE(ConstrainedDominates(infeasible_worse, infeasible_good));
-  EXPECT_TRUE(ConstrainedDominates(feasible_good, feasible_bad));  // both feasible: dominance
-  EXPECT_FALSE(ConstrainedDominates(feasible_bad, feasible_good));
-  EXPECT_TRUE(ConstrainedDominates(feasible_bad, unconstrained));  // values beat none
-  EXPECT_FALSE(ConstrainedDominates(unconstrained, feasible_bad));
-  EXPECT_TRUE(ConstrainedDominates(CP{{2, 2}, std::nullopt}, CP{{1, 1}, std::nullopt}));
-  // Equal violations: neither.
-  EXPECT_FALSE(
-      ConstrainedDominates(CP{{5}, std::vector<double>{1}}, CP{{1}, std::vector<double>{1}}));
-  EXPECT_DOUBLE_EQ(ConstraintViolation({0.5, -1, 0.25, 0}), 0.75);
-  EXPECT_EQ(ConstraintViolation({std::nan(""), -1}), kInf);
-}
-
-TEST(Pareto, ConstrainedRanksPutInfeasiblePointsAfterFeasibleOnesByViolation) {
-  using CP = ConstrainedPoint;
-  const std::vector<CP> p{
-      {{1, 1}, std::vector<double>{0}},         // feasible, front
-      {{2, 2}, std::vector<double>{1}},         // violation 1
-      {{0, 3}, std::vector<double>{-1}},        // feasible, front
-      {{5, 5}, std::vector<double>{2}},         // violation 2
-      {{9, 9}, std::vector<double>{0.5, 0.5}},  // violation 1, ties with the second
-      {{0, 0}, std::vector<double>{-5}},        // feasible, under the first
-  };
-  EXPECT_EQ(ConstrainedNonDominatedRanks(p), (std::vector<int>{0, 2, 0, 3, 2, 1}));
-}
-
 }  // namespace pareto_test
 }  // namespace sift::search
