@@ -170,11 +170,11 @@ std::optional<NextTrial> StudyRunner::PickNext(double now, double spent, std::st
   // Work that was interrupted (a lost lease) goes first: it is already paid for in part.
   if (!pending_.empty()) {
     const auto& t = view_.trials.at(*pending_.begin());
-    return NextTrial{t.number, false, t.params, t.LastResource()};
+    return NextTrial{t.number, false, t.params, t.LastResource(), std::nullopt};
   }
   if (auto promoted = scheduler_->NextPromotion(view_)) {
     const auto& t = view_.trials.at(*promoted);
-    NextTrial next{t.number, false, t.params, t.LastResource()};
+    NextTrial next{t.number, false, t.params, t.LastResource(), std::nullopt};
     next.exploit = scheduler_->ExploitOnResume(view_, t.number);
     if (next.exploit) next.params = next.exploit->params;
     return next;
@@ -190,7 +190,8 @@ std::optional<NextTrial> StudyRunner::PickNext(double now, double spent, std::st
     *why_none = "search space exhausted";
     return std::nullopt;
   }
-  return NextTrial{static_cast<int64_t>(view_.trials.size()), true, suggestions.front(), 0};
+  return NextTrial{static_cast<int64_t>(view_.trials.size()), true, suggestions.front(), 0,
+                   std::nullopt};
 }
 
 template <typename Fn>
