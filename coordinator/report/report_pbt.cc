@@ -24,7 +24,9 @@ json Json(const search::Params& params) {
 json Json(const std::vector<PbtSegment>& segments) {
   json out = json::array();
   for (const auto& s : segments) {
-    json j = {{"first_epoch", s.first}, {"last_epoch", s.last}, {"trial", s.trial},
+    json j = {{"first_epoch", s.first},
+              {"last_epoch", s.last},
+              {"trial", s.trial},
               {"params", Json(s.params)}};
     if (s.copied_from >= 0) j["copied_from"] = s.copied_from;
     out.push_back(j);
@@ -59,8 +61,8 @@ std::vector<PbtSegment> MemberSegments(const StudyReport& report, int64_t number
     first = e.epoch + 1;
     copied_from = e.from_trial;
   }
-  const search::Params now = exploits.empty() ? report.trials.at(number).record.params
-                                              : exploits.back().params_after;
+  const search::Params now =
+      exploits.empty() ? report.trials.at(number).record.params : exploits.back().params_after;
   out.push_back({first, std::max(first - 1, EpochsOf(report, number)), number, copied_from, now});
   return out;
 }
@@ -84,13 +86,13 @@ std::vector<PbtSegment> Schedule(const StudyReport& report, int64_t number, int6
 
 std::string FormatPbt(const StudyReport& report) {
   if (report.exploits.empty()) return "";
-  std::string out = fmt::format("pbt: {} exploits; each member's segments:\n",
-                                report.exploits.size());
+  std::string out =
+      fmt::format("pbt: {} exploits; each member's segments:\n", report.exploits.size());
   for (const auto& t : report.trials) {
     std::string line;
     for (const auto& s : MemberSegments(report, t.record.number)) {
-      if (s.copied_from >= 0) line += fmt::format("; copied #{} at epoch {}, ", s.copied_from,
-                                                  s.first - 1);
+      if (s.copied_from >= 0)
+        line += fmt::format("; copied #{} at epoch {}, ", s.copied_from, s.first - 1);
       line += fmt::format("epochs {}-{} {}", s.first, s.last, Text(s.params));
     }
     out += fmt::format("  #{}: {}\n", t.record.number, line);
@@ -111,8 +113,8 @@ json PbtJson(const StudyReport& report) {
   if (report.exploits.empty()) return nullptr;
   json lineage = json::array();
   for (const auto& t : report.trials) {
-    lineage.push_back({{"trial", t.record.number},
-                       {"segments", Json(MemberSegments(report, t.record.number))}});
+    lineage.push_back(
+        {{"trial", t.record.number}, {"segments", Json(MemberSegments(report, t.record.number))}});
   }
   json j = {{"lineage", lineage}};
   json exploits = json::array();

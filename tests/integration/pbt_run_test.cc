@@ -47,7 +47,8 @@ Lineage LineageOf(coordinator::Store& store) {
 
 Curves CurvesOf(coordinator::Store& store) {
   Curves out;
-  for (const auto& r : store.ListReports(1)) out[{r.number, r.epoch}] = r.metrics.at("val_accuracy");
+  for (const auto& r : store.ListReports(1))
+    out[{r.number, r.epoch}] = r.metrics.at("val_accuracy");
   return out;
 }
 
@@ -93,8 +94,7 @@ TEST(PbtRun, SiftRunCopiesTopMembersAndRecordsEachSegment) {
 
 // A standalone coordinator and two workers; `kill_after_exploit`: kill -9 the coordinator once
 // the first exploit is stored, and restart it on the same address and database.
-void RunCluster(const std::string& dir, bool kill_after_exploit, Lineage* lineage,
-                Curves* curves) {
+void RunCluster(const std::string& dir, bool kill_after_exploit, Lineage* lineage, Curves* curves) {
   const std::string address = "127.0.0.1:" + std::to_string(FreePort());
   const std::string config = WriteFile(dir + "/pbt.yaml", kConfig);
   int starts = 0;
