@@ -93,8 +93,11 @@ TEST(PbtRun, SiftRunCopiesTopMembersAndRecordsEachSegment) {
 }
 
 // A standalone coordinator and two workers; `kill_after_exploit`: kill -9 the coordinator once
-// the first exploit is stored, and restart it on the same address and database.
-void RunCluster(const std::string& dir, bool kill_after_exploit, Lineage* lineage, Curves* curves) {
+// the first exploit is stored, and restart it on the same address and database; `spot`: the
+// workers' spot simulator reclaims leases (with notice or by SIGKILL), and a reclaimed worker is
+// replaced by a fresh one.
+void RunCluster(const std::string& dir, bool kill_after_exploit, bool spot, Lineage* lineage,
+                Curves* curves, int64_t* interrupted = nullptr) {
   const std::string address = "127.0.0.1:" + std::to_string(FreePort());
   const std::string config = WriteFile(dir + "/pbt.yaml", kConfig);
   int starts = 0;
@@ -113,20 +116,38 @@ void RunCluster(const std::string& dir, bool kill_after_exploit, Lineage* lineag
   std::string out;
   ASSERT_EQ(RunCommand({BinDir() + "/sift", "submit", config, "--coordinator", address}, &out), 0)
       << out << coordinator->Log();
-  std::vector<std::unique_ptr<Process>> workers;
-  for (int i = 0; i < 2; ++i) {
-    workers.push_back(std::make_unique<Process>(
-        std::vector<std::string>{BinDir() + "/sift-worker", "--coordinator", address, "--name",
-                                 "w" + std::to_string(i), "--threads", "1", "--instance-type",
-                                 "c6i.large", "--market", "on-demand", "--cache-dir",
-                                 dir + "/cache"},
-        dir + "/worker-" + std::to_string(i) + ".log"));
-  }
+  std::vector<std::unique_ptr<Process>> workers(2);
+  int worker_starts = 0;
+  auto start_worker = [&](size_t slot) {
+    std::vector<std::string> argv = {BinDir() + "/sift-worker",
+                                     "--coordinator",
+                                     address,
+                                     "--name",
+                                     "w" + std::to_string(slot),
+                                     "--threads",
+                                     "1",
+                                     "--instance-type",
+                                     "c6i.large",
+                                     "--market",
+                                     spot ? "spot" : "on-demand",
+                                     "--cache-dir",
+                                     dir + "/cache"};
+    if (spot) {
+      argv.insert(argv.end(), {"--simulate-preemption", "0.5", "--preemption-seed",
+                               std::to_string(500 + worker_starts)});
+    }
+    workers[slot] = std::make_unique<Process>(
+        argv, dir + "/worker-" + std::to_string(worker_starts++) + ".log");
+  };
+  for (size_t slot = 0; slot < workers.size(); ++slot) start_worker(slot);
   bool killed = false;
   v1::Study study;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (size_t slot = 0; slot < workers.size(); ++slot) {
+      if (!workers[slot]->Running()) start_worker(slot);
+    }
     if (kill_after_exploit && !killed &&
         !coordinator::OpenStoreReadOnly(dir + "/sift.db")->ListExploits(1).empty()) {
       coordinator->Signal(SIGKILL);
@@ -151,17 +172,30 @@ void RunCluster(const std::string& dir, bool kill_after_exploit, Lineage* lineag
   auto store = coordinator::OpenStoreReadOnly(dir + "/sift.db");
   *lineage = LineageOf(*store);
   *curves = CurvesOf(*store);
+  if (interrupted != nullptr) {
+    *interrupted = 0;
+    for (const auto& g : store->ListSegments(1)) {
+      *interrupted += g.end_reason == "preempted" || g.end_reason == "expired";
+    }
+  }
 }
 
-TEST(PbtRun, ACoordinatorKilledMidStudyEndsWithTheSameLineageAndCurves) {
-  Lineage calm, restarted;
-  Curves calm_curves, restarted_curves;
-  RunCluster(TempDir("pbt-calm"), false, &calm, &calm_curves);
-  RunCluster(TempDir("pbt-kill"), true, &restarted, &restarted_curves);
+TEST(PbtRun, ACoordinatorKilledMidStudyAndSpotReclaimsEndWithTheSameLineageAndCurves) {
+  Lineage calm, restarted, chaos;
+  Curves calm_curves, restarted_curves, chaos_curves;
+  int64_t preemptions = 0;
+  RunCluster(TempDir("pbt-calm"), false, false, &calm, &calm_curves);
+  RunCluster(TempDir("pbt-kill"), true, false, &restarted, &restarted_curves);
+  RunCluster(TempDir("pbt-chaos"), true, true, &chaos, &chaos_curves, &preemptions);
   ASSERT_FALSE(calm.empty());
+  EXPECT_EQ(calm_curves.size(), 16u);  // four members, four epochs each, reported once
   EXPECT_EQ(restarted, calm);
   EXPECT_EQ(restarted_curves, calm_curves) << "the same curves, bit for bit";
-  EXPECT_EQ(calm_curves.size(), 16u);  // four members, four epochs each, reported once
+  // Members reclaimed mid-interval (with notice, or their VM gone) resume from their own
+  // checkpoints or retrain; the plan is the same.
+  EXPECT_GT(preemptions, 0);
+  EXPECT_EQ(chaos, calm);
+  EXPECT_EQ(chaos_curves, calm_curves);
 }
 
 }  // namespace pbt_run_test
