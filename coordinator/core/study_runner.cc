@@ -344,6 +344,7 @@ void StudyRunner::ApplyCost(int64_t number, double dollars, double seconds) {
 }
 
 void StudyRunner::ApplyCheckpoint(int64_t number, const std::string& name) {
+  if (config_.scheduler.type != "pbt") return;  // only PBT copies; 10,000 trials' sets cost
   const auto p = common::ParseCheckpointName(name);
   if (p && p->step == 0 && p->trial == number) view_.trials.at(number).checkpoints.insert(p->epoch);
 }

@@ -90,8 +90,8 @@ class StudyRunner {
   void ApplyReport(int64_t number, int64_t epoch, const std::map<std::string, double>& metrics);
   void ApplyReport(int64_t number, int64_t epoch, double value);
   void ApplyCost(int64_t number, double dollars, double seconds);  // the ledger's charge
-  // A checkpoint recorded for the trial (a report's, a pause's or a preemption's): an epoch's
-  // own joins TrialView::checkpoints, what population-based training may copy.
+  // A checkpoint recorded for the trial (a report's, a pause's or a preemption's): in a PBT
+  // study, an epoch's own joins TrialView::checkpoints, what a member may copy.
   void ApplyCheckpoint(int64_t number, const std::string& name);
   // A stored exploit: the trial trains on with `params`.
   void ApplyExploit(int64_t number, const search::Params& params);
