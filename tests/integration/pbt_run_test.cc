@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <tuple>
 
@@ -90,6 +91,14 @@ TEST(PbtRun, SiftRunCopiesTopMembersAndRecordsEachSegment) {
     EXPECT_EQ(trials[number].params, params) << "the stored params are the last segment's";
   }
   for (const auto& t : trials) EXPECT_EQ(search::ToString(t.state), std::string("COMPLETED"));
+  // The closing report and results.json carry the lineage.
+  EXPECT_NE(output.find("pbt: " + std::to_string(exploits.size()) + " exploits"), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("hyperparameter schedule (through the members it copied)"),
+            std::string::npos);
+  const auto j = nlohmann::json::parse(Read(dir + "/out/results.json"));
+  EXPECT_EQ(j["pbt"]["exploits"].size(), exploits.size());
+  EXPECT_EQ(j["pbt"]["lineage"].size(), 4u);
 }
 
 // A standalone coordinator and two workers; `kill_after_exploit`: kill -9 the coordinator once
