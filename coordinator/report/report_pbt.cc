@@ -93,7 +93,9 @@ std::string FormatPbt(const StudyReport& report) {
     for (const auto& s : MemberSegments(report, t.record.number)) {
       if (s.copied_from >= 0)
         line += fmt::format("; copied #{} at epoch {}, ", s.copied_from, s.first - 1);
-      line += fmt::format("epochs {}-{} {}", s.first, s.last, Text(s.params));
+      // A member just copied has trained none of its new segment yet (a running study).
+      line += s.last >= s.first ? fmt::format("epochs {}-{} {}", s.first, s.last, Text(s.params))
+                                : fmt::format("from epoch {} {}", s.first, Text(s.params));
     }
     out += fmt::format("  #{}: {}\n", t.record.number, line);
   }

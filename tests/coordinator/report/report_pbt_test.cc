@@ -87,6 +87,11 @@ TEST(ReportPbt, TextAndJson) {
   EXPECT_EQ(j["pbt"]["best_schedule"]["trial"], 2);
   EXPECT_EQ(j["pbt"]["best_schedule"]["segments"][0]["trial"], 0);
   EXPECT_EQ(j["pbt"]["lineage"][2]["segments"][1]["copied_from"], 0);
+  StudyReport running = Study();
+  running.trials[2].epochs = 2;  // copied at epoch 2, nothing reported since
+  EXPECT_NE(FormatPbt(running).find("copied #0 at epoch 2, from epoch 3 lr=0.0096"),
+            std::string::npos)
+      << FormatPbt(running);
   StudyReport plain = Study();
   plain.exploits.clear();
   EXPECT_EQ(FormatPbt(plain), "");
