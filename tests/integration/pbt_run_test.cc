@@ -207,5 +207,53 @@ TEST(PbtRun, ACoordinatorKilledMidStudyAndSpotReclaimsEndWithTheSameLineageAndCu
   EXPECT_EQ(chaos_curves, calm_curves);
 }
 
+// A command trial whose "weights" are one number in its checkpoint folder, grown each epoch by
+// its `rate` (read from SIFT_PARAMS when the program starts, so on every resume too).
+constexpr const char* kGrower = R"(import json, os, time
+rate = json.loads(os.environ["SIFT_PARAMS"])["rate"]
+state = os.path.join(os.environ["SIFT_CHECKPOINT_DIR"], "state.json")
+s = json.load(open(state)) if os.path.exists(state) else {"epoch": 0, "w": 0.0}
+for epoch in range(s["epoch"] + 1, int(os.environ["SIFT_MAX_EPOCHS"]) + 1):
+    time.sleep(0.2)
+    s = {"epoch": epoch, "w": s["w"] + rate}
+    json.dump(s, open(state + ".tmp", "w"))
+    os.replace(state + ".tmp", state)
+    print(json.dumps({"sift": {"epoch": epoch, "score": s["w"]}}), flush=True)
+)";
+
+// The copied member continues from the donor's folder (its number at the interval) with its own
+// explored rate: the program re-read SIFT_PARAMS on resume.
+TEST(PbtRun, ACommandTrialResumesFromTheDonorsFolderWithItsNewParams) {
+  const std::string dir = TempDir("pbt-command");
+  WriteFile(dir + "/grow.py", kGrower);
+  const std::string config =
+      WriteFile(dir + "/pbt.yaml",
+                "name: grow\n"
+                "trial: {command: [python3, " +
+                    dir +
+                    "/grow.py]}\n"
+                    "objective: {metric: score, direction: maximize}\n"
+                    "search_space:\n  rate: {type: float, low: 0.01, high: 1.0, scale: log}\n"
+                    "scheduler: {type: pbt, population: 4, interval_epochs: 1, mutable: [rate]}\n"
+                    "budget: {max_epochs: 3}\nseed: 5\n");
+  std::string output;
+  ASSERT_EQ(RunCommand({BinDir() + "/sift", "run", config, "--out", dir + "/out", "--workers", "2"},
+                       &output, /*timeout_s=*/300),
+            0)
+      << output;
+  auto store = coordinator::OpenStoreReadOnly(dir + "/out/sift.db");
+  std::map<std::pair<int64_t, int64_t>, double> score;
+  for (const auto& r : store->ListReports(1)) score[{r.number, r.epoch}] = r.metrics.at("score");
+  const auto exploits = store->ListExploits(1);
+  ASSERT_FALSE(exploits.empty()) << output;
+  for (const auto& e : exploits) {
+    SCOPED_TRACE(e.reason);
+    ASSERT_TRUE(score.count({e.number, e.epoch + 1}));
+    double rate = 0;
+    ASSERT_TRUE(search::AsDouble(e.params_after.at("rate"), &rate));
+    EXPECT_NEAR(score.at({e.number, e.epoch + 1}), score.at({e.from_trial, e.epoch}) + rate, 1e-9);
+  }
+}
+
 }  // namespace pbt_run_test
 }  // namespace sift::testing
