@@ -230,10 +230,6 @@ std::vector<std::string> ParseStudyConfig(const std::string& text, const std::st
   if (cfg.scheduler.type == "pbt") {
     const YAML::Node budget = static_cast<const YAML::Node&>(root)["budget"];
     if (space_ok) CheckPbt(budget.IsMap() && budget["max_trials"].IsDefined(), &d, &cfg);
-    // Gated until the coordinator carries out exploits and the worker applies the new values.
-    d.Error("scheduler.type",
-            "pbt is not runnable yet: the coordinator does not copy "
-            "checkpoints between members; `sift validate` checks its options");
   }
   *out = std::move(cfg);
   return d.Format(limits.max_errors);

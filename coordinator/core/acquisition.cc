@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "common/checkpoint_names.h"
+#include "coordinator/core/pbt_exploits.h"
 #include "coordinator/core/random_id.h"
 #include "coordinator/core/storage_error.h"
 
@@ -129,6 +131,15 @@ std::optional<Status> Acquisition::AssignTrial(const std::shared_ptr<ServedStudy
   state_.costs_.UpdateQuotaUse(*runner, now);
   auto next = runner->PickNext(now, state_.StudyDollars(study_id, now), &why_none);
   if (!next) return std::nullopt;
+  // A PBT member that copies another: the file is copied now, under the study's lock; a lease
+  // that fails to commit leaves the copy, and the same plan (a function of the stored history)
+  // copies the same file again when the member is leased next.
+  std::optional<ExploitRecord> exploit;
+  if (next->exploit) {
+    exploit = CopyForExploit(state_.checkpoints_, study_id, *next->exploit,
+                             runner->view().trials.at(next->number).params, now);
+    if (!exploit) next->params = runner->view().trials.at(next->number).params;
+  }
   TrialLease lease{RandomId("L-"), worker_id, study_id, next->number, now};
   SegmentRecord seg;
   seg.lease_id = lease.id;
@@ -150,7 +161,7 @@ std::optional<Status> Acquisition::AssignTrial(const std::shared_ptr<ServedStudy
   // acquisitions go on (and share the transaction). The worker hears of the lease only once
   // it committed; UndoAssignment takes it back if it did not.
   std::shared_future<void> committed = state_.commit_->Submit(
-      [this, served, t, seg, is_new = next->is_new] {
+      [this, served, t, seg, exploit, is_new = next->is_new] {
         if (is_new) {
           // Numbers follow one another: one stored after a number that failed would leave a gap
           // the study could not be restored across.
@@ -162,6 +173,7 @@ std::optional<Status> Acquisition::AssignTrial(const std::shared_ptr<ServedStudy
         } else {
           state_.store_->UpdateTrialState(t.study_id, t.number, TrialState::kRunning, "", 0);
         }
+        if (exploit) state_.store_->InsertExploit(*exploit);
         state_.store_->OpenSegment(seg);
       },
       [served, is_new = next->is_new](std::exception_ptr error) {
@@ -169,6 +181,10 @@ std::optional<Status> Acquisition::AssignTrial(const std::shared_ptr<ServedStudy
       });
   if (next->is_new) runner->ApplyNewTrial(next->number, next->params);
   runner->ApplyState(next->number, TrialState::kRunning);
+  if (exploit) {
+    runner->ApplyExploit(next->number, exploit->params_after);
+    study.resume[next->number] = common::EpochCheckpointName(next->number, exploit->epoch);
+  }
   {
     std::lock_guard<std::mutex> table(state_.table_mu_);
     state_.leases_.Grant(lease);
@@ -191,7 +207,11 @@ std::optional<Status> Acquisition::AssignTrial(const std::shared_ptr<ServedStudy
     out->checkpoint_dir = state_.checkpoints_.StudyDir(study_id);
   }
   out->resume_checkpoint = TrialCheckpoints::Resume(study, next->number);
-  out->resume_fallbacks = state_.checkpoints_.Older(study_id, next->number, out->resume_checkpoint);
+  // An exploited member's older checkpoints are its own old lineage: never a fallback for it.
+  if (!exploit) {
+    out->resume_fallbacks =
+        state_.checkpoints_.Older(study_id, next->number, out->resume_checkpoint);
+  }
   out->checkpoint_every_epochs = config.checkpoint.every_epochs;
   out->trial = config.trial;
   lock.unlock();
@@ -201,6 +221,9 @@ std::optional<Status> Acquisition::AssignTrial(const std::shared_ptr<ServedStudy
     return stored;
   }
   CloseIdle(worker_id, now, "leased");
+  if (exploit) {
+    spdlog::info("[study {}] trial {} {}", study_id, next->number, exploit->reason);
+  }
   spdlog::info("[study {}] trial {} {} on {}: {}", study_id, next->number,
                next->is_new ? "starts" : "resumes at epoch " + std::to_string(next->start_epoch),
                worker_id, search::ToString(next->params));
@@ -233,6 +256,12 @@ void Acquisition::RereadStudy(ServedStudy& study) {
                               [&](const std::function<void(const ReportRecord&)>& apply) {
                                 state_.store_->ForEachReport(study_id, apply);
                               });
+    // Pauses' and preemptions' checkpoints, which the reports do not name.
+    for (const auto& seg : state_.store_->ListSegments(study_id)) {
+      if (seg.end && seg.number < static_cast<int64_t>(study.runner->view().trials.size())) {
+        study.runner->ApplyCheckpoint(seg.number, seg.checkpoint);
+      }
+    }
     study.trial_write_failed = false;
   } catch (const std::exception& e) {
     spdlog::error("[study {}] could not reread its history after a failed write: {}", study_id,

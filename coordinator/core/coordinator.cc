@@ -107,6 +107,9 @@ void Coordinator::RestoreStudy(const StudyRecord& s, double now) {
   for (const auto& seg : segments) {
     if (seg.end) {
       resume.NoteClosedSegment(seg);
+      if (seg.number < static_cast<int64_t>(trials.size())) {
+        runner->ApplyCheckpoint(seg.number, seg.checkpoint);
+      }
       continue;
     }
     // A lease held when the coordinator stopped: its worker gets one lease timeout to resume

@@ -90,6 +90,10 @@ class Coordinator : private CoordinatorState,
   Status GetStudy(int64_t id, StudySummary* out);
   std::vector<StudySummary> ListStudies();
   Status ListTrials(int64_t study_id, std::vector<TrialSummary>* out);
+  // Population-based training's exploits of the study, as stored.
+  std::vector<ExploitRecord> ListExploits(int64_t study_id) {
+    return store_->ListExploits(study_id);
+  }
   // Control, each recorded in the study's audit trail with `user` and `detail` (e.g. "SIGINT").
   Status CancelStudy(int64_t id, const std::string& user = "", const std::string& detail = "");
   // Pause: no new work is handed out; running trials checkpoint and hand back at their next

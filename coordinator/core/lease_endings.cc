@@ -90,7 +90,10 @@ Status LeaseEndings::CompleteTrial(const std::string& worker_id, const std::stri
   if (!stored.ok()) return stored;
   if (study->dropped) return Status::Ok();  // stored; another coordinator serves it now
   if (completes) runner->ApplyState(number, TrialState::kCompleted);
-  if (!kept.empty()) study->resume[number] = kept;
+  if (!kept.empty()) {
+    study->resume[number] = kept;
+    runner->ApplyCheckpoint(number, kept);
+  }
   ApplyLeaseEnd(*study, lease_id, now);
   spdlog::info("[study {}] trial {} {}", study_id, number,
                completes ? reason : std::string("released (") + segment_reason + ")");
@@ -211,7 +214,10 @@ Status LeaseEndings::PreemptTrial(const std::string& worker_id, const std::strin
   }
   const int64_t study_id = lease->study_id, number = lease->number;
   if (requeue) runner->ApplyState(number, TrialState::kPending);
-  if (!checkpoint.empty()) study->resume[number] = checkpoint;
+  if (!checkpoint.empty()) {
+    study->resume[number] = checkpoint;
+    runner->ApplyCheckpoint(number, checkpoint);
+  }
   ApplyLeaseEnd(*study, lease_id, now);
   spdlog::warn("[study {}] trial {}: worker {} preempted ({}); {}{}", study_id, number, worker_id,
                reason, requeue ? "requeued" : "released",
@@ -290,7 +296,10 @@ Status LeaseEndings::EndLeaseAndRequeue(ServedStudy& study, const std::string& l
     return StorageError(e, "the lease's end");
   }
   if (requeue) runner->ApplyState(lease.number, TrialState::kPending);
-  if (!checkpoint.empty()) study.resume[lease.number] = checkpoint;
+  if (!checkpoint.empty()) {
+    study.resume[lease.number] = checkpoint;
+    runner->ApplyCheckpoint(lease.number, checkpoint);
+  }
   ApplyLeaseEnd(study, lease_id, end);
   spdlog::info("[study {}] trial {} handed back ({}){}", lease.study_id, lease.number, reason,
                checkpoint.empty() ? "" : "; resumes from " + checkpoint);

@@ -6,9 +6,11 @@
 #include <limits>
 #include <stdexcept>
 
+#include "common/checkpoint_names.h"
 #include "common/metric_names.h"
 #include "search/enqueued_searcher.h"
 #include "search/factory.h"
+#include "search/pbt_scheduler.h"
 
 namespace sift::coordinator {
 
@@ -97,6 +99,7 @@ void StudyRunner::RestoreFrom(const std::vector<TrialRecord>& trials, const Repo
   reports([&](const ReportRecord& r) {
     if (r.number < static_cast<int64_t>(view_.trials.size())) {
       ApplyReport(r.number, r.epoch, r.metrics);
+      ApplyCheckpoint(r.number, r.checkpoint);
     }
   });
   for (auto& t : view_.trials) {
@@ -167,11 +170,14 @@ std::optional<NextTrial> StudyRunner::PickNext(double now, double spent, std::st
   // Work that was interrupted (a lost lease) goes first: it is already paid for in part.
   if (!pending_.empty()) {
     const auto& t = view_.trials.at(*pending_.begin());
-    return NextTrial{t.number, false, t.params, t.LastResource()};
+    return NextTrial{t.number, false, t.params, t.LastResource(), std::nullopt};
   }
   if (auto promoted = scheduler_->NextPromotion(view_)) {
     const auto& t = view_.trials.at(*promoted);
-    return NextTrial{t.number, false, t.params, t.LastResource()};
+    NextTrial next{t.number, false, t.params, t.LastResource(), std::nullopt};
+    next.exploit = scheduler_->ExploitOnResume(view_, t.number);
+    if (next.exploit) next.params = next.exploit->params;
+    return next;
   }
   if (static_cast<int64_t>(view_.trials.size()) >= config_.budget.max_trials) {
     *why_none = "budget: all " + std::to_string(config_.budget.max_trials) + " trials created";
@@ -184,7 +190,8 @@ std::optional<NextTrial> StudyRunner::PickNext(double now, double spent, std::st
     *why_none = "search space exhausted";
     return std::nullopt;
   }
-  return NextTrial{static_cast<int64_t>(view_.trials.size()), true, suggestions.front(), 0};
+  return NextTrial{static_cast<int64_t>(view_.trials.size()), true, suggestions.front(), 0,
+                   std::nullopt};
 }
 
 template <typename Fn>
@@ -334,6 +341,21 @@ void StudyRunner::ApplyCost(int64_t number, double dollars, double seconds) {
   auto& t = view_.trials.at(number);
   t.cost_dollars += dollars;
   t.train_seconds += seconds;
+}
+
+void StudyRunner::ApplyCheckpoint(int64_t number, const std::string& name) {
+  if (config_.scheduler.type != "pbt") return;  // only PBT copies; 10,000 trials' sets cost
+  const auto p = common::ParseCheckpointName(name);
+  if (p && p->step == 0 && p->trial == number) view_.trials.at(number).checkpoints.insert(p->epoch);
+}
+
+void StudyRunner::ApplyExploit(int64_t number, const search::Params& params) {
+  view_.trials.at(number).params = params;
+}
+
+std::set<std::pair<int64_t, int64_t>> StudyRunner::CheckpointsToKeep() const {
+  const auto* pbt = dynamic_cast<const search::PbtScheduler*>(scheduler_.get());
+  return pbt != nullptr ? pbt->CheckpointsToKeep(view_) : std::set<std::pair<int64_t, int64_t>>{};
 }
 
 void StudyRunner::NoteResumed(double at) {

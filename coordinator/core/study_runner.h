@@ -28,6 +28,9 @@ struct NextTrial {
   bool is_new = false;      // a fresh suggestion (not yet in the Store)
   search::Params params;    // searched parameters
   int64_t start_epoch = 0;  // epochs already trained (promotion or resume)
+  // Population-based training: the promoted member resumes from another's checkpoint at
+  // start_epoch with exploit->params (also in `params`).
+  std::optional<search::Exploit> exploit;
 };
 
 class StudyRunner {
@@ -87,6 +90,13 @@ class StudyRunner {
   void ApplyReport(int64_t number, int64_t epoch, const std::map<std::string, double>& metrics);
   void ApplyReport(int64_t number, int64_t epoch, double value);
   void ApplyCost(int64_t number, double dollars, double seconds);  // the ledger's charge
+  // A checkpoint recorded for the trial (a report's, a pause's or a preemption's): in a PBT
+  // study, an epoch's own joins TrialView::checkpoints, what a member may copy.
+  void ApplyCheckpoint(int64_t number, const std::string& name);
+  // A stored exploit: the trial trains on with `params`.
+  void ApplyExploit(int64_t number, const search::Params& params);
+  // (trial, epoch) checkpoints that retention must keep: ones a PBT member may still copy.
+  std::set<std::pair<int64_t, int64_t>> CheckpointsToKeep() const;
   void ApplyStudyState(StudyState state, const std::string& reason);
   void ApplyBudget(const common::BudgetConfig& budget) { config_.budget = budget; }
   // The quotas on its tags and what their studies have spent: they limit it as max_dollars

@@ -89,7 +89,15 @@ void TrialCheckpoints::Prune(const ServedStudy& study, const std::vector<std::st
       if (n >= 0 && n < static_cast<int64_t>(view.trials.size())) judge(view.trials[n]);
     }
   }
-  const auto doomed = CheckpointsToDelete(files, trials, keep);
+  auto doomed = CheckpointsToDelete(files, trials, keep);
+  // Population-based training: a checkpoint a member may still copy stays, whatever `keep`.
+  const auto pinned = runner.CheckpointsToKeep();
+  doomed.erase(std::remove_if(doomed.begin(), doomed.end(),
+                              [&](const std::string& name) {
+                                const auto p = common::ParseCheckpointName(name);
+                                return p && p->step == 0 && pinned.count({p->trial, p->epoch});
+                              }),
+               doomed.end());
   if (doomed.empty()) return;
   std::vector<std::string> problems;
   const int64_t freed = DeleteCheckpointFiles(dir, doomed, &problems);

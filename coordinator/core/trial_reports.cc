@@ -316,6 +316,7 @@ void Coordinator::ReportProgressAsync(const std::string& worker_id, const std::s
       ledger_.NoteCheckpoint(lease_id, now);
     }
     study->resume[r.number] = checkpoint;
+    runner->ApplyCheckpoint(r.number, checkpoint);
   }
 }
 

@@ -24,6 +24,7 @@ std::string TextReportPage(Coordinator& coordinator) {
     report.objectives = study.objectives;  // several: the frontier (empty for one)
     report.constraints = study.constraints;
     if (!coordinator.ListTrials(study.record.id, &report.trials).ok()) continue;
+    report.exploits = coordinator.ListExploits(study.record.id);  // a PBT study's lineage so far
     body += "<h2>" + Escape(study.record.name) + " (study " + std::to_string(study.record.id) +
             ")</h2>\n<pre>" + Escape(FormatSummary(report)) + "\n" + Escape(FormatTable(report)) +
             "</pre>\n";

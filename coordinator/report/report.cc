@@ -15,6 +15,7 @@
 #include "coordinator/cost/alerts.h"
 #include "coordinator/report/frontier.h"
 #include "coordinator/report/report_cost.h"
+#include "coordinator/report/report_pbt.h"
 
 namespace sift::coordinator {
 namespace {
@@ -232,6 +233,7 @@ std::string FormatSummary(const StudyReport& report) {
       fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.6f}; {}\n", best.record.number,
                   s.metric, s.best_value, best.epochs, best.dollars, Params(best.record.params));
   out += FormatEvaluations(report);
+  out += FormatPbt(report);
   if (!best.checkpoint.empty()) {
     const std::string& dir =
         report.checkpoint_dir.empty() ? s.checkpoint_dir : report.checkpoint_dir;
@@ -460,6 +462,7 @@ std::string ToJson(const StudyReport& report) {
     trials.push_back(jt);
   }
   j["trials"] = trials;
+  if (!report.exploits.empty()) j["pbt"] = PbtJson(report);
   json frontiers;
   for (auto [key, over] :
        {std::pair{"completed", FrontierOver::kCompleted}, std::pair{"all", FrontierOver::kAll}}) {

@@ -23,6 +23,8 @@ struct StudyReport {
   // known; none means study.metric alone. Several, or a constraint: see frontier.h.
   std::vector<search::Objective> objectives;
   std::vector<search::Constraint> constraints;
+  // Population-based training's exploits (coordinator/report/report_pbt.h); none otherwise.
+  std::vector<ExploitRecord> exploits;
 };
 
 // Scored and usable: a finite objective, not failed, not diverged. Only these can be best, sit on

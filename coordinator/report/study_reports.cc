@@ -71,6 +71,7 @@ std::optional<StudyReport> LoadStudy(Store& store, const StudyRecord& s, bool tr
     return it->second;
   };
   out.trials = SummarizeTrials(runner, trial_rows, reports, segments, now, extras);
+  out.exploits = store.ListExploits(s.id);
   return out;
 }
 

@@ -84,6 +84,7 @@ StudyReport Collect(Coordinator& c, int64_t id, std::optional<double> target,
   StudyReport r;
   c.GetStudy(id, &r.study);
   c.ListTrials(id, &r.trials);
+  r.exploits = c.ListExploits(id);
   r.target = target;
   r.objectives = config.objectives;
   r.constraints = config.constraints;

@@ -119,6 +119,13 @@ class FencedStore : public Store {
     return inner_->ListEvaluations(study_id);
   }
 
+  void InsertExploit(const ExploitRecord& exploit) override {
+    Write(exploit.study_id, [&] { inner_->InsertExploit(exploit); });
+  }
+  std::vector<ExploitRecord> ListExploits(int64_t study_id) override {
+    return inner_->ListExploits(study_id);
+  }
+
   // A worker's idle time between trials is the worker's bill, not the study's record.
   void InsertIdleSegment(const IdleSegmentRecord& idle) override {
     inner_->InsertIdleSegment(idle);

@@ -18,6 +18,8 @@ void CopyStudy(Store& from, Store& to, const StudyRecord& study) {
   }
   for (const auto& idle : from.ListIdleSegments(study.id)) to.InsertIdleSegment(idle);
   for (const auto& e : from.ListEvaluations(study.id)) to.UpsertEvaluation(e);
+  // After the trials: an exploit sets its trial's params to the ones they already hold.
+  for (const auto& e : from.ListExploits(study.id)) to.InsertExploit(e);
 }
 
 }  // namespace

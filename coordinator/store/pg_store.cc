@@ -95,6 +95,16 @@ CREATE TABLE IF NOT EXISTS evaluations(
   metrics TEXT NOT NULL DEFAULT '{}',
   error TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(study_id, number));
+CREATE TABLE IF NOT EXISTS exploits(
+  study_id BIGINT NOT NULL REFERENCES studies(id),
+  number BIGINT NOT NULL,
+  epoch BIGINT NOT NULL,
+  from_trial BIGINT NOT NULL,
+  params_before TEXT NOT NULL,
+  params_after TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  created_at DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY(study_id, number, epoch));
 CREATE TABLE IF NOT EXISTS study_leases(
   study_id BIGINT PRIMARY KEY,
   owner TEXT NOT NULL,
@@ -458,6 +468,40 @@ class PgStore : public Store {
         s.checkpoint = row[9].as<std::string>();
         s.wasted_seconds = row[10].as<double>();
         out.push_back(std::move(s));
+      }
+      return out;
+    });
+  }
+
+  void InsertExploit(const ExploitRecord& e) override {
+    Run([&](pqxx::work& w) {
+      w.exec_params0(
+          "INSERT INTO exploits(study_id, number, epoch, from_trial, params_before, "
+          "params_after, reason, created_at) VALUES($1,$2,$3,$4,$5,$6,$7,$8)",
+          e.study_id, e.number, e.epoch, e.from_trial, common::ParamsToJsonText(e.params_before),
+          common::ParamsToJsonText(e.params_after), e.reason, e.created_at);
+      w.exec_params0("UPDATE trials SET params=$1 WHERE study_id=$2 AND number=$3",
+                     common::ParamsToJsonText(e.params_after), e.study_id, e.number);
+    });
+  }
+
+  std::vector<ExploitRecord> ListExploits(int64_t study_id) override {
+    return Run([&](pqxx::work& w) {
+      std::vector<ExploitRecord> out;
+      for (const pqxx::row& row :
+           w.exec_params("SELECT number, epoch, from_trial, params_before, params_after, reason, "
+                         "created_at FROM exploits WHERE study_id=$1 ORDER BY number, epoch",
+                         study_id)) {
+        ExploitRecord e;
+        e.study_id = study_id;
+        e.number = row[0].as<int64_t>();
+        e.epoch = row[1].as<int64_t>();
+        e.from_trial = row[2].as<int64_t>();
+        e.params_before = common::ParamsFromJsonText(row[3].as<std::string>());
+        e.params_after = common::ParamsFromJsonText(row[4].as<std::string>());
+        e.reason = row[5].as<std::string>();
+        e.created_at = row[6].as<double>();
+        out.push_back(std::move(e));
       }
       return out;
     });

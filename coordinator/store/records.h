@@ -82,6 +82,21 @@ struct ReportRecord {
   std::string checkpoint;  // written for this epoch before the report; "" if none
 };
 
+// A population-based training exploit: from `epoch` on, trial `number` trains on from trial
+// `from_trial`'s checkpoint at that epoch with `params_after` (the trial's params from then on);
+// `params_before` are the ones its previous segment trained with. A trial's segments and lineage
+// are its exploits in epoch order.
+struct ExploitRecord {
+  int64_t study_id = 0;
+  int64_t number = 0;
+  int64_t epoch = 0;
+  int64_t from_trial = 0;
+  search::Params params_before;
+  search::Params params_after;
+  std::string reason;
+  double created_at = 0;
+};
+
 struct WorkerRecord {
   std::string id;
   std::string name;

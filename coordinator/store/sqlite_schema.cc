@@ -96,6 +96,16 @@ CREATE TABLE IF NOT EXISTS evaluations(
   metrics TEXT NOT NULL DEFAULT '{}',
   error TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(study_id, number));
+CREATE TABLE IF NOT EXISTS exploits(
+  study_id INTEGER NOT NULL REFERENCES studies(id),
+  number INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  from_trial INTEGER NOT NULL,
+  params_before TEXT NOT NULL,
+  params_after TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  created_at REAL NOT NULL,
+  PRIMARY KEY(study_id, number, epoch));
 )sql";
 
 // Adds `column` to `table` if the table is there without it; says whether it added it.

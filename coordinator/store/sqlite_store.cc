@@ -336,6 +336,43 @@ class SqliteStore : public Store {
     return out;
   }
 
+  void InsertExploit(const ExploitRecord& e) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    SQLite::Statement q(db_,
+                        "INSERT INTO exploits(study_id, number, epoch, from_trial, params_before, "
+                        "params_after, reason, created_at) VALUES(?,?,?,?,?,?,?,?)");
+    SQLite::bind(q, e.study_id, e.number, e.epoch, e.from_trial,
+                 common::ParamsToJsonText(e.params_before),
+                 common::ParamsToJsonText(e.params_after), e.reason, e.created_at);
+    q.exec();
+    SQLite::Statement t(db_, "UPDATE trials SET params=? WHERE study_id=? AND number=?");
+    SQLite::bind(t, common::ParamsToJsonText(e.params_after), e.study_id, e.number);
+    t.exec();
+  }
+
+  std::vector<ExploitRecord> ListExploits(int64_t study_id) override {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    std::vector<ExploitRecord> out;
+    if (!db_.tableExists("exploits")) return out;  // a read-only database made before it
+    SQLite::Statement q(db_,
+                        "SELECT number, epoch, from_trial, params_before, params_after, reason, "
+                        "created_at FROM exploits WHERE study_id=? ORDER BY number, epoch");
+    SQLite::bind(q, study_id);
+    while (q.executeStep()) {
+      ExploitRecord e;
+      e.study_id = study_id;
+      e.number = q.getColumn(0).getInt64();
+      e.epoch = q.getColumn(1).getInt64();
+      e.from_trial = q.getColumn(2).getInt64();
+      e.params_before = common::ParamsFromJsonText(q.getColumn(3).getString());
+      e.params_after = common::ParamsFromJsonText(q.getColumn(4).getString());
+      e.reason = q.getColumn(5).getString();
+      e.created_at = q.getColumn(6).getDouble();
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+
   void InsertIdleSegment(const IdleSegmentRecord& s) override {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     SQLite::Statement q(db_,

@@ -100,6 +100,11 @@ class Store {
   virtual void UpsertEvaluation(const EvaluationRecord& evaluation) = 0;
   virtual std::vector<EvaluationRecord> ListEvaluations(int64_t study_id) = 0;
 
+  // Records a PBT exploit and makes its params_after the trial's params, in one write.
+  virtual void InsertExploit(const ExploitRecord& exploit) = 0;
+  // The study's exploits by trial, then epoch.
+  virtual std::vector<ExploitRecord> ListExploits(int64_t study_id) = 0;
+
   virtual void InsertIdleSegment(const IdleSegmentRecord& idle) = 0;
   // The idle stretches that followed a trial of `after_study_id` (0: before any trial).
   virtual std::vector<IdleSegmentRecord> ListIdleSegments(int64_t after_study_id) = 0;

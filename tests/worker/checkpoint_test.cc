@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/framed_file.h"
+#include "tests/worker/model_state.h"
 #include "tests/worker/test_util.h"
 #include "worker/trainer/trainer.h"
 
@@ -127,6 +128,22 @@ TEST_F(CheckpointTest, ResumesWithChangedMutableValues) {
   TrainerOptions momentum = sgd;
   momentum.hp.momentum = 0.5;
   EXPECT_NE(resumed_loss(momentum, sgd_path), sgd_same);
+}
+
+// The copied state is the donor's bit for bit; only the explored value is the member's own.
+TEST_F(CheckpointTest, ANewLearningRateTakesOverAndTheWeightsStayBitwise) {
+  Trainer donor(Tiny(), data_);
+  donor.TrainEpoch();
+  const std::string path = dir_ / "donor";
+  donor.SaveCheckpoint(path);
+  TrainerOptions explored = Tiny();
+  explored.hp.lr *= 1.2;
+  Trainer member(explored, data_);
+  member.LoadCheckpoint(path);
+  testing::ExpectBitwiseEqual(donor, member);
+  EXPECT_EQ(member.epoch(), donor.epoch());
+  EXPECT_DOUBLE_EQ(member.learning_rate(), 1.2 * donor.learning_rate())
+      << "the checkpoint's learning rate must not come back";
 }
 
 TEST(FramedFileTest, RoundTripAndVersion) {

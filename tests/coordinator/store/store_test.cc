@@ -323,6 +323,39 @@ TEST_P(StoreTest, EvaluationsAreReplacedWholeAndListedPerStudy) {
   EXPECT_TRUE(store_->ListEvaluations(id + 1).empty());
 }
 
+TEST_P(StoreTest, AnExploitIsRecordedWithBothParamsAndSetsTheTrialsParams) {
+  StudyRecord study;
+  study.name = "s";
+  study.config_text = "x";
+  const int64_t id = store_->CreateStudy(study);
+  TrialRecord t;
+  t.study_id = id;
+  t.number = 2;
+  t.params = {{"lr", 0.01}, {"hidden", int64_t{64}}};
+  store_->InsertTrial(t);
+  ExploitRecord e;
+  e.study_id = id;
+  e.number = 2;
+  e.epoch = 4;
+  e.from_trial = 0;
+  e.params_before = t.params;
+  e.params_after = {{"lr", 0.012}, {"hidden", int64_t{32}}};
+  e.reason = "pbt: epoch 4: copies trial 0";
+  e.created_at = 7.5;
+  store_->Atomically([&] { store_->InsertExploit(e); });
+  const auto all = store_->ListExploits(id);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].number, 2);
+  EXPECT_EQ(all[0].epoch, 4);
+  EXPECT_EQ(all[0].from_trial, 0);
+  EXPECT_EQ(all[0].params_before, e.params_before);
+  EXPECT_EQ(all[0].params_after, e.params_after);
+  EXPECT_EQ(all[0].reason, e.reason);
+  EXPECT_EQ(all[0].created_at, 7.5);
+  EXPECT_EQ(store_->ListTrials(id).at(0).params, e.params_after);
+  EXPECT_TRUE(store_->ListExploits(id + 1).empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, StoreTest,
                          ::testing::Values("SqliteMemory", "SqliteFile", "Postgres"),
                          [](const auto& info) { return info.param; });
