@@ -1,0 +1,139 @@
+#include "search/multi/staircase_fronts.h"
+
+#include <algorithm>
+
+namespace sift::search {
+namespace {
+
+// The first i in [0, n) for which pred(i) is false, pred being true on a prefix: a bisection
+// whose step is a conditional move, not a branch (each step's outcome is a coin toss, and a
+// mispredicted branch per step cost more than the comparisons).
+template <class Pred>
+size_t PartitionPoint(size_t n, Pred&& pred) {
+  if (n == 0) return 0;
+  size_t base = 0;
+  while (n > 1) {
+    const size_t half = n / 2;
+    base = pred(base + half) ? base + half : base;
+    n -= half;
+  }
+  return base + (pred(base) ? 1 : 0);
+}
+
+// Replaces v[at, at + moved) with `with`.
+template <class T>
+void Splice(std::vector<T>& v, size_t at, size_t moved, const std::vector<T>& with) {
+  const size_t kept = std::min(moved, with.size());
+  std::copy(with.begin(), with.begin() + static_cast<ptrdiff_t>(kept), v.begin() + at);
+  const auto tail = v.begin() + static_cast<ptrdiff_t>(at + kept);
+  if (moved > kept) {
+    v.erase(tail, tail + static_cast<ptrdiff_t>(moved - kept));
+  } else {
+    v.insert(tail, with.begin() + static_cast<ptrdiff_t>(kept), with.end());
+  }
+}
+
+}  // namespace
+
+void StaircaseFronts::Clear() {
+  fronts_.clear();
+  samples_.clear();
+  tree_.clear();
+  size_ = 0;
+}
+
+void StaircaseFronts::Sample(size_t r) {
+  const Run& front = fronts_[r];
+  samples_.resize(fronts_.size() * 2 * kSamples);
+  double* at = &samples_[r * 2 * kSamples];
+  for (size_t j = 0; j < kSamples; ++j) {
+    const size_t i = j * front.size() / kSamples;
+    at[j] = front[i].a;
+    at[kSamples + j] = front[i].b;
+  }
+}
+
+bool StaircaseFronts::Dominated(size_t r, double a, double b) const {
+  // The first point q with a first value of at least a has the largest second value of those:
+  // a point of the front dominates (a, b) iff q does. Sample j (point j * m / kSamples) is the
+  // first sample at or past a, so q lies after sample j - 1 and at or before sample j, and its
+  // second value between theirs.
+  const double* sa = &samples_[r * 2 * kSamples];
+  const double* sb = sa + kSamples;
+  size_t j = 0;
+  for (size_t i = 0; i < kSamples; ++i) j += sa[i] < a ? 1 : 0;
+  const Run& front = fronts_[r];
+  const size_t m = front.size();
+  size_t from = 0, to = 0;  // q's index lies in [from, to]
+  if (j == 0) {
+    return sb[0] > b || (sb[0] == b && sa[0] > a);  // q is the first point, sample 0
+  }
+  if (sb[j - 1] < b) return false;  // q's second value is at most sample j - 1's
+  from = (j - 1) * m / kSamples + 1;
+  if (j < kSamples) {
+    if (sb[j] > b) return true;  // and at least sample j's
+    to = j * m / kSamples;
+  } else {
+    to = m;
+  }
+  const Entry* f = front.data() + from;
+  const size_t q = from + PartitionPoint(to - from, [&](size_t i) { return f[i].a < a; });
+  if (q == m) return false;
+  // Equal second values: dominating iff the first is larger (equal is the point itself; no
+  // point of a front lies beside an equal one with a larger first value and the same second).
+  const Entry& e = front[q];
+  return e.b > b || (e.b == b && e.a > a);
+}
+
+size_t StaircaseFronts::RankOf(double a, double b) const {
+  return PartitionPoint(fronts_.size(), [&](size_t r) { return Dominated(r, a, b); });
+}
+
+int64_t StaircaseFronts::CountBefore(size_t rank) const {
+  int64_t sum = 0;
+  for (size_t i = std::min(rank, fronts_.size()); i > 0; i &= i - 1) sum += tree_[i];
+  return sum;
+}
+
+void StaircaseFronts::Resize(size_t rank, int64_t by) {
+  for (size_t i = rank + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += by;
+}
+
+size_t StaircaseFronts::Add(double a, double b, int64_t trial) {
+  ++size_;
+  carry_.assign(1, {a, b, trial});
+  double box_a = a, box_b = b;  // the carried run's bounding box
+  const size_t rank = RankOf(a, b);
+  for (size_t r = rank;; ++r) {
+    if (r == fronts_.size()) {
+      // A new last front: its Fenwick node sums the fronts it covers, all before it.
+      const size_t n = r + 1;
+      if (tree_.empty()) tree_.push_back(0);
+      tree_.push_back(static_cast<int64_t>(carry_.size()) + CountBefore(r) -
+                      CountBefore(n - (n & (~n + 1))));
+      fronts_.push_back(carry_);
+      Sample(r);
+      return rank;
+    }
+    Run& front = fronts_[r];
+    // The box's points: a run from the first with b <= box_b to the last with a <= box_a, less
+    // copies of the box's corner (only p's own copies can be that: they stay where they are).
+    const Entry* f = front.data();
+    const size_t lo = PartitionPoint(front.size(), [&](size_t i) { return f[i].b > box_b; });
+    size_t hi = PartitionPoint(front.size(), [&](size_t i) { return f[i].a <= box_a; });
+    while (hi > lo && f[hi - 1].a == box_a && f[hi - 1].b == box_b) --hi;
+    hi = std::max(hi, lo);
+    out_.assign(f + lo, f + hi);
+    // The carried run fits exactly where the moved one was (it lies in the same box, and
+    // nothing left of it in this front dominates or is dominated by it).
+    Splice(front, lo, hi - lo, carry_);
+    Resize(r, static_cast<int64_t>(carry_.size()) - static_cast<int64_t>(hi - lo));
+    Sample(r);
+    if (hi == lo) return rank;
+    box_a = out_.back().a;
+    box_b = out_.front().b;
+    std::swap(carry_, out_);
+  }
+}
+
+}  // namespace sift::search
