@@ -42,15 +42,27 @@ void StaircaseFronts::Clear() {
   size_ = 0;
 }
 
-void StaircaseFronts::Sample(size_t r) {
+void StaircaseFronts::Sample(size_t r, size_t lo, size_t hi, bool resized) {
   const Run& front = fronts_[r];
   samples_.resize(fronts_.size() * 2 * kSamples);
   double* at = &samples_[r * 2 * kSamples];
   for (size_t j = 0; j < kSamples; ++j) {
     const size_t i = j * front.size() / kSamples;
+    if (!resized && (i < lo || i >= hi)) continue;
     at[j] = front[i].a;
     at[kSamples + j] = front[i].b;
   }
+}
+
+template <class SamplePred, class Pred>
+size_t StaircaseFronts::Search(size_t r, SamplePred&& sample_pred, Pred&& pred) const {
+  const double* s = &samples_[r * 2 * kSamples];
+  size_t j = 0;  // samples for which pred holds: it fails after sample j - 1, by sample j
+  for (size_t i = 0; i < kSamples; ++i) j += sample_pred(s, i) ? 1 : 0;
+  if (j == 0) return 0;
+  const size_t m = fronts_[r].size();
+  const size_t from = (j - 1) * m / kSamples + 1, to = j < kSamples ? j * m / kSamples : m;
+  return from + PartitionPoint(to - from, [&](size_t i) { return pred(from + i); });
 }
 
 bool StaircaseFronts::Dominated(size_t r, double a, double b) const {
@@ -112,23 +124,28 @@ size_t StaircaseFronts::Add(double a, double b, int64_t trial) {
       tree_.push_back(static_cast<int64_t>(carry_.size()) + CountBefore(r) -
                       CountBefore(n - (n & (~n + 1))));
       fronts_.push_back(carry_);
-      Sample(r);
+      Sample(r, 0, 0, true);
       return rank;
     }
     Run& front = fronts_[r];
     // The box's points: a run from the first with b <= box_b to the last with a <= box_a, less
     // copies of the box's corner (only p's own copies can be that: they stay where they are).
     const Entry* f = front.data();
-    const size_t lo = PartitionPoint(front.size(), [&](size_t i) { return f[i].b > box_b; });
-    size_t hi = PartitionPoint(front.size(), [&](size_t i) { return f[i].a <= box_a; });
+    const size_t lo = Search(
+        r, [&](const double* s, size_t j) { return s[kSamples + j] > box_b; },
+        [&](size_t i) { return f[i].b > box_b; });
+    size_t hi = Search(
+        r, [&](const double* s, size_t j) { return s[j] <= box_a; },
+        [&](size_t i) { return f[i].a <= box_a; });
     while (hi > lo && f[hi - 1].a == box_a && f[hi - 1].b == box_b) --hi;
     hi = std::max(hi, lo);
     out_.assign(f + lo, f + hi);
     // The carried run fits exactly where the moved one was (it lies in the same box, and
     // nothing left of it in this front dominates or is dominated by it).
     Splice(front, lo, hi - lo, carry_);
-    Resize(r, static_cast<int64_t>(carry_.size()) - static_cast<int64_t>(hi - lo));
-    Sample(r);
+    const bool resized = carry_.size() != hi - lo;
+    if (resized) Resize(r, static_cast<int64_t>(carry_.size()) - static_cast<int64_t>(hi - lo));
+    Sample(r, lo, hi, resized);
     if (hi == lo) return rank;
     box_a = out_.back().a;
     box_b = out_.front().b;

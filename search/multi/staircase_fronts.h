@@ -47,8 +47,13 @@ class StaircaseFronts {
   using Run = std::vector<Entry>;
   // Whether a point of front r dominates (a, b).
   bool Dominated(size_t r, double a, double b) const;
+  // The first index of front r at which pred (true on a prefix) fails; sample_pred(s, j) is
+  // pred of sample j, read from the front's samples `s`. Bisects between two samples only.
+  template <class SamplePred, class Pred>
+  size_t Search(size_t r, SamplePred&& sample_pred, Pred&& pred) const;
   void Resize(size_t rank, int64_t by);
-  void Sample(size_t r);
+  // Refreshes front r's samples; `lo`, `hi`: the range that changed when its size did not.
+  void Sample(size_t r, size_t lo, size_t hi, bool resized);
 
   std::vector<Run> fronts_;
   // Per front, kSamples of its points evenly spaced (their first values, then their second),
