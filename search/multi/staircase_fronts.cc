@@ -20,16 +20,20 @@ size_t PartitionPoint(size_t n, Pred&& pred) {
   return base + (pred(base) ? 1 : 0);
 }
 
-// Replaces v[at, at + moved) with `with`.
+// Exchanges v[at, at + moved) with `run`: v gets the run, `run` the entries it replaced. The
+// common case, as many in as out, moves nothing else.
 template <class T>
-void Splice(std::vector<T>& v, size_t at, size_t moved, const std::vector<T>& with) {
-  const size_t kept = std::min(moved, with.size());
-  std::copy(with.begin(), with.begin() + static_cast<ptrdiff_t>(kept), v.begin() + at);
-  const auto tail = v.begin() + static_cast<ptrdiff_t>(at + kept);
+void Exchange(std::vector<T>& v, size_t at, size_t moved, std::vector<T>& run) {
+  const size_t kept = std::min(moved, run.size());
+  const auto first = v.begin() + static_cast<ptrdiff_t>(at);
+  std::swap_ranges(run.begin(), run.begin() + static_cast<ptrdiff_t>(kept), first);
+  const auto rest = first + static_cast<ptrdiff_t>(kept);
   if (moved > kept) {
-    v.erase(tail, tail + static_cast<ptrdiff_t>(moved - kept));
-  } else {
-    v.insert(tail, with.begin() + static_cast<ptrdiff_t>(kept), with.end());
+    run.insert(run.end(), rest, rest + static_cast<ptrdiff_t>(moved - kept));
+    v.erase(rest, rest + static_cast<ptrdiff_t>(moved - kept));
+  } else if (run.size() > kept) {
+    v.insert(rest, run.begin() + static_cast<ptrdiff_t>(kept), run.end());
+    run.resize(kept);
   }
 }
 
@@ -44,11 +48,13 @@ void StaircaseFronts::Clear() {
 
 void StaircaseFronts::Sample(size_t r, size_t lo, size_t hi, bool resized) {
   const Run& front = fronts_[r];
-  samples_.resize(fronts_.size() * 2 * kSamples);
   double* at = &samples_[r * 2 * kSamples];
-  for (size_t j = 0; j < kSamples; ++j) {
-    const size_t i = j * front.size() / kSamples;
-    if (!resized && (i < lo || i >= hi)) continue;
+  const size_t m = front.size();
+  // Unresized, only the samples inside [lo, hi) changed: j * m / kSamples in it.
+  const size_t first = resized ? 0 : (lo * kSamples + m - 1) / m;
+  const size_t last = resized ? kSamples : std::min(kSamples, (hi * kSamples + m - 1) / m);
+  for (size_t j = first; j < last; ++j) {
+    const size_t i = j * m / kSamples;
     at[j] = front[i].a;
     at[kSamples + j] = front[i].b;
   }
@@ -57,8 +63,8 @@ void StaircaseFronts::Sample(size_t r, size_t lo, size_t hi, bool resized) {
 template <class SamplePred, class Pred>
 size_t StaircaseFronts::Search(size_t r, SamplePred&& sample_pred, Pred&& pred) const {
   const double* s = &samples_[r * 2 * kSamples];
-  size_t j = 0;  // samples for which pred holds: it fails after sample j - 1, by sample j
-  for (size_t i = 0; i < kSamples; ++i) j += sample_pred(s, i) ? 1 : 0;
+  // The samples for which pred holds: it fails after sample j - 1, by sample j.
+  const size_t j = PartitionPoint(kSamples, [&](size_t i) { return sample_pred(s, i); });
   if (j == 0) return 0;
   const size_t m = fronts_[r].size();
   const size_t from = (j - 1) * m / kSamples + 1, to = j < kSamples ? j * m / kSamples : m;
@@ -72,8 +78,7 @@ bool StaircaseFronts::Dominated(size_t r, double a, double b) const {
   // second value between theirs.
   const double* sa = &samples_[r * 2 * kSamples];
   const double* sb = sa + kSamples;
-  size_t j = 0;
-  for (size_t i = 0; i < kSamples; ++i) j += sa[i] < a ? 1 : 0;
+  const size_t j = PartitionPoint(kSamples, [&](size_t i) { return sa[i] < a; });
   const Run& front = fronts_[r];
   const size_t m = front.size();
   size_t from = 0, to = 0;  // q's index lies in [from, to]
@@ -124,6 +129,7 @@ size_t StaircaseFronts::Add(double a, double b, int64_t trial) {
       tree_.push_back(static_cast<int64_t>(carry_.size()) + CountBefore(r) -
                       CountBefore(n - (n & (~n + 1))));
       fronts_.push_back(carry_);
+      samples_.resize(fronts_.size() * 2 * kSamples);
       Sample(r, 0, 0, true);
       return rank;
     }
@@ -139,17 +145,16 @@ size_t StaircaseFronts::Add(double a, double b, int64_t trial) {
         [&](size_t i) { return f[i].a <= box_a; });
     while (hi > lo && f[hi - 1].a == box_a && f[hi - 1].b == box_b) --hi;
     hi = std::max(hi, lo);
-    out_.assign(f + lo, f + hi);
     // The carried run fits exactly where the moved one was (it lies in the same box, and
     // nothing left of it in this front dominates or is dominated by it).
-    Splice(front, lo, hi - lo, carry_);
-    const bool resized = carry_.size() != hi - lo;
-    if (resized) Resize(r, static_cast<int64_t>(carry_.size()) - static_cast<int64_t>(hi - lo));
+    const size_t carried = carry_.size();
+    Exchange(front, lo, hi - lo, carry_);
+    const bool resized = carried != hi - lo;
+    if (resized) Resize(r, static_cast<int64_t>(carried) - static_cast<int64_t>(hi - lo));
     Sample(r, lo, hi, resized);
     if (hi == lo) return rank;
-    box_a = out_.back().a;
-    box_b = out_.front().b;
-    std::swap(carry_, out_);
+    box_a = carry_.back().a;
+    box_b = carry_.front().b;
   }
 }
 

@@ -66,7 +66,7 @@ class StaircaseFronts {
   // fronts at a rung of thousands of points.
   std::vector<int64_t> tree_;
   int64_t size_ = 0;
-  Run carry_, out_;  // Add's scratch: the run moving into a front and the one moving out
+  Run carry_;  // Add's scratch: the run moving into a front, then the one moving out of it
 };
 
 }  // namespace sift::search
