@@ -10,8 +10,9 @@
 // Those form one run of the staircase, and so do the points of the next front that the moved run
 // dominates: exactly the points inside the run's bounding box (a point of that box is dominated
 // by the run's first point or by the first point of the old front at or past its first value,
-// which lies in the run). So each front the move reaches costs two bisections and one splice,
-// and the move stops at the first front with nothing in the box.
+// which lies in the run). So each front the move reaches costs two bisections (mostly answered
+// from the front's samples) and one exchange of runs, and the move stops at the first front
+// with nothing in the box.
 //
 // Values must be finite (the owner keeps the others apart); oriented, larger is better.
 #pragma once
