@@ -46,15 +46,17 @@ Decision MoAshaScheduler::OnReport(const StudyView& study, const TrialView& tria
   const int64_t top = TopCount(b, k, !options_.promotion);
   const bool in = rungs_[b][k].InTop(trial.number, top);
   if (!options_.promotion && in) return Decision::Continue();
-  const std::string n = std::to_string(rungs_[b][k].size());
-  std::string r =
-      brackets_.Prefix(b, "mo-asha", "mo-hyperband") +
-      (options_.promotion ? in ? "promoted at rung " : "paused at rung " : "stopped at rung ") +
-      std::to_string(k) + " (epoch " + std::to_string(resource) + "): " + (in ? "in" : "not in") +
-      " the top " + std::to_string(top) + " of " + n +
-      " by constrained non-dominated rank (top 1/" + std::to_string(options_.eta) + ")";
+  // Appended into one buffer, as AshaScheduler's reason (number_text.h): most rung decisions
+  // are stops, and this text is a large part of one.
+  std::string r = brackets_.Prefix(b, "mo-asha", "mo-hyperband");
+  r.reserve(r.size() + 128);
+  const auto add = [&r](const auto&... parts) { (r.append(parts), ...); };
+  add(options_.promotion ? in ? "promoted at rung " : "paused at rung " : "stopped at rung ",
+      std::to_string(k), " (epoch ", std::to_string(resource), "): ", in ? "in" : "not in",
+      " the top ", std::to_string(top), " of ", std::to_string(rungs_[b][k].size()),
+      " by constrained non-dominated rank (top 1/", std::to_string(options_.eta), ")");
   const double violation = ViolationAt(study, trial, resource);
-  if (violation > 0) r += "; infeasible (violation " + G6(violation) + ")";
+  if (violation > 0) add("; infeasible (violation ", G6(violation), ")");
   if (!options_.promotion) return Decision::Stop(std::move(r));
   return in ? Decision::Continue(std::move(r)) : Decision::Pause(std::move(r));
 }

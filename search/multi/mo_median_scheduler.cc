@@ -31,13 +31,14 @@ std::vector<double> Summary(const StudyView& study, const TrialView& t, int64_t 
   return out;
 }
 
-// The values as the user reported them, "(0.91, 12.5)".
-std::string Raw(const StudyView& study, const std::vector<double>& oriented) {
-  std::string s = "(";
+// Appends the values as the user reported them, "(0.91, 12.5)".
+void AppendRaw(std::string& s, const StudyView& study, const std::vector<double>& oriented) {
+  s += '(';
   for (size_t i = 0; i < oriented.size(); ++i) {
-    s += (i ? ", " : "") + G6(ObjectiveAt(study, i).maximize ? oriented[i] : -oriented[i]);
+    if (i > 0) s += ", ";
+    s += G6(ObjectiveAt(study, i).maximize ? oriented[i] : -oriented[i]);
   }
-  return s + ")";
+  s += ')';
 }
 
 }  // namespace
@@ -45,13 +46,11 @@ std::string Raw(const StudyView& study, const std::vector<double>& oriented) {
 void MoMedianScheduler::Epoch::Add(Entry e) {
   index.emplace(e.trial, entries.size());
   if (columns.empty()) columns.resize(e.averages.size());
-  auto insert = [&](std::vector<double>& sorted, double v) {
-    unordered = unordered || std::isnan(v);
-    sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), v), v);
-  };
-  insert(violations, e.violation);
+  unordered = unordered || std::isnan(e.violation);
+  violations.Add(e.trial, e.violation);
   for (size_t m = 0; m < columns.size() && m < e.averages.size(); ++m) {
-    insert(columns[m], e.averages[m]);
+    unordered = unordered || std::isnan(e.averages[m]);
+    columns[m].Add(e.trial, e.averages[m]);
   }
   entries.push_back(std::move(e));
 }
@@ -72,16 +71,16 @@ void MoMedianScheduler::Medians(const Epoch& at, int64_t trial, double* violatio
     *point = MedianPoint(others);
     return;
   }
-  // Leaving out one copy of self's value leaves the same sorted values as leaving out self.
-  auto skip = [&](const std::vector<double>& sorted, double v) -> int64_t {
-    if (self == at.index.end()) return -1;
-    return std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin();
-  };
+  // The median of the others' values: what MedianExcluding gives on the sorted column less
+  // self's value (MedianSplit::MedianWithout).
   const Entry* me = self == at.index.end() ? nullptr : &at.entries[self->second];
-  *violation = MedianExcluding(at.violations, skip(at.violations, me ? me->violation : 0));
+  auto without = [&](const MedianSplit& column, double mine) {
+    return column.MedianWithout({MedianSplit::Orderable(mine), trial}, me != nullptr);
+  };
+  *violation = without(at.violations, me ? me->violation : 0);
   point->resize(at.columns.size());
   for (size_t m = 0; m < at.columns.size(); ++m) {
-    (*point)[m] = MedianExcluding(at.columns[m], skip(at.columns[m], me ? me->averages[m] : 0));
+    (*point)[m] = without(at.columns[m], me ? me->averages[m] : 0);
   }
 }
 
@@ -101,22 +100,32 @@ Decision MoMedianScheduler::OnReport(const StudyView& study, const TrialView& tr
   std::vector<double> median;
   Medians(at, trial.number, &median_violation, &median);
   const double violation = ViolationAt(study, trial, t);
-  const std::string of = " of " + std::to_string(n) + " other trials";
-  if (violation > median_violation) {
-    return Decision::Stop("mo-median rule: constraint violation " + G6(violation) + " at epoch " +
-                          std::to_string(t) + " is above the median violation " +
-                          G6(median_violation) + of);
+  std::vector<double> mine;
+  const bool infeasible = violation > median_violation;
+  if (!infeasible) {
+    if (violation < median_violation) return Decision::Continue();
+    mine = Summary(study, trial, t, options_.running_average);
+    // DominatedByMedian (mo_median.h) on the medians already read.
+    std::vector<double> bar = median;
+    for (double& x : bar) x -= options_.grace;
+    if (!Dominates(bar, mine)) return Decision::Continue();
   }
-  if (violation < median_violation) return Decision::Continue();
-  const std::vector<double> mine = Summary(study, trial, t, options_.running_average);
-  // DominatedByMedian (mo_median.h) on the medians already read.
-  std::vector<double> bar = median;
-  for (double& x : bar) x -= options_.grace;
-  if (!Dominates(bar, mine)) return Decision::Continue();
-  return Decision::Stop(std::string("mo-median rule: ") +
-                        (options_.running_average ? "running averages " : "best values ") +
-                        Raw(study, mine) + " at epoch " + std::to_string(t) +
-                        " are dominated by the median running averages " + Raw(study, median) + of);
+  // Appended into one buffer (number_text.h): the text is much of a stop's cost.
+  std::string r = "mo-median rule: ";
+  r.reserve(160);
+  const auto add = [&r](const auto&... parts) { (r.append(parts), ...); };
+  const std::string of = std::to_string(n), epoch = std::to_string(t);
+  if (infeasible) {
+    add("constraint violation ", G6(violation), " at epoch ", epoch,
+        " is above the median violation ", G6(median_violation), " of ", of, " other trials");
+    return Decision::Stop(std::move(r));
+  }
+  add(options_.running_average ? "running averages " : "best values ");
+  AppendRaw(r, study, mine);
+  add(" at epoch ", epoch, " are dominated by the median running averages ");
+  AppendRaw(r, study, median);
+  add(" of ", of, " other trials");
+  return Decision::Stop(std::move(r));
 }
 
 }  // namespace sift::search

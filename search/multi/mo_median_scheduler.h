@@ -28,13 +28,14 @@ class MoMedianScheduler : public Scheduler {
     double violation;
   };
   // Every trial that reached one epoch, with the violations and each objective's averages kept
-  // sorted as they arrive, so a decision reads its medians instead of sorting every column.
+  // in MedianSplits (median_scheduler.h) as they arrive, as the single-objective rule keeps its
+  // averages: a decision reads its medians in O(1), and adding costs O(1) in practice.
   struct Epoch {
     std::vector<Entry> entries;
     std::unordered_map<int64_t, size_t> index;  // trial number -> its first entry
-    std::vector<double> violations;
-    std::vector<std::vector<double>> columns;
-    bool unordered = false;  // a NaN somewhere: sorting is undefined, recompute as before
+    MedianSplit violations;
+    std::vector<MedianSplit> columns;
+    bool unordered = false;  // a NaN somewhere: there is no order, recompute as before
     void Add(Entry e);
   };
   // The other trials' median violation and median point at `epoch`, leaving out `trial`.

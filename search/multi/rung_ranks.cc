@@ -10,12 +10,9 @@ namespace sift::search {
 namespace {
 
 // One pass over the contiguous values, both directions at once and free of branches (most
-// points are incomparable to p): the new point's rank, and the points it dominates. D: the
-// number of objectives when fixed at compile time (two, the common case), else 0.
-template <size_t D>
-int Scan(const double* flat, const int* ranks, size_t f, size_t d, const double* p,
+// points are incomparable to p): the new point's rank, and the points it dominates.
+int Scan(const double* flat, const int* ranks, size_t f, size_t dims, const double* p,
          std::vector<size_t>* dominated) {
-  const size_t dims = D > 0 ? D : d;
   int rank = 0;
   for (size_t j = 0; j < f; ++j) {
     const double* q = flat + j * dims;
@@ -34,11 +31,12 @@ int Scan(const double* flat, const int* ranks, size_t f, size_t d, const double*
 
 void RungRanks::Clear() {
   points_.clear();
-  index_.clear();
+  first_.clear();
   position_.clear();
   finite_.clear();
   flat_.clear();
   ranks_.clear();
+  stairs_.Clear();
   broken_.clear();
   infeasible_.clear();
   rank_count_.clear();
@@ -48,7 +46,12 @@ void RungRanks::Clear() {
 
 void RungRanks::Add(TrialPoint point) {
   const size_t i = points_.size();
-  index_.emplace(point.trial, i);
+  if (point.trial >= 0 && Find(point.trial) < 0) {
+    const auto t = static_cast<size_t>(point.trial);
+    if (t >= first_.size()) first_.resize(std::max(t + 1, 2 * first_.size()), -1);
+    first_[t] = static_cast<int64_t>(i);
+  }
+  last_ = i;
   points_.push_back(std::move(point));
   position_.push_back(-1);
   const TrialPoint& p = points_[i];
@@ -75,21 +78,20 @@ void RungRanks::AddFinite(size_t i) {
     }
     return better;
   };
-  int rank = 0;
-  std::vector<size_t> dominated;  // the points p dominates
-  if (d == 2) {
-    rank = Scan<2>(flat_.data(), ranks_.data(), f, d, p.data(), &dominated);
-  } else {
-    rank = Scan<0>(flat_.data(), ranks_.data(), f, d, p.data(), &dominated);
-  }
   finite_.push_back(i);
-  flat_.insert(flat_.end(), p.begin(), p.begin() + static_cast<std::ptrdiff_t>(d));
-  ranks_.push_back(rank);
   position_[i] = static_cast<int64_t>(f);
   for (size_t m = 0; m < d; ++m) {
     low_[m] = std::min(low_[m], p[m]);
     high_[m] = std::max(high_[m], p[m]);
   }
+  if (d == 2) {
+    last_rank_ = stairs_.Add(p[0], p[1], points_[i].trial);
+    return;
+  }
+  std::vector<size_t> dominated;  // the points p dominates
+  const int rank = Scan(flat_.data(), ranks_.data(), f, d, p.data(), &dominated);
+  flat_.insert(flat_.end(), p.begin(), p.begin() + static_cast<std::ptrdiff_t>(d));
+  ranks_.push_back(rank);
   auto count = [&](int r, int64_t by) {
     if (rank_count_.size() <= static_cast<size_t>(r)) rank_count_.resize(r + 1, 0);
     rank_count_[r] += by;
@@ -125,10 +127,21 @@ void RungRanks::AddFinite(size_t i) {
   }
 }
 
+int64_t RungRanks::Find(int64_t trial) const {
+  if (trial >= 0) {
+    const auto t = static_cast<size_t>(trial);
+    return t < first_.size() ? first_[t] : -1;
+  }
+  // Not a trial of a study (those count from 0), but answered all the same.
+  const auto it = std::find_if(points_.begin(), points_.end(),
+                               [&](const TrialPoint& p) { return p.trial == trial; });
+  return it == points_.end() ? -1 : it - points_.begin();
+}
+
 bool RungRanks::InTop(int64_t trial, int64_t k) const {
-  const auto found = index_.find(trial);
-  if (found == index_.end() || k <= 0) return false;
-  const size_t self = found->second;
+  const int64_t found = Find(trial);
+  if (found < 0 || k <= 0) return false;
+  const auto self = static_cast<size_t>(found);
   const TrialPoint& me = points_[self];
   // The order ConstrainedInTop counts in: feasible finite by rank, feasible broken by trial
   // number, infeasible by violation then trial number.
@@ -146,25 +159,45 @@ bool RungRanks::InTop(int64_t trial, int64_t k) const {
     for (size_t j : broken_) ahead += points_[j].trial < trial;
     return static_cast<int64_t>(finite_.size()) + ahead < k;
   }
-  const int r = ranks_[static_cast<size_t>(position_[self])];
-  int64_t before = 0;
-  for (int i = 0; i < r; ++i) before += rank_count_[i];
-  const int64_t same = rank_count_[r];
-  if (before + same <= k) return true;
-  if (before >= k) return false;
+  const Place at = PlaceOf(self);
+  if (at.before + at.same <= k) return true;
+  if (at.before >= k) return false;
   // Self is in the rank that is cut: MoTopTrials' greedy picks from that rank alone.
   Points front;
   std::vector<int64_t> trials;
-  std::vector<int> members;
-  for (size_t j = 0; j < finite_.size(); ++j) {
-    if (ranks_[j] != r) continue;
-    members.push_back(static_cast<int>(front.size()));
-    front.push_back(points_[finite_[j]].values);
-    trials.push_back(points_[finite_[j]].trial);
-  }
+  RankMembers(at.rank, &front, &trials);
+  std::vector<int> members(front.size());
+  for (size_t j = 0; j < members.size(); ++j) members[j] = static_cast<int>(j);
   const std::vector<int> picks = GreedyPicks(
-      front, trials, members, static_cast<size_t>(k - before), ReferencePoint({low_, high_}));
+      front, trials, members, static_cast<size_t>(k - at.before), ReferencePoint({low_, high_}));
   return std::any_of(picks.begin(), picks.end(), [&](int i) { return trials[i] == trial; });
+}
+
+RungRanks::Place RungRanks::PlaceOf(size_t self) const {
+  const std::vector<double>& v = points_[self].values;
+  if (low_.size() == 2) {
+    const size_t r = self == last_ ? last_rank_ : stairs_.RankOf(v[0], v[1]);
+    return {r, stairs_.CountBefore(r), static_cast<int64_t>(stairs_.Front(r).size())};
+  }
+  const auto r = static_cast<size_t>(ranks_[static_cast<size_t>(position_[self])]);
+  int64_t before = 0;
+  for (size_t i = 0; i < r; ++i) before += rank_count_[i];
+  return {r, before, rank_count_[r]};
+}
+
+void RungRanks::RankMembers(size_t r, Points* values, std::vector<int64_t>* trials) const {
+  if (low_.size() == 2) {
+    for (const StaircaseFronts::Entry& e : stairs_.Front(r)) {
+      values->push_back({e.a, e.b});
+      trials->push_back(e.trial);
+    }
+    return;
+  }
+  for (size_t j = 0; j < finite_.size(); ++j) {
+    if (static_cast<size_t>(ranks_[j]) != r) continue;
+    values->push_back(points_[finite_[j]].values);
+    trials->push_back(points_[finite_[j]].trial);
+  }
 }
 
 }  // namespace sift::search

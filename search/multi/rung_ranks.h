@@ -1,21 +1,22 @@
 // The points recorded at one MO-ASHA rung with their constrained ranks kept up to date as points
-// arrive, so "is trial t in the top k" costs one scan for the new point's dominators rather than
-// a non-dominated sort of the whole rung at every decision.
+// arrive, so "is trial t in the top k" does not sort the whole rung at every decision. With two
+// objectives the fronts are staircases (staircase_fronts.h): O(log n) bisections per front a new
+// point moves. With three or more, one scan for the new point's dominators.
 //
 // Only a cache: InTop answers exactly ConstrainedInTop(points(), trial, k) (objective_vectors.h).
 // A point's values never change once recorded, so adding is the only update; the owner clears
 // it when its view shrinks (ReportCursor's reset) and re-adds from the view.
 //
-// The rank of a point is the length of the longest chain of points dominating it (the same as
-// peeling fronts). A new point p can only raise the ranks of points it dominates, each by at most
-// one: q rises iff p or a dominator of q that rose sits just one rank above q's old rank.
+// In the scan, the rank of a point is the length of the longest chain of points dominating it (the
+// same as peeling fronts). A new point p can only raise the ranks of points it dominates, each by
+// at most one: q rises iff p or a dominator of q that rose sits just one rank above q's old rank.
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "search/multi/objective_vectors.h"
+#include "search/multi/staircase_fronts.h"
 
 namespace sift::search {
 
@@ -30,19 +31,36 @@ class RungRanks {
 
  private:
   void AddFinite(size_t i);
+  // The first point of `trial`, -1 when it has none.
+  int64_t Find(int64_t trial) const;
+  // Finite point `self`'s rank, the number of points in the ranks before it and in its own.
+  struct Place {
+    size_t rank;
+    int64_t before, same;
+  };
+  Place PlaceOf(size_t self) const;
+  // The values and trial numbers of the finite points of rank r.
+  void RankMembers(size_t r, Points* values, std::vector<int64_t>* trials) const;
 
   std::vector<TrialPoint> points_;
-  std::unordered_map<int64_t, size_t> index_;  // trial number -> first point of that trial
-  std::vector<int64_t> position_;              // per point: its place in finite_, -1 when not there
-  std::vector<size_t> finite_;                 // feasible with finite values, in insertion order
-  std::vector<double> flat_;                   // their values, one after another
-  std::vector<int> ranks_;                     // their ranks
-  std::vector<size_t> broken_;                 // feasible with a value that is not finite
+  // Trial number -> its first point, -1 when none (a vector: trial numbers count from 0).
+  std::vector<int64_t> first_;
+  std::vector<int64_t> position_;  // per point: its place in finite_, -1 when not there
+  std::vector<size_t> finite_;     // feasible with finite values, in insertion order
+  StaircaseFronts stairs_;         // two objectives: their fronts
+  // Three or more objectives: their values one after another, and their ranks.
+  std::vector<double> flat_;
+  std::vector<int> ranks_;
+  std::vector<size_t> broken_;  // feasible with a value that is not finite
   std::vector<size_t> infeasible_;
-  std::vector<int64_t> rank_count_;  // finite points per rank
+  std::vector<int64_t> rank_count_;  // finite points per rank (three or more objectives)
   // Each objective's lowest and highest value over the finite points: ReferencePoint of these
   // two is ReferencePoint of them all, which the cut rank's picks measure from.
   std::vector<double> low_, high_;
+  // The last point added and, with two objectives, its rank: a decision asks about the point
+  // just added, whose rank the insertion has found already.
+  size_t last_ = 0;
+  size_t last_rank_ = 0;
 };
 
 }  // namespace sift::search

@@ -42,8 +42,9 @@ void ReportNext(Rng& rng, TrialView& t, size_t objectives) {
   if (rng.Below(3) != 0) t.constraint_values[0][e] = rng.Below(5) == 0 ? 1.5 : 0.5;
 }
 
-// MO-ASHA's stopping rule read off the whole view: the trial continues when it is not at a rung
-// or is in the constrained top of every point recorded there.
+// MO-ASHA's rule read off the whole view: the trial continues when it is not at a rung or is in
+// the constrained top of every point recorded there (stopping: the survivors; promotion: the
+// promotable), else it stops or pauses.
 Action AshaFromScratch(const StudyView& study, const TrialView& trial, const AshaOptions& o) {
   const std::vector<int64_t> levels = AshaBrackets(o).Levels(0);
   const int64_t resource = trial.LastResource();
@@ -52,8 +53,10 @@ Action AshaFromScratch(const StudyView& study, const TrialView& trial, const Ash
   for (const TrialView& t : study.trials) {
     if (t.values.count(resource) > 0) points.push_back(PointAt(study, t, resource));
   }
-  const int64_t top = SurvivorCount(static_cast<int64_t>(points.size()), o.eta);
-  return ConstrainedInTop(points, trial.number, top) ? Action::kContinue : Action::kStop;
+  const auto n = static_cast<int64_t>(points.size());
+  const int64_t top = o.promotion ? PromotableCount(n, o.eta) : SurvivorCount(n, o.eta);
+  if (ConstrainedInTop(points, trial.number, std::min(n, top))) return Action::kContinue;
+  return o.promotion ? Action::kPause : Action::kStop;
 }
 
 // The oriented running average (or best) of each objective up to `upto`; NaN counts as -inf.
@@ -125,29 +128,39 @@ void RunStudy(uint64_t seed, size_t objectives, Make make, FromScratch from_scra
         << "seed " << seed << ", trial " << t.number << " at epoch " << t.LastResource();
     ASSERT_EQ(d.action, again.action);
     ASSERT_EQ(d.reason, again.reason);
-    stops += d.action == Action::kStop;
-    if (d.action == Action::kStop || t.LastResource() == kEpochs) {
-      t.state = d.action == Action::kStop ? TrialState::kStopped : TrialState::kCompleted;
+    stops += d.action != Action::kContinue;
+    if (d.action != Action::kContinue || t.LastResource() == kEpochs) {
+      t.state = d.action == Action::kStop    ? TrialState::kStopped
+                : d.action == Action::kPause ? TrialState::kPaused
+                                             : TrialState::kCompleted;
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(pick));
     }
   }
-  // Both answers come up often, so the comparison above is not all one way.
+  // Both answers (continue, and stop or pause) come up often, so the comparison above is not all
+  // one way.
   EXPECT_GT(stops, 50) << "seed " << seed;
   EXPECT_LT(stops, decisions - 50) << "seed " << seed;
 }
 
-TEST(IncrementalDecisions, MoAshaDecidesAsFromTheWholeRung) {
+void RunMoAsha(bool promotion, uint64_t first_seed, uint64_t last_seed) {
   AshaOptions o;
   o.eta = 2;
   o.max_resource = kEpochs;
+  o.promotion = promotion;
   for (size_t objectives : {2u, 3u}) {
-    for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (uint64_t seed = first_seed; seed <= last_seed; ++seed) {
       RunStudy(
           seed, objectives, [&] { return std::make_unique<MoAshaScheduler>(o); },
           [&](const StudyView& s, const TrialView& t) { return AshaFromScratch(s, t, o); });
     }
   }
 }
+
+TEST(IncrementalDecisions, MoAshaDecidesAsFromTheWholeRung) { RunMoAsha(false, 1, 4); }
+
+// The promotion variant's check at a rung (MO-Hyperband's too): the same ranks, the top
+// floor(n / eta) promoted, the others paused.
+TEST(IncrementalDecisions, MoAshaPromotionDecidesAsFromTheWholeRung) { RunMoAsha(true, 5, 7); }
 
 TEST(IncrementalDecisions, MoMedianDecidesAsFromTheWholeEpoch) {
   MedianOptions o;

@@ -1,0 +1,161 @@
+#include "search/multi/staircase_fronts.h"
+
+#include <algorithm>
+
+namespace sift::search {
+namespace {
+
+// The first i in [0, n) for which pred(i) is false, pred being true on a prefix: a bisection
+// whose step is a conditional move, not a branch (each step's outcome is a coin toss, and a
+// mispredicted branch per step cost more than the comparisons).
+template <class Pred>
+size_t PartitionPoint(size_t n, Pred&& pred) {
+  if (n == 0) return 0;
+  size_t base = 0;
+  while (n > 1) {
+    const size_t half = n / 2;
+    base = pred(base + half) ? base + half : base;
+    n -= half;
+  }
+  return base + (pred(base) ? 1 : 0);
+}
+
+// Exchanges v[at, at + moved) with `run`: v gets the run, `run` the entries it replaced. The
+// common case, as many in as out, moves nothing else.
+template <class T>
+void Exchange(std::vector<T>& v, size_t at, size_t moved, std::vector<T>& run) {
+  const size_t kept = std::min(moved, run.size());
+  const auto first = v.begin() + static_cast<ptrdiff_t>(at);
+  std::swap_ranges(run.begin(), run.begin() + static_cast<ptrdiff_t>(kept), first);
+  const auto rest = first + static_cast<ptrdiff_t>(kept);
+  if (moved > kept) {
+    run.insert(run.end(), rest, rest + static_cast<ptrdiff_t>(moved - kept));
+    v.erase(rest, rest + static_cast<ptrdiff_t>(moved - kept));
+  } else if (run.size() > kept) {
+    v.insert(rest, run.begin() + static_cast<ptrdiff_t>(kept), run.end());
+    run.resize(kept);
+  }
+}
+
+}  // namespace
+
+void StaircaseFronts::Clear() {
+  fronts_.clear();
+  samples_.clear();
+  tree_.clear();
+  size_ = 0;
+}
+
+void StaircaseFronts::Sample(size_t r, size_t lo, size_t hi, bool resized) {
+  const Run& front = fronts_[r];
+  double* at = &samples_[r * 2 * kSamples];
+  const size_t m = front.size();
+  // Unresized, only the samples inside [lo, hi) changed: j * m / kSamples in it.
+  const size_t first = resized ? 0 : (lo * kSamples + m - 1) / m;
+  const size_t last = resized ? kSamples : std::min(kSamples, (hi * kSamples + m - 1) / m);
+  for (size_t j = first; j < last; ++j) {
+    const size_t i = j * m / kSamples;
+    at[j] = front[i].a;
+    at[kSamples + j] = front[i].b;
+  }
+}
+
+template <class SamplePred, class Pred>
+size_t StaircaseFronts::Search(size_t r, SamplePred&& sample_pred, Pred&& pred) const {
+  const double* s = &samples_[r * 2 * kSamples];
+  // The samples for which pred holds: it fails after sample j - 1, by sample j.
+  const size_t j = PartitionPoint(kSamples, [&](size_t i) { return sample_pred(s, i); });
+  if (j == 0) return 0;
+  const size_t m = fronts_[r].size();
+  const size_t from = (j - 1) * m / kSamples + 1, to = j < kSamples ? j * m / kSamples : m;
+  return from + PartitionPoint(to - from, [&](size_t i) { return pred(from + i); });
+}
+
+bool StaircaseFronts::Dominated(size_t r, double a, double b) const {
+  // The first point q with a first value of at least a has the largest second value of those:
+  // a point of the front dominates (a, b) iff q does. Sample j (point j * m / kSamples) is the
+  // first sample at or past a, so q lies after sample j - 1 and at or before sample j, and its
+  // second value between theirs.
+  const double* sa = &samples_[r * 2 * kSamples];
+  const double* sb = sa + kSamples;
+  const size_t j = PartitionPoint(kSamples, [&](size_t i) { return sa[i] < a; });
+  const Run& front = fronts_[r];
+  const size_t m = front.size();
+  size_t from = 0, to = 0;  // q's index lies in [from, to]
+  if (j == 0) {
+    return sb[0] > b || (sb[0] == b && sa[0] > a);  // q is the first point, sample 0
+  }
+  if (sb[j - 1] < b) return false;  // q's second value is at most sample j - 1's
+  from = (j - 1) * m / kSamples + 1;
+  if (j < kSamples) {
+    if (sb[j] > b) return true;  // and at least sample j's
+    to = j * m / kSamples;
+  } else {
+    to = m;
+  }
+  const Entry* f = front.data() + from;
+  const size_t q = from + PartitionPoint(to - from, [&](size_t i) { return f[i].a < a; });
+  if (q == m) return false;
+  // Equal second values: dominating iff the first is larger (equal is the point itself; no
+  // point of a front lies beside an equal one with a larger first value and the same second).
+  const Entry& e = front[q];
+  return e.b > b || (e.b == b && e.a > a);
+}
+
+size_t StaircaseFronts::RankOf(double a, double b) const {
+  return PartitionPoint(fronts_.size(), [&](size_t r) { return Dominated(r, a, b); });
+}
+
+int64_t StaircaseFronts::CountBefore(size_t rank) const {
+  int64_t sum = 0;
+  for (size_t i = std::min(rank, fronts_.size()); i > 0; i &= i - 1) sum += tree_[i];
+  return sum;
+}
+
+void StaircaseFronts::Resize(size_t rank, int64_t by) {
+  for (size_t i = rank + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += by;
+}
+
+size_t StaircaseFronts::Add(double a, double b, int64_t trial) {
+  ++size_;
+  carry_.assign(1, {a, b, trial});
+  double box_a = a, box_b = b;  // the carried run's bounding box
+  const size_t rank = RankOf(a, b);
+  for (size_t r = rank;; ++r) {
+    if (r == fronts_.size()) {
+      // A new last front: its Fenwick node sums the fronts it covers, all before it.
+      const size_t n = r + 1;
+      if (tree_.empty()) tree_.push_back(0);
+      tree_.push_back(static_cast<int64_t>(carry_.size()) + CountBefore(r) -
+                      CountBefore(n - (n & (~n + 1))));
+      fronts_.push_back(carry_);
+      samples_.resize(fronts_.size() * 2 * kSamples);
+      Sample(r, 0, 0, true);
+      return rank;
+    }
+    Run& front = fronts_[r];
+    // The box's points: a run from the first with b <= box_b to the last with a <= box_a, less
+    // copies of the box's corner (only p's own copies can be that: they stay where they are).
+    const Entry* f = front.data();
+    const size_t lo = Search(
+        r, [&](const double* s, size_t j) { return s[kSamples + j] > box_b; },
+        [&](size_t i) { return f[i].b > box_b; });
+    size_t hi = Search(
+        r, [&](const double* s, size_t j) { return s[j] <= box_a; },
+        [&](size_t i) { return f[i].a <= box_a; });
+    while (hi > lo && f[hi - 1].a == box_a && f[hi - 1].b == box_b) --hi;
+    hi = std::max(hi, lo);
+    // The carried run fits exactly where the moved one was (it lies in the same box, and
+    // nothing left of it in this front dominates or is dominated by it).
+    const size_t carried = carry_.size();
+    Exchange(front, lo, hi - lo, carry_);
+    const bool resized = carried != hi - lo;
+    if (resized) Resize(r, static_cast<int64_t>(carried) - static_cast<int64_t>(hi - lo));
+    Sample(r, lo, hi, resized);
+    if (hi == lo) return rank;
+    box_a = carry_.back().a;
+    box_b = carry_.front().b;
+  }
+}
+
+}  // namespace sift::search

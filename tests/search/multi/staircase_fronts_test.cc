@@ -1,0 +1,95 @@
+#include "search/multi/staircase_fronts.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "search/multi/pareto.h"
+#include "search/rng.h"
+
+namespace sift::search {
+namespace staircase_fronts_test {
+
+// After every point added: each point's rank is the one a non-dominated sort of them all gives,
+// the fronts hold exactly the points of each rank as sorted staircases, and the counts add up.
+// `wide`: points near one anti-diagonal, so the fronts are few and long (longer than their
+// samples); else uniform on the grid, many fronts.
+void ExpectSameAsNonDominatedSort(uint64_t seed, int n, uint64_t grid, bool wide = false) {
+  Rng rng(seed);
+  StaircaseFronts stairs;
+  Points points;
+  for (int i = 0; i < n; ++i) {
+    // On a coarse grid, ties in one value and equal points are common.
+    const auto a = static_cast<double>(rng.Below(grid));
+    const auto b = wide ? static_cast<double>(grid) - a + static_cast<double>(rng.Below(4))
+                        : static_cast<double>(rng.Below(grid));
+    points.push_back({a, b});
+    stairs.Add(a, b, i);
+    const std::vector<int> ranks = NonDominatedRanks(points);
+    const std::string where = "seed " + std::to_string(seed) + ", " + std::to_string(i + 1) +
+                              " points, grid " + std::to_string(grid);
+    std::vector<int64_t> sizes;
+    for (size_t j = 0; j < points.size(); ++j) {
+      ASSERT_EQ(stairs.RankOf(points[j][0], points[j][1]), static_cast<size_t>(ranks[j]))
+          << where << ", point " << j;
+      if (static_cast<size_t>(ranks[j]) >= sizes.size()) sizes.resize(ranks[j] + 1, 0);
+      ++sizes[ranks[j]];
+    }
+    ASSERT_EQ(stairs.FrontCount(), sizes.size()) << where;
+    int64_t before = 0;
+    for (size_t r = 0; r < sizes.size(); ++r) {
+      ASSERT_EQ(stairs.CountBefore(r), before) << where << ", rank " << r;
+      const std::vector<StaircaseFronts::Entry>& front = stairs.Front(r);
+      ASSERT_EQ(static_cast<int64_t>(front.size()), sizes[r]) << where << ", rank " << r;
+      for (size_t j = 0; j < front.size(); ++j) {
+        EXPECT_EQ(ranks[static_cast<size_t>(front[j].trial)], static_cast<int>(r)) << where;
+        EXPECT_EQ(points[static_cast<size_t>(front[j].trial)][0], front[j].a) << where;
+        EXPECT_EQ(points[static_cast<size_t>(front[j].trial)][1], front[j].b) << where;
+        if (j == 0) continue;
+        EXPECT_LE(front[j - 1].a, front[j].a) << where << ", rank " << r;
+        EXPECT_GE(front[j - 1].b, front[j].b) << where << ", rank " << r;
+      }
+      before += sizes[r];
+    }
+    EXPECT_EQ(stairs.CountBefore(sizes.size()), before) << where;
+    EXPECT_EQ(stairs.size(), before) << where;
+  }
+}
+
+TEST(StaircaseFronts, RanksMatchANonDominatedSortWithManyTies) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) ExpectSameAsNonDominatedSort(seed, 120, 6);
+}
+
+TEST(StaircaseFronts, RanksMatchANonDominatedSortOnAFinerGrid) {
+  for (uint64_t seed = 21; seed <= 23; ++seed) ExpectSameAsNonDominatedSort(seed, 400, 500);
+}
+
+TEST(StaircaseFronts, RanksMatchANonDominatedSortWithLongFronts) {
+  for (uint64_t seed = 31; seed <= 33; ++seed) ExpectSameAsNonDominatedSort(seed, 300, 200, true);
+}
+
+// A point dominating a chain pushes it down one front at a time, to a new last front.
+TEST(StaircaseFronts, ANewBestPointPushesEveryFrontDown) {
+  StaircaseFronts stairs;
+  stairs.Add(1, 1, 0);
+  stairs.Add(2, 2, 1);
+  stairs.Add(0, 5, 2);  // beside (2, 2)
+  stairs.Add(3, 3, 3);
+  ASSERT_EQ(stairs.FrontCount(), 3u);
+  EXPECT_EQ(stairs.RankOf(0, 5), 0u);
+  EXPECT_EQ(stairs.RankOf(1, 1), 2u);
+  stairs.Add(4, 4, 4);
+  EXPECT_EQ(stairs.FrontCount(), 4u);
+  EXPECT_EQ(stairs.RankOf(1, 1), 3u);
+  EXPECT_EQ(stairs.RankOf(0, 5), 0u);
+  EXPECT_EQ(stairs.CountBefore(3), 4);
+  stairs.Add(4, 4, 5);  // a copy shares its rank and moves nothing
+  EXPECT_EQ(stairs.Front(0).size(), 3u);
+  EXPECT_EQ(stairs.RankOf(1, 1), 3u);
+  stairs.Clear();
+  EXPECT_EQ(stairs.FrontCount(), 0u);
+  EXPECT_EQ(stairs.RankOf(1, 1), 0u);
+}
+
+}  // namespace staircase_fronts_test
+}  // namespace sift::search
