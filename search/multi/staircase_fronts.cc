@@ -20,6 +20,23 @@ size_t PartitionPoint(size_t n, Pred&& pred) {
   return base + (pred(base) ? 1 : 0);
 }
 
+// The first i in [from, n) for which pred(i) is false, pred being true on a prefix: steps of
+// 1, 2, 4, ... from `from`, then a bisection of the last step, so a short run costs a few reads.
+template <class Pred>
+size_t Gallop(size_t from, size_t n, Pred&& pred) {
+  size_t step = 1;
+  while (from < n && pred(from)) {
+    const size_t next = std::min(n, from + step);
+    if (next == n || !pred(next)) {
+      return from + 1 +
+             PartitionPoint(next - from - 1, [&](size_t i) { return pred(from + 1 + i); });
+    }
+    from = next + 1;
+    step *= 2;
+  }
+  return from;
+}
+
 // Exchanges v[at, at + moved) with `run`: v gets the run, `run` the entries it replaced. The
 // common case, as many in as out, moves nothing else.
 template <class T>
@@ -140,11 +157,10 @@ size_t StaircaseFronts::Add(double a, double b, int64_t trial) {
     const size_t lo = Search(
         r, [&](const double* s, size_t j) { return s[kSamples + j] > box_b; },
         [&](size_t i) { return f[i].b > box_b; });
-    size_t hi = Search(
-        r, [&](const double* s, size_t j) { return s[j] <= box_a; },
-        [&](size_t i) { return f[i].a <= box_a; });
+    // The run is mostly a point or two: gallop from lo rather than bisect the whole front (the
+    // same end: first values ascend, so a point before lo past box_a puts f[lo] past it too).
+    size_t hi = Gallop(lo, front.size(), [&](size_t i) { return f[i].a <= box_a; });
     while (hi > lo && f[hi - 1].a == box_a && f[hi - 1].b == box_b) --hi;
-    hi = std::max(hi, lo);
     // The carried run fits exactly where the moved one was (it lies in the same box, and
     // nothing left of it in this front dominates or is dominated by it).
     const size_t carried = carry_.size();

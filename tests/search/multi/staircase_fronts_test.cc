@@ -91,5 +91,28 @@ TEST(StaircaseFronts, ANewBestPointPushesEveryFrontDown) {
   EXPECT_EQ(stairs.RankOf(1, 1), 0u);
 }
 
+// A point dominating a run of one long front moves exactly that run, whatever its length and
+// place (Add finds the run's end by galloping from its start: every step size is crossed here).
+TEST(StaircaseFronts, ARunOfEveryLengthMovesWhole) {
+  constexpr int kLong = 70;
+  for (int first = 0; first < kLong; first += 3) {
+    for (int last = first + 1; last < kLong; ++last) {
+      StaircaseFronts stairs;
+      for (int i = 0; i < kLong; ++i) stairs.Add(i, kLong - i, i);
+      // (last, kLong - first) dominates (i, kLong - i) for i in [first, last] and no other.
+      stairs.Add(last, kLong - first, kLong);
+      const std::string where = "run " + std::to_string(first) + ".." + std::to_string(last);
+      ASSERT_EQ(stairs.FrontCount(), 2u) << where;
+      ASSERT_EQ(stairs.Front(1).size(), static_cast<size_t>(last - first + 1)) << where;
+      EXPECT_EQ(stairs.Front(1).front().trial, first) << where;
+      EXPECT_EQ(stairs.Front(1).back().trial, last) << where;
+      EXPECT_EQ(stairs.Front(0).size(), static_cast<size_t>(kLong - (last - first))) << where;
+      EXPECT_EQ(stairs.RankOf(last, kLong - first), 0u) << where;
+      if (last + 1 < kLong) EXPECT_EQ(stairs.RankOf(last + 1, kLong - last - 1), 0u) << where;
+      if (first > 0) EXPECT_EQ(stairs.RankOf(first - 1, kLong - first + 1), 0u) << where;
+    }
+  }
+}
+
 }  // namespace staircase_fronts_test
 }  // namespace sift::search
