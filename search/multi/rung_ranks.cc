@@ -86,6 +86,7 @@ void RungRanks::AddFinite(size_t i) {
   }
   if (d == 2) {
     last_rank_ = stairs_.Add(p[0], p[1], points_[i].trial);
+    last_known_ = true;
     return;
   }
   std::vector<size_t> dominated;  // the points p dominates
@@ -138,7 +139,7 @@ int64_t RungRanks::Find(int64_t trial) const {
   return it == points_.end() ? -1 : it - points_.begin();
 }
 
-bool RungRanks::InTop(int64_t trial, int64_t k) const {
+bool RungRanks::InTop(int64_t trial, int64_t k) {
   const int64_t found = Find(trial);
   if (found < 0 || k <= 0) return false;
   const auto self = static_cast<size_t>(found);
@@ -159,7 +160,11 @@ bool RungRanks::InTop(int64_t trial, int64_t k) const {
     for (size_t j : broken_) ahead += points_[j].trial < trial;
     return static_cast<int64_t>(finite_.size()) + ahead < k;
   }
+  const bool two = low_.size() == 2;
+  if (two && stairs_.Reach(k)) last_known_ = false;
   const Place at = PlaceOf(self);
+  // Deferred: past every exact front, so past the k-th point (Reach).
+  if (two && at.rank >= stairs_.FrontCount()) return false;
   if (at.before + at.same <= k) return true;
   if (at.before >= k) return false;
   // Self is in the rank that is cut: MoTopTrials' greedy picks from that rank alone.
@@ -176,7 +181,8 @@ bool RungRanks::InTop(int64_t trial, int64_t k) const {
 RungRanks::Place RungRanks::PlaceOf(size_t self) const {
   const std::vector<double>& v = points_[self].values;
   if (low_.size() == 2) {
-    const size_t r = self == last_ ? last_rank_ : stairs_.RankOf(v[0], v[1]);
+    const size_t r = self == last_ && last_known_ ? last_rank_ : stairs_.RankOf(v[0], v[1]);
+    if (r >= stairs_.FrontCount()) return {r, stairs_.CountBefore(r), 0};  // deferred
     return {r, stairs_.CountBefore(r), static_cast<int64_t>(stairs_.Front(r).size())};
   }
   const auto r = static_cast<size_t>(ranks_[static_cast<size_t>(position_[self])]);

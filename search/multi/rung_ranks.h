@@ -26,8 +26,9 @@ class RungRanks {
   void Clear();
   const std::vector<TrialPoint>& points() const { return points_; }
   size_t size() const { return points_.size(); }
-  // Equals ConstrainedInTop(points(), trial, k).
-  bool InTop(int64_t trial, int64_t k) const;
+  // Equals ConstrainedInTop(points(), trial, k). Not const: with two objectives it makes the
+  // fronts exact down to the k-th point first (StaircaseFronts::Reach).
+  bool InTop(int64_t trial, int64_t k);
 
  private:
   void AddFinite(size_t i);
@@ -61,6 +62,7 @@ class RungRanks {
   // just added, whose rank the insertion has found already.
   size_t last_ = 0;
   size_t last_rank_ = 0;
+  bool last_known_ = false;  // false once Reach reshaped the fronts after it was found
 };
 
 }  // namespace sift::search

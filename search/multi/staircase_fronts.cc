@@ -61,6 +61,96 @@ void StaircaseFronts::Clear() {
   samples_.clear();
   tree_.clear();
   size_ = 0;
+  rest_.clear();
+  cap_ = SIZE_MAX;
+}
+
+void StaircaseFronts::PushFront(Run front) {
+  // Its Fenwick node sums the fronts it covers, all before it.
+  const size_t r = fronts_.size(), n = r + 1;
+  if (tree_.empty()) tree_.push_back(0);
+  tree_.push_back(static_cast<int64_t>(front.size()) + CountBefore(r) -
+                  CountBefore(n - (n & (~n + 1))));
+  fronts_.push_back(std::move(front));
+  samples_.resize(fronts_.size() * 2 * kSamples);
+  Sample(r, 0, 0, true);
+}
+
+size_t StaircaseFronts::CutFront(int64_t k) const {
+  // Down the Fenwick tree: the longest prefix of fronts holding fewer than k points.
+  const size_t f = fronts_.size();
+  size_t step = 1;
+  while (step * 2 <= f) step *= 2;
+  size_t pos = 0;
+  for (; f > 0 && step > 0; step /= 2) {
+    if (pos + step <= f && tree_[pos + step] < k) {
+      pos += step;
+      k -= tree_[pos];
+    }
+  }
+  return pos;
+}
+
+bool StaircaseFronts::Reach(int64_t k) {
+  const size_t cut = CutFront(k);
+  if (cut == fronts_.size() && !rest_.empty()) {
+    Peel(k);
+    cap_ = CutFront(k) + 1 + 2 * kAhead;
+    return true;
+  }
+  cap_ = cut + 1 + 2 * kAhead;
+  if (fronts_.size() <= cap_) return false;
+  Defer(cut + 1 + kAhead);
+  return true;
+}
+
+void StaircaseFronts::Defer(size_t keep) {
+  for (size_t r = keep; r < fronts_.size(); ++r) {
+    rest_.insert(rest_.end(), fronts_[r].begin(), fronts_[r].end());
+  }
+  fronts_.resize(keep);
+  tree_.resize(keep + 1);  // a node covers only fronts at or before its own
+  samples_.resize(keep * 2 * kSamples);
+}
+
+void StaircaseFronts::Peel(int64_t k) {
+  // By the first value descending, ties by the second: a point's dominators all come before it.
+  std::sort(rest_.begin(), rest_.end(),
+            [](const Entry& x, const Entry& y) { return x.a > y.a || (x.a == y.a && x.b > y.b); });
+  // Each bucket front's last point so far, the one with the largest second value: a point is
+  // dominated by that front iff by it, iff the tail is ahead by (second value, first value).
+  // Fronts dominating a point form a prefix, so its bucket rank is a bisection of the tails.
+  Run tails;
+  std::vector<size_t> ranks(rest_.size());
+  for (size_t i = 0; i < rest_.size(); ++i) {
+    const Entry& e = rest_[i];
+    const size_t r = PartitionPoint(tails.size(), [&](size_t t) {
+      return tails[t].b > e.b || (tails[t].b == e.b && tails[t].a > e.a);
+    });
+    if (r == tails.size()) {
+      tails.push_back(e);
+    } else {
+      tails[r] = e;
+    }
+    ranks[i] = r;
+  }
+  std::vector<int64_t> sizes(tails.size(), 0);
+  for (size_t r : ranks) ++sizes[r];
+  // Fronts until the k-th point, then kAhead more.
+  int64_t have = size_ - static_cast<int64_t>(rest_.size());
+  size_t take = 0;
+  while (take < sizes.size() && have < k) have += sizes[take++];
+  take = std::min(sizes.size(), take + kAhead);
+  std::vector<Run> peeled(take);
+  Run kept;
+  for (size_t i = 0; i < rest_.size(); ++i) {
+    (ranks[i] < take ? peeled[ranks[i]] : kept).push_back(rest_[i]);
+  }
+  for (Run& front : peeled) {
+    std::reverse(front.begin(), front.end());  // by the first value, ascending
+    PushFront(std::move(front));
+  }
+  rest_ = std::move(kept);
 }
 
 void StaircaseFronts::Sample(size_t r, size_t lo, size_t hi, bool resized) {
@@ -135,19 +225,21 @@ void StaircaseFronts::Resize(size_t rank, int64_t by) {
 
 size_t StaircaseFronts::Add(double a, double b, int64_t trial) {
   ++size_;
+  const size_t rank = RankOf(a, b);
+  if (rank == fronts_.size() && (!rest_.empty() || rank >= cap_)) {
+    rest_.push_back({a, b, trial});  // deeper than every exact front
+    return rank;
+  }
   carry_.assign(1, {a, b, trial});
   double box_a = a, box_b = b;  // the carried run's bounding box
-  const size_t rank = RankOf(a, b);
   for (size_t r = rank;; ++r) {
     if (r == fronts_.size()) {
-      // A new last front: its Fenwick node sums the fronts it covers, all before it.
-      const size_t n = r + 1;
-      if (tree_.empty()) tree_.push_back(0);
-      tree_.push_back(static_cast<int64_t>(carry_.size()) + CountBefore(r) -
-                      CountBefore(n - (n & (~n + 1))));
-      fronts_.push_back(carry_);
-      samples_.resize(fronts_.size() * 2 * kSamples);
-      Sample(r, 0, 0, true);
+      // Past the last front: a new one, or the deferred points when it may not be exact.
+      if (rest_.empty() && r < cap_) {
+        PushFront(carry_);
+      } else {
+        rest_.insert(rest_.end(), carry_.begin(), carry_.end());
+      }
       return rank;
     }
     Run& front = fronts_[r];

@@ -14,6 +14,13 @@
 // from the front's samples) and one exchange of runs, and the move stops at the first front
 // with nothing in the box.
 //
+// A decision reads ranks only down to its cut (the front holding the k-th point), so Reach(k)
+// keeps exact fronts only to a margin past the cut and leaves every deeper point unsorted in a
+// bucket: a point there has rank FrontCount() + its rank among the bucket's points, so a new
+// point every front dominates, or a run moved out of the last front, is one append. When the cut
+// nears the last exact front, a sort of the bucket peels the next fronts off it. Until Reach is
+// first called every front is exact.
+//
 // Values must be finite (the owner keeps the others apart); oriented, larger is better.
 #pragma once
 
@@ -30,19 +37,25 @@ class StaircaseFronts {
     int64_t trial;
   };
 
-  // Returns the new point's rank.
+  // Returns the new point's rank (FrontCount() when it is deferred: deeper than every front).
   size_t Add(double a, double b, int64_t trial);
   void Clear();
+  // Makes the fronts exact down to the one holding the k-th best point at least, peeling fronts
+  // off the deferred points or deferring fronts far past it. Returns whether the fronts changed
+  // (a rank Add returned may then be stale).
+  bool Reach(int64_t k);
 
   // The rank of a point with these values: its front if it is here, else the front it would join
-  // (FrontCount() when every front dominates it).
+  // (FrontCount() when every exact front dominates it: then it is deferred, or would be).
   size_t RankOf(double a, double b) const;
+  // The exact fronts: ranks below this are exact; deferred points all rank at or past it.
   size_t FrontCount() const { return fronts_.size(); }
+  size_t Deferred() const { return rest_.size(); }
   // A front's points, by their first value.
   const std::vector<Entry>& Front(size_t rank) const { return fronts_[rank]; }
   // The number of points in the fronts before `rank`.
   int64_t CountBefore(size_t rank) const;
-  int64_t size() const { return size_; }
+  int64_t size() const { return size_; }  // deferred points included
 
  private:
   using Run = std::vector<Entry>;
@@ -53,6 +66,14 @@ class StaircaseFronts {
   template <class SamplePred, class Pred>
   size_t Search(size_t r, SamplePred&& sample_pred, Pred&& pred) const;
   void Resize(size_t rank, int64_t by);
+  // Appends a last exact front.
+  void PushFront(Run front);
+  // The front holding the k-th best exact point, FrontCount() when there are fewer.
+  size_t CutFront(int64_t k) const;
+  // Moves fronts `keep` onward to the deferred points.
+  void Defer(size_t keep);
+  // Peels fronts off the deferred points until `k` exact points and kAhead fronts past them.
+  void Peel(int64_t k);
   // Refreshes front r's samples; `lo`, `hi`: the range that changed when its size did not.
   void Sample(size_t r, size_t lo, size_t hi, bool resized);
 
@@ -68,6 +89,12 @@ class StaircaseFronts {
   std::vector<int64_t> tree_;
   int64_t size_ = 0;
   Run carry_;  // Add's scratch: the run moving into a front, then the one moving out of it
+  // The deferred points, in no order, and how many exact fronts Add may grow to while there are
+  // none. Reach defers the fronts more than 2 * kAhead past the cut and, once the cut passes
+  // the last exact front, peels to kAhead past it: a peel sorts the bucket, so it takes many.
+  static constexpr size_t kAhead = 16;
+  Run rest_;
+  size_t cap_ = SIZE_MAX;
 };
 
 }  // namespace sift::search

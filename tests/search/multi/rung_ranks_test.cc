@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "search/rng.h"
 
@@ -56,26 +58,46 @@ TEST(RungRanks, OneObjectiveMatchesTheFromScratchAnswer) {
   for (uint64_t seed = 31; seed <= 33; ++seed) ExpectSameAsFromScratch(seed, 1, 60);
 }
 
-// Two objectives on a finer grid: a few hundred points spread over dozens of fronts, so a new
-// point moves runs down many fronts (staircase_fronts.h) and fronts outgrow their samples. The
-// answer for the point just added (whose rank the insertion found) and for a spread of others.
-TEST(RungRanks, ManyFrontsMatchTheFromScratchAnswer) {
-  for (uint64_t seed = 41; seed <= 43; ++seed) {
-    Rng rng(seed);
-    RungRanks ranks;
-    std::vector<TrialPoint> points;
-    for (int i = 0; i < 400; ++i) {
-      points.push_back(RandomPoint(rng, (i * 7919 + 13) % 4000, 2, 60));
-      ranks.Add(points.back());
-      const auto size = static_cast<int64_t>(points.size());
-      for (size_t j = points.size() - 1; j < points.size(); j -= 23) {
-        const int64_t trial = points[j].trial;
-        for (int64_t k : {size / 5, size / 3, size / 2, size - size / 4}) {
-          ASSERT_EQ(ranks.InTop(trial, k), ConstrainedInTop(points, trial, k))
-              << "seed " << seed << ", " << size << " points, trial " << trial << ", k " << k;
-        }
+// Two objectives over many fronts: after each of n points, the answer for the point just added
+// (whose rank the insertion found) for the top third, as MO-ASHA asks; after every `every`-th
+// point, also for every `stride`-th point and each k = size * f.first / f.second of `fractions`.
+void ExpectSameOnManyFronts(uint64_t seed, int n, uint64_t grid, int every, size_t stride,
+                            const std::vector<std::pair<int64_t, int64_t>>& fractions) {
+  Rng rng(seed);
+  RungRanks ranks;
+  std::vector<TrialPoint> points;
+  for (int i = 0; i < n; ++i) {
+    points.push_back(RandomPoint(rng, (i * 7919 + 13) % 4000, 2, grid));
+    ranks.Add(points.back());
+    const auto size = static_cast<int64_t>(points.size());
+    const int64_t last = points.back().trial;
+    ASSERT_EQ(ranks.InTop(last, size / 3), ConstrainedInTop(points, last, size / 3))
+        << "seed " << seed << ", " << size << " points";
+    if (i % every != every - 1) continue;
+    for (size_t j = points.size() - 1; j < points.size(); j -= stride) {
+      const int64_t trial = points[j].trial;
+      for (const auto& [num, den] : fractions) {
+        const int64_t k = size * num / den;
+        ASSERT_EQ(ranks.InTop(trial, k), ConstrainedInTop(points, trial, k))
+            << "seed " << seed << ", " << size << " points, trial " << trial << ", k " << k;
       }
     }
+  }
+}
+
+// A few hundred points over dozens of fronts, so a new point moves runs down many fronts
+// (staircase_fronts.h) and fronts outgrow their samples.
+TEST(RungRanks, ManyFrontsMatchTheFromScratchAnswer) {
+  for (uint64_t seed = 41; seed <= 43; ++seed) {
+    ExpectSameOnManyFronts(seed, 400, 60, 1, 23, {{1, 5}, {1, 3}, {1, 2}, {3, 4}});
+  }
+}
+
+// 1,500 points over a hundred fronts: a tenth defers deep fronts, all of them peels every
+// deferred point (StaircaseFronts::Reach), the top third does both as the rung grows.
+TEST(RungRanks, DeferredFrontsMatchTheFromScratchAnswer) {
+  for (uint64_t seed = 71; seed <= 72; ++seed) {
+    ExpectSameOnManyFronts(seed, 1500, 2000, 50, 97, {{1, 10}, {1, 3}, {1, 1}, {1, 2}});
   }
 }
 
@@ -107,6 +129,22 @@ TEST(RungRanks, ANewBestPointPushesTheChainItDominatesDown) {
   ranks.Add({4, {4.0, 4.0}, 0});  // ranks now 1, 2, 3, 0, 0
   EXPECT_FALSE(ranks.InTop(1, 3));
   EXPECT_TRUE(ranks.InTop(0, 3));
+}
+
+// A chain of 100 fronts of one point: asking for the top 1 defers all but the first 17 fronts,
+// so the worst point, added next, is deferred; asking for the top 18 then peels the fronts it
+// sits past, and its rank must be found again, not read from the insertion (front 17, in).
+TEST(RungRanks, APointDeferredWhenAddedIsRankedAgainAfterAPeel) {
+  RungRanks ranks;
+  std::vector<TrialPoint> points;
+  for (int i = 0; i < 100; ++i) points.push_back({i, {100.0 - i, 100.0 - i}, 0});
+  for (const TrialPoint& p : points) ranks.Add(p);
+  EXPECT_TRUE(ranks.InTop(0, 1));
+  points.push_back({100, {0.5, 0.5}, 0});
+  ranks.Add(points.back());
+  EXPECT_FALSE(ConstrainedInTop(points, 100, 18));  // rank 100
+  EXPECT_FALSE(ranks.InTop(100, 18));
+  EXPECT_TRUE(ranks.InTop(17, 18));
 }
 
 }  // namespace rung_ranks_test

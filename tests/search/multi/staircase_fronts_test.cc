@@ -114,5 +114,69 @@ TEST(StaircaseFronts, ARunOfEveryLengthMovesWhole) {
   }
 }
 
+// Reach(k) after every point, k mostly a rung's top third, now and then a tenth (deeper fronts
+// are deferred) or all of them (every deferred point is peeled): the exact fronts are those of
+// a non-dominated sort, each deferred point ranks past them all, and they hold the k-th point.
+void ExpectLazySameAsNonDominatedSort(uint64_t seed, int n, uint64_t grid) {
+  Rng rng(seed);
+  StaircaseFronts stairs;
+  Points points;
+  int peels = 0, defers = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto a = static_cast<double>(rng.Below(grid));
+    const auto b = static_cast<double>(rng.Below(grid));
+    points.push_back({a, b});
+    const size_t added = stairs.Add(a, b, i);
+    const size_t exact_at_add = stairs.FrontCount();
+    const auto size = static_cast<int64_t>(points.size());
+    const int64_t k = i % 97 == 96 ? size : i % 89 == 88 ? size / 10 : size / 3;
+    const size_t exact_before = stairs.FrontCount();
+    if (stairs.Reach(k)) ++(stairs.FrontCount() > exact_before ? peels : defers);
+    const std::vector<int> ranks = NonDominatedRanks(points);
+    const std::string where = "seed " + std::to_string(seed) + ", " + std::to_string(i + 1) +
+                              " points, k " + std::to_string(k);
+    ASSERT_EQ(added, std::min(static_cast<size_t>(ranks.back()), exact_at_add)) << where;
+    const size_t exact = stairs.FrontCount();
+    std::vector<int64_t> sizes(exact, 0);
+    int64_t deferred = 0;
+    for (size_t j = 0; j < points.size(); ++j) {
+      const auto rank = static_cast<size_t>(ranks[j]);
+      ASSERT_EQ(stairs.RankOf(points[j][0], points[j][1]), std::min(rank, exact))
+          << where << ", point " << j;
+      if (rank < exact) {
+        ++sizes[rank];
+      } else {
+        ++deferred;
+      }
+    }
+    ASSERT_EQ(static_cast<int64_t>(stairs.Deferred()), deferred) << where;
+    ASSERT_TRUE(stairs.CountBefore(exact) >= k || deferred == 0) << where;
+    ASSERT_EQ(stairs.size(), size) << where;
+    int64_t before = 0;
+    for (size_t r = 0; r < exact; ++r) {
+      ASSERT_EQ(stairs.CountBefore(r), before) << where << ", rank " << r;
+      const std::vector<StaircaseFronts::Entry>& front = stairs.Front(r);
+      ASSERT_EQ(static_cast<int64_t>(front.size()), sizes[r]) << where << ", rank " << r;
+      for (size_t j = 0; j < front.size(); ++j) {
+        EXPECT_EQ(ranks[static_cast<size_t>(front[j].trial)], static_cast<int>(r)) << where;
+        if (j == 0) continue;
+        EXPECT_LE(front[j - 1].a, front[j].a) << where << ", rank " << r;
+        EXPECT_GE(front[j - 1].b, front[j].b) << where << ", rank " << r;
+      }
+      before += sizes[r];
+    }
+  }
+  EXPECT_GT(peels, 0) << "seed " << seed;
+  EXPECT_GT(defers, 0) << "seed " << seed;
+}
+
+TEST(StaircaseFronts, DeferredFrontsMatchANonDominatedSortAsTheCutDeepens) {
+  for (uint64_t seed = 51; seed <= 53; ++seed) ExpectLazySameAsNonDominatedSort(seed, 1500, 3000);
+}
+
+TEST(StaircaseFronts, DeferredFrontsMatchANonDominatedSortWithManyTies) {
+  for (uint64_t seed = 61; seed <= 63; ++seed) ExpectLazySameAsNonDominatedSort(seed, 1500, 40);
+}
+
 }  // namespace staircase_fronts_test
 }  // namespace sift::search
