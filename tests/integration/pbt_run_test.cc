@@ -83,7 +83,9 @@ TEST(PbtRun, SiftRunCopiesTopMembersAndRecordsEachSegment) {
     }
     EXPECT_TRUE(resumed_there);
     // Segments chain: each one's params are the previous segment's explored ones.
-    if (current.count(e.number)) EXPECT_EQ(e.params_before, current[e.number]);
+    if (current.count(e.number)) {
+      EXPECT_EQ(e.params_before, current[e.number]);
+    }
     EXPECT_NE(e.params_before, e.params_after);
     current[e.number] = e.params_after;
   }

@@ -108,8 +108,12 @@ TEST(StaircaseFronts, ARunOfEveryLengthMovesWhole) {
       EXPECT_EQ(stairs.Front(1).back().trial, last) << where;
       EXPECT_EQ(stairs.Front(0).size(), static_cast<size_t>(kLong - (last - first))) << where;
       EXPECT_EQ(stairs.RankOf(last, kLong - first), 0u) << where;
-      if (last + 1 < kLong) EXPECT_EQ(stairs.RankOf(last + 1, kLong - last - 1), 0u) << where;
-      if (first > 0) EXPECT_EQ(stairs.RankOf(first - 1, kLong - first + 1), 0u) << where;
+      if (last + 1 < kLong) {
+        EXPECT_EQ(stairs.RankOf(last + 1, kLong - last - 1), 0u) << where;
+      }
+      if (first > 0) {
+        EXPECT_EQ(stairs.RankOf(first - 1, kLong - first + 1), 0u) << where;
+      }
     }
   }
 }
