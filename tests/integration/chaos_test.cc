@@ -13,6 +13,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <string>
 #include <thread>
 
 #include "common/params_json.h"
@@ -26,9 +27,8 @@
 namespace sift::testing {
 namespace chaos_test {
 
-constexpr const char* kConfig = R"(name: chaos
-objective: {metric: val_accuracy, direction: maximize}
-search_space:
+// Everything but the goal, shared by the two studies below.
+constexpr const char* kStudy = R"(search_space:
   lr: {type: float, low: 3.0e-4, high: 3.0e-3, scale: log}
   hidden: {type: int, low: 32, high: 96}
   dropout: {type: float, low: 0.0, high: 0.3}
@@ -41,27 +41,20 @@ data: {train_limit: 6144, val_size: 512, test_limit: 500}
 checkpoint: {every_epochs: 2}
 )";
 
+const std::string kConfig = std::string(R"(name: chaos
+objective: {metric: val_accuracy, direction: maximize}
+)") + kStudy;
+
 // The same study for the cost/accuracy frontier: two objectives, one of them the parameter
 // count the worker measures, and a constraint; plateau per objective, which like random search
 // decides from each trial's own curve, so faults must change nothing but the bill here too.
-constexpr const char* kFrontierConfig = R"(name: chaos-frontier
+const std::string kFrontierConfig = std::string(R"(name: chaos-frontier
 objectives:
   - {metric: val_accuracy, direction: maximize}
   - {metric: params}
 constraints:
   - {metric: val_loss, max: 0.8}
-search_space:
-  lr: {type: float, low: 3.0e-4, high: 3.0e-3, scale: log}
-  hidden: {type: int, low: 32, high: 96}
-  dropout: {type: float, low: 0.0, high: 0.3}
-trainer: {model: mlp, depth: 1, batch_size: 64}
-searcher: {type: random}
-scheduler: {type: plateau, patience: 1, min_delta: 0.01}
-budget: {max_trials: 12, max_epochs: 4}
-seed: 11
-data: {train_limit: 6144, val_size: 512, test_limit: 500}
-checkpoint: {every_epochs: 2}
-)";
+)") + kStudy;
 
 struct Outcome {
   std::map<int64_t, std::string> params, state;
