@@ -8,13 +8,15 @@ namespace sift::common {
 
 using json = nlohmann::json;
 
-std::string ParamsToJsonText(const search::Params& params) {
+json ParamsToJson(const search::Params& params) {
   json j = json::object();
   for (const auto& [name, value] : params) {
     std::visit([&](const auto& v) { j[name] = v; }, value);
   }
-  return j.dump();
+  return j;
 }
+
+std::string ParamsToJsonText(const search::Params& params) { return ParamsToJson(params).dump(); }
 
 search::Params ParamsFromJsonText(const std::string& text) {
   json parsed;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/metric_json.h"
+#include "common/params_json.h"
 #include "common/per_class_key.h"
 #include "coordinator/cost/alerts.h"
 #include "coordinator/report/frontier.h"
@@ -24,12 +25,6 @@ using json = nlohmann::json;
 
 bool Better(const StudyReport& r, double a, double b) { return r.study.maximize ? a > b : a < b; }
 
-std::string Params(const search::Params& params) {
-  std::string out;
-  for (const auto& [k, v] : params) out += (out.empty() ? "" : " ") + k + "=" + search::ToString(v);
-  return out;
-}
-
 std::string Csv(std::string s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -42,6 +37,12 @@ double PerDollar(const TrialSummary& t) {
 }
 
 }  // namespace
+
+std::string ParamsText(const search::Params& params) {
+  std::string out;
+  for (const auto& [k, v] : params) out += (out.empty() ? "" : " ") + k + "=" + search::ToString(v);
+  return out;
+}
 
 // Failed and diverged trials have no usable model: never best, never on the frontier.
 bool Ranked(const TrialSummary& t) {
@@ -175,7 +176,7 @@ std::string FormatTable(const StudyReport& report) {
                     t.record.number, search::ToString(t.record.state), t.epochs,
                     t.objective ? common::FormatMetric(*t.objective, 4) : "-", t.seconds, t.dollars,
                     report.study.maximize && Ranked(t) ? fmt::format("{:.1f}", PerDollar(t)) : "",
-                    Params(t.record.params));
+                    ParamsText(t.record.params));
     if (!t.record.end_reason.empty()) {
       out += fmt::format("{:>5}  {:<9}  {:>6}  {:>12}  {:>8}  {:>9}  {:>10}  -> {}\n", "", "", "",
                          "", "", "", "", t.record.end_reason);
@@ -229,9 +230,9 @@ std::string FormatSummary(const StudyReport& report) {
       s.idle_dollars, s.idle_seconds);
   if (!s.best_trial) return out + "no trial reported a result\n";
   const TrialSummary& best = report.trials.at(*s.best_trial);
-  out +=
-      fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.6f}; {}\n", best.record.number,
-                  s.metric, s.best_value, best.epochs, best.dollars, Params(best.record.params));
+  out += fmt::format("best trial {}: {} = {:.4f} after {} epochs, ${:.6f}; {}\n",
+                     best.record.number, s.metric, s.best_value, best.epochs, best.dollars,
+                     ParamsText(best.record.params));
   out += FormatEvaluations(report);
   out += FormatPbt(report);
   if (!best.checkpoint.empty()) {
@@ -415,8 +416,7 @@ std::string ToJson(const StudyReport& report) {
   json trials = json::array();
   for (size_t i = 0; i < report.trials.size(); ++i) {
     const TrialSummary& t = report.trials[i];
-    json params = json::object();
-    for (const auto& [k, v] : t.record.params) std::visit([&](auto x) { params[k] = x; }, v);
+    const json params = common::ParamsToJson(t.record.params);
     json curve = json::array();
     for (const auto& r : t.reports) {
       curve.push_back({{"epoch", r.epoch}, {"metrics", common::MetricsToJson(r.metrics)}});

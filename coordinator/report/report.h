@@ -54,6 +54,9 @@ struct BestSoFar {
 };
 std::vector<BestSoFar> BestSoFarCurve(const StudyReport& report);
 
+// A trial's params as every report prints them: "name=value" pairs, space-separated.
+std::string ParamsText(const search::Params& params);
+
 std::string FormatTable(const StudyReport& report);
 std::string FormatSummary(const StudyReport& report);  // best trial, test accuracy, totals
 std::string ToCsv(const StudyReport& report);

@@ -4,22 +4,12 @@
 
 #include <algorithm>
 
+#include "common/params_json.h"
+
 namespace sift::coordinator {
 namespace {
 
 using json = nlohmann::json;
-
-std::string Text(const search::Params& params) {
-  std::string out;
-  for (const auto& [k, v] : params) out += (out.empty() ? "" : " ") + k + "=" + search::ToString(v);
-  return out;
-}
-
-json Json(const search::Params& params) {
-  json out = json::object();
-  for (const auto& [k, v] : params) std::visit([&](auto x) { out[k] = x; }, v);
-  return out;
-}
 
 json Json(const std::vector<PbtSegment>& segments) {
   json out = json::array();
@@ -27,7 +17,7 @@ json Json(const std::vector<PbtSegment>& segments) {
     json j = {{"first_epoch", s.first},
               {"last_epoch", s.last},
               {"trial", s.trial},
-              {"params", Json(s.params)}};
+              {"params", common::ParamsToJson(s.params)}};
     if (s.copied_from >= 0) j["copied_from"] = s.copied_from;
     out.push_back(j);
   }
@@ -94,8 +84,9 @@ std::string FormatPbt(const StudyReport& report) {
       if (s.copied_from >= 0)
         line += fmt::format("; copied #{} at epoch {}, ", s.copied_from, s.first - 1);
       // A member just copied has trained none of its new segment yet (a running study).
-      line += s.last >= s.first ? fmt::format("epochs {}-{} {}", s.first, s.last, Text(s.params))
-                                : fmt::format("from epoch {} {}", s.first, Text(s.params));
+      line += s.last >= s.first
+                  ? fmt::format("epochs {}-{} {}", s.first, s.last, ParamsText(s.params))
+                  : fmt::format("from epoch {} {}", s.first, ParamsText(s.params));
     }
     out += fmt::format("  #{}: {}\n", t.record.number, line);
   }
@@ -104,8 +95,8 @@ std::string FormatPbt(const StudyReport& report) {
     out += fmt::format("best trial {}'s hyperparameter schedule (through the members it copied):\n",
                        best);
     for (const auto& s : Schedule(report, best, EpochsOf(report, best))) {
-      out += fmt::format("  epochs {}-{}: {} (trained as #{})\n", s.first, s.last, Text(s.params),
-                         s.trial);
+      out += fmt::format("  epochs {}-{}: {} (trained as #{})\n", s.first, s.last,
+                         ParamsText(s.params), s.trial);
     }
   }
   return out;
@@ -124,8 +115,8 @@ json PbtJson(const StudyReport& report) {
     exploits.push_back({{"trial", e.number},
                         {"epoch", e.epoch},
                         {"from_trial", e.from_trial},
-                        {"params_before", Json(e.params_before)},
-                        {"params_after", Json(e.params_after)},
+                        {"params_before", common::ParamsToJson(e.params_before)},
+                        {"params_after", common::ParamsToJson(e.params_after)},
                         {"reason", e.reason}});
   }
   j["exploits"] = exploits;

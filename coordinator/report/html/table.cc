@@ -31,10 +31,7 @@ std::string TrialTable(const HtmlStudy& s) {
   // 10,000 rows of HTML would slow the page's first load several-fold.
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& t : r.trials) {
-    std::string params;
-    for (const auto& [k, v] : t.record.params) {
-      params += (params.empty() ? "" : " ") + k + "=" + search::ToString(v);
-    }
+    const std::string params = ParamsText(t.record.params);
     nlohmann::json objective = nullptr;
     if (t.objective) {
       objective = std::isfinite(*t.objective)
