@@ -133,5 +133,76 @@ TEST(MoRungs, SameSetForThePointsInAnyOrder) {
   }
 }
 
+// Plain greedy over indices with the general gain, every gain recomputed at every step: what
+// GreedyPicks, lazy and with its two-objective shortcut, must pick, in the same order.
+std::vector<int> EagerPicks(const Points& values, const std::vector<int64_t>& trials,
+                            const std::vector<int>& front, size_t want,
+                            const std::vector<double>& ref) {
+  std::vector<int> picks, left = front;
+  Points picked;
+  while (picks.size() < want && !left.empty()) {
+    size_t best = 0;
+    double best_gain = -1;
+    for (size_t j = 0; j < left.size(); ++j) {
+      const double g = HypervolumeGain(values[left[j]], picked, ref);
+      if (g > best_gain || (g == best_gain && trials[left[j]] < trials[left[best]])) {
+        best = j;
+        best_gain = g;
+      }
+    }
+    picks.push_back(left[best]);
+    picked.push_back(values[left[best]]);
+    left.erase(left.begin() + static_cast<std::ptrdiff_t>(best));
+  }
+  return picks;
+}
+
+TEST(MoRungs, TwoObjectivePicksAreTheEagerGeneralPicks) {
+  Rng rng(31);
+  for (int round = 0; round < 300; ++round) {
+    const int n = 1 + static_cast<int>(rng.Below(60));
+    Points values;
+    std::vector<int64_t> trials;
+    std::vector<int> front;
+    const int shape = round % 4;
+    for (int i = 0; i < n; ++i) {
+      double a = rng.Uniform(), b = 0;
+      if (shape == 0) b = 1 - a;                             // a line: gains tie often
+      if (shape == 1) b = std::sqrt(1 - a * a);              // convex
+      if (shape == 2) b = 1 - std::sqrt(a);                  // concave
+      if (shape == 3) a = std::floor(a * 6) / 6, b = 1 - a;  // coarse: equal points
+      values.push_back({a, b});
+      trials.push_back(i);
+      front.push_back(i);
+    }
+    for (size_t i = trials.size() - 1; i > 0; --i) std::swap(trials[i], trials[rng.Below(i + 1)]);
+    // One front's indices, in any order, and a reference from the points or a given one.
+    for (size_t i = front.size() - 1; i > 0; --i) std::swap(front[i], front[rng.Below(i + 1)]);
+    const std::vector<double> ref =
+        round % 3 == 0 ? std::vector<double>{-0.3, -1e-3} : ReferencePoint(values);
+    for (size_t want : {size_t{1}, size_t{2}, static_cast<size_t>(n / 2), static_cast<size_t>(n),
+                        static_cast<size_t>(n + 3)}) {
+      ASSERT_EQ(GreedyPicks(values, trials, front, want, ref),
+                EagerPicks(values, trials, front, want, ref))
+          << "round " << round << ", shape " << shape << ", n " << n << ", want " << want;
+    }
+  }
+}
+
+TEST(MoRungs, PicksFromSomethingNotAFrontUseTheGeneralGain) {
+  // A dominated point, a point on the reference and a NaN: the shortcut declines each.
+  const std::vector<int64_t> trials{0, 1, 2, 3};
+  const std::vector<int> front{0, 1, 2, 3};
+  const std::vector<double> ref{0, 0};
+  for (const Points& values :
+       {Points{{1, 3}, {2, 2}, {3, 1}, {1.5, 1.5}}, Points{{1, 3}, {2, 2}, {3, 1}, {4, 0}},
+        Points{{1, 3}, {2, 2}, {3, 1}, {NAN, 0.5}}}) {
+    for (size_t want = 1; want <= 4; ++want) {
+      EXPECT_EQ(GreedyPicks(values, trials, front, want, ref),
+                EagerPicks(values, trials, front, want, ref));
+    }
+  }
+}
+
 }  // namespace mo_rungs_test
 }  // namespace sift::search
