@@ -9,7 +9,8 @@ namespace sift::search {
 
 MoAshaScheduler::MoAshaScheduler(AshaOptions options) : options_(options), brackets_(options) {
   for (size_t b = 0; b < brackets_.size(); ++b) {
-    rungs_.emplace_back(brackets_.Levels(static_cast<int>(b)).size());
+    rungs_.emplace_back(brackets_.Levels(static_cast<int>(b)).size(),
+                        RungRanks(options_.promotion));
   }
 }
 
@@ -31,10 +32,6 @@ void MoAshaScheduler::Sync(const StudyView& study, const TrialView* reporting) {
 int64_t MoAshaScheduler::TopCount(int b, int k, bool survivors) const {
   const auto n = static_cast<int64_t>(rungs_[b][k].size());
   return std::min(n, survivors ? SurvivorCount(n, options_.eta) : PromotableCount(n, options_.eta));
-}
-
-std::vector<int64_t> MoAshaScheduler::Top(int b, int k, bool survivors) const {
-  return ConstrainedTopTrials(rungs_[b][k].points(), TopCount(b, k, survivors));
 }
 
 Decision MoAshaScheduler::OnReport(const StudyView& study, const TrialView& trial) {
@@ -67,10 +64,13 @@ std::optional<int64_t> MoAshaScheduler::NextPromotion(const StudyView& study) {
   // Highest rung first (the paper's order), then the promotable trials in order of selection.
   for (const auto& [b, k] : brackets_.HighestFirst()) {
     const int64_t level = brackets_.Levels(b)[k];
-    for (int64_t number : Top(b, k, false)) {
+    const auto found = rungs_[b][k].FirstInTop(TopCount(b, k, false), [&](int64_t number) {
       const TrialView& t = study.trials[static_cast<size_t>(number)];
-      if (t.state == TrialState::kPaused && t.LastResource() == level) return number;
-    }
+      // Values only grow and ended trials stay ended: past the rung, or ended, is for good.
+      if (t.LastResource() != level || IsTerminal(t.state)) return RungRanks::Wait::kGone;
+      return t.state == TrialState::kPaused ? RungRanks::Wait::kReady : RungRanks::Wait::kNotYet;
+    });
+    if (found) return found;
   }
   return std::nullopt;
 }

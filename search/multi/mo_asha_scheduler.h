@@ -31,8 +31,7 @@ class MoAshaScheduler : public Scheduler {
 
  private:
   void Sync(const StudyView& study, const TrialView* reporting);
-  // The top of rung k of bracket b: the survivors (stopping) or the promotable (promotion).
-  std::vector<int64_t> Top(int b, int k, bool survivors) const;
+  // The size of the top of rung k of bracket b: the survivors (stopping) or the promotable.
   int64_t TopCount(int b, int k, bool survivors) const;
 
   AshaOptions options_;

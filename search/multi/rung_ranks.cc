@@ -42,10 +42,14 @@ void RungRanks::Clear() {
   rank_count_.clear();
   low_.clear();
   high_.clear();
+  waiting_.clear();
+  rest_waits_.clear();
 }
 
 void RungRanks::Add(TrialPoint point) {
   const size_t i = points_.size();
+  // Only a trial's first point is ever asked about (Find), so only it waits.
+  const bool waits = track_waiting_ && Find(point.trial) < 0;
   if (point.trial >= 0 && Find(point.trial) < 0) {
     const auto t = static_cast<size_t>(point.trial);
     if (t >= first_.size()) first_.resize(std::max(t + 1, 2 * first_.size()), -1);
@@ -61,6 +65,14 @@ void RungRanks::Add(TrialPoint point) {
     broken_.push_back(i);
   } else {
     AddFinite(i);
+  }
+  if (!track_waiting_) return;
+  const bool finite = position_[i] >= 0;
+  rest_waits_.push_back(waits && !finite);
+  if (waits && finite) {
+    const size_t rank = low_.size() == 2 ? last_rank_ : static_cast<size_t>(ranks_.back());
+    waiting_.push_back({rank, p.trial, i});
+    std::push_heap(waiting_.begin(), waiting_.end(), After);
   }
 }
 
@@ -204,6 +216,110 @@ void RungRanks::RankMembers(size_t r, Points* values, std::vector<int64_t>* tria
     values->push_back(points_[finite_[j]].values);
     trials->push_back(points_[finite_[j]].trial);
   }
+}
+
+}  // namespace sift::search
+
+namespace sift::search {
+
+size_t RungRanks::RankNow(size_t i) const {
+  const std::vector<double>& v = points_[i].values;
+  if (low_.size() == 2) return stairs_.RankOf(v[0], v[1]);
+  return static_cast<size_t>(ranks_[static_cast<size_t>(position_[i])]);
+}
+
+std::pair<size_t, int64_t> RungRanks::Cut(int64_t k) {
+  if (low_.size() == 2) {
+    if (stairs_.Reach(k)) last_known_ = false;
+    const size_t cut = stairs_.CutFront(k);
+    return {cut, stairs_.CountBefore(cut)};
+  }
+  int64_t before = 0;
+  size_t cut = 0;
+  while (cut + 1 < rank_count_.size() && before + rank_count_[cut] < k)
+    before += rank_count_[cut++];
+  return {cut, before};
+}
+
+std::optional<int64_t> RungRanks::FirstInTop(int64_t k, const std::function<Wait(int64_t)>& wait) {
+  if (k <= 0) return std::nullopt;
+  const auto finite = static_cast<int64_t>(finite_.size());
+  const int64_t kf = std::min(k, finite);
+  std::optional<int64_t> found;
+  if (kf > 0) {
+    const auto [cut, before] = Cut(kf);
+    const int64_t same =
+        low_.size() == 2 ? static_cast<int64_t>(stairs_.Front(cut).size()) : rank_count_[cut];
+    const bool whole = before + same <= kf;  // the cut rank fits whole: no picks
+    // Popped by (rank, trial) with the rank made exact first, so the first ready one of a whole
+    // rank is the first in the order of selection; ready ones of a cut rank wait for the picks.
+    aside_.clear();
+    std::vector<int64_t> ready_at_cut;
+    while (!waiting_.empty() && waiting_.front().rank <= cut) {
+      std::pop_heap(waiting_.begin(), waiting_.end(), After);
+      Waiting w = waiting_.back();
+      waiting_.pop_back();
+      const size_t now = RankNow(w.point);
+      if (now > w.rank) {  // pushed down since: it waits by the rank it has now
+        w.rank = now;
+        waiting_.push_back(w);
+        std::push_heap(waiting_.begin(), waiting_.end(), After);
+        continue;
+      }
+      const Wait state = wait(w.trial);
+      if (state == Wait::kGone) continue;
+      aside_.push_back(w);
+      if (state != Wait::kReady) continue;
+      if (w.rank < cut || whole) {
+        found = w.trial;
+        break;
+      }
+      ready_at_cut.push_back(w.trial);
+    }
+    if (!found && !ready_at_cut.empty()) {
+      Points front;
+      std::vector<int64_t> trials;
+      RankMembers(cut, &front, &trials);
+      std::vector<int> members(front.size());
+      for (size_t j = 0; j < members.size(); ++j) members[j] = static_cast<int>(j);
+      for (int i : GreedyPicks(front, trials, members, static_cast<size_t>(kf - before),
+                               ReferencePoint({low_, high_}))) {
+        if (std::find(ready_at_cut.begin(), ready_at_cut.end(), trials[i]) != ready_at_cut.end()) {
+          found = trials[i];
+          break;
+        }
+      }
+    }
+    for (const Waiting& w : aside_) {
+      waiting_.push_back(w);
+      std::push_heap(waiting_.begin(), waiting_.end(), After);
+    }
+  }
+  if (!found && k > finite) found = FirstOfTheRest(k - finite, wait);
+  return found;
+}
+
+std::optional<int64_t> RungRanks::FirstOfTheRest(int64_t k,
+                                                 const std::function<Wait(int64_t)>& wait) {
+  // ConstrainedTopTrials' order past the finite feasible points: feasible ones with a value that
+  // is not finite by trial number, then infeasible ones by violation. Rare, so sorted here.
+  std::vector<size_t> order(broken_);
+  const auto by_trial = [&](size_t a, size_t b) { return points_[a].trial < points_[b].trial; };
+  std::sort(order.begin(), order.end(), by_trial);
+  std::vector<size_t> infeasible(infeasible_);
+  std::sort(infeasible.begin(), infeasible.end(), [&](size_t a, size_t b) {
+    const TrialPoint &x = points_[a], &y = points_[b];
+    return x.violation < y.violation || (x.violation == y.violation && x.trial < y.trial);
+  });
+  order.insert(order.end(), infeasible.begin(), infeasible.end());
+  for (size_t i = 0; i < order.size() && static_cast<int64_t>(i) < k; ++i) {
+    const size_t j = order[i];
+    if (!rest_waits_[j]) continue;
+    const Wait state = wait(points_[j].trial);
+    if (state == Wait::kGone) rest_waits_[j] = 0;
+    if (state == Wait::kReady) return points_[j].trial;
+  }
+  return std::nullopt;
 }
 
 }  // namespace sift::search

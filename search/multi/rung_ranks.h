@@ -13,6 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "search/multi/objective_vectors.h"
@@ -22,6 +25,9 @@ namespace sift::search {
 
 class RungRanks {
  public:
+  // `waiting`: keep the trials added for FirstInTop (MO-ASHA's promotion variant asks it).
+  explicit RungRanks(bool waiting = false) : track_waiting_(waiting) {}
+
   void Add(TrialPoint point);
   void Clear();
   const std::vector<TrialPoint>& points() const { return points_; }
@@ -29,6 +35,16 @@ class RungRanks {
   // Equals ConstrainedInTop(points(), trial, k). Not const: with two objectives it makes the
   // fronts exact down to the k-th point first (StaircaseFronts::Reach).
   bool InTop(int64_t trial, int64_t k);
+
+  // What a trial waiting at the rung is now, as FirstInTop asks.
+  enum class Wait { kReady, kNotYet, kGone };
+  // NextPromotion's question: the first trial, in ConstrainedTopTrials(points(), k)'s order of
+  // selection, that `wait` calls ready; a trial it calls gone is never asked about again. Needs
+  // `waiting`. Finite feasible points wait by a lower bound of their rank (ranks only grow as
+  // points arrive), so only those that may lie in the top are asked about and ranked again; the
+  // rank that is cut costs its greedy picks. Points with a non-finite value or a violation are
+  // read only when the top reaches past every finite feasible point.
+  std::optional<int64_t> FirstInTop(int64_t k, const std::function<Wait(int64_t)>& wait);
 
  private:
   void AddFinite(size_t i);
@@ -42,6 +58,26 @@ class RungRanks {
   Place PlaceOf(size_t self) const;
   // The values and trial numbers of the finite points of rank r.
   void RankMembers(size_t r, Points* values, std::vector<int64_t>* trials) const;
+  // The rank of finite point i now: exact, or FrontCount() for a deferred one (a lower bound).
+  size_t RankNow(size_t i) const;
+  // The cut of the top k finite points: the rank holding the k-th and the count before it.
+  std::pair<size_t, int64_t> Cut(int64_t k);
+  // FirstInTop among the points that are not finite or not feasible (k counts only them).
+  std::optional<int64_t> FirstOfTheRest(int64_t k, const std::function<Wait(int64_t)>& wait);
+
+  // A finite feasible point waiting for FirstInTop, keyed by a lower bound of its rank.
+  struct Waiting {
+    size_t rank;
+    int64_t trial;
+    size_t point;
+  };
+  static bool After(const Waiting& a, const Waiting& b) {  // the heap's order: least on top
+    return a.rank > b.rank || (a.rank == b.rank && a.trial > b.trial);
+  }
+  bool track_waiting_;
+  std::vector<Waiting> waiting_;  // a heap by After
+  std::vector<char> rest_waits_;  // per point: a point not finite or not feasible that waits
+  std::vector<Waiting> aside_;    // FirstInTop's scratch
 
   std::vector<TrialPoint> points_;
   // Trial number -> its first point, -1 when none (a vector: trial numbers count from 0).

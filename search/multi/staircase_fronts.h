@@ -55,6 +55,8 @@ class StaircaseFronts {
   const std::vector<Entry>& Front(size_t rank) const { return fronts_[rank]; }
   // The number of points in the fronts before `rank`.
   int64_t CountBefore(size_t rank) const;
+  // The front holding the k-th best exact point, FrontCount() when there are fewer.
+  size_t CutFront(int64_t k) const;
   int64_t size() const { return size_; }  // deferred points included
 
  private:
@@ -68,8 +70,6 @@ class StaircaseFronts {
   void Resize(size_t rank, int64_t by);
   // Appends a last exact front.
   void PushFront(Run front);
-  // The front holding the k-th best exact point, FrontCount() when there are fewer.
-  size_t CutFront(int64_t k) const;
   // Moves fronts `keep` onward to the deferred points.
   void Defer(size_t keep);
   // Peels fronts off the deferred points until `k` exact points and kAhead fronts past them.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "search/rng.h"
@@ -117,6 +118,67 @@ inline SimResult Simulate(
     running = still;
   }
   return r;
+}
+
+// A coordinator's history under churn, for the promotion variants' tests: six slots, each free one
+// filled by NextPromotion or else a new trial; then one running trial, picked at random, reports
+// its next epoch through `report`, except that 1 in `fail_one_in` fails instead, and 1 in that
+// first stops a paused trial from outside. Every 500 steps the scheduler is handed an empty view
+// (its tables are cleared, and rebuilt from the whole history in one Sync, as on a restart).
+// `asked(step, got)` and `decided(step, trial, decision)` check each answer; either returning
+// false ends the run. Returns the number of promotions.
+inline int Churn(Scheduler& s, StudyView& study, Rng& rng, int steps, size_t max_trials,
+                 uint64_t fail_one_in, const std::function<void(TrialView&)>& report,
+                 const std::function<bool(int, std::optional<int64_t>)>& asked,
+                 const std::function<bool(int, const TrialView&, const Decision&)>& decided) {
+  std::vector<int64_t> running;
+  int promoted = 0;
+  for (int step = 0; step < steps && study.trials.size() < max_trials; ++step) {
+    if (step % 500 == 499) s.NextPromotion(StudyView{});
+    if (running.size() < 6) {
+      const std::optional<int64_t> got = s.NextPromotion(study);
+      if (!asked(step, got)) break;
+      if (got) {
+        ++promoted;
+        study.trials[static_cast<size_t>(*got)].state = TrialState::kRunning;
+        running.push_back(*got);
+      } else {
+        TrialView t;
+        t.number = static_cast<int64_t>(study.trials.size());
+        t.state = TrialState::kRunning;
+        study.trials.push_back(t);
+        running.push_back(t.number);
+      }
+      continue;
+    }
+    const size_t pick = rng.Below(running.size());
+    TrialView& t = study.trials[static_cast<size_t>(running[pick])];
+    const uint64_t event = rng.Below(fail_one_in);
+    if (event == 0) {
+      t.state = TrialState::kFailed;
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(pick));
+      continue;
+    }
+    if (event == 1) {
+      for (TrialView& paused : study.trials) {
+        if (paused.state != TrialState::kPaused) continue;
+        paused.state = TrialState::kStopped;
+        break;
+      }
+    }
+    report(t);
+    const Decision d = s.OnReport(study, t);
+    if (!decided(step, t, d)) break;
+    if (d.action == Action::kPause) t.state = TrialState::kPaused;
+    if (d.action == Action::kStop) t.state = TrialState::kStopped;
+    if (d.action == Action::kContinue && t.LastResource() >= study.max_resource) {
+      t.state = TrialState::kCompleted;
+    }
+    if (t.state != TrialState::kRunning) {
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(pick));
+    }
+  }
+  return promoted;
 }
 
 }  // namespace sift::search::testing

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "search/median_scheduler.h"
 #include "search/multi/mo_asha_scheduler.h"
@@ -14,6 +15,7 @@
 #include "search/multi/objective_vectors.h"
 #include "search/rng.h"
 #include "search/rungs.h"
+#include "tests/search/scheduler_sim.h"
 
 namespace sift::search {
 namespace incremental_decisions_test {
@@ -161,6 +163,58 @@ TEST(IncrementalDecisions, MoAshaDecidesAsFromTheWholeRung) { RunMoAsha(false, 1
 // The promotion variant's check at a rung (MO-Hyperband's too): the same ranks, the top
 // floor(n / eta) promoted, the others paused.
 TEST(IncrementalDecisions, MoAshaPromotionDecidesAsFromTheWholeRung) { RunMoAsha(true, 5, 7); }
+
+// MO-ASHA's NextPromotion read off the whole view: highest rung first, brackets in order, the
+// first PAUSED trial still at the rung's epoch in ConstrainedTopTrials' order of the promotable.
+std::optional<int64_t> PromotionFromScratch(const StudyView& study, const AshaOptions& o) {
+  const AshaBrackets brackets(o);
+  for (const auto& [b, k] : brackets.HighestFirst()) {
+    const int64_t level = brackets.Levels(b)[k];
+    std::vector<TrialPoint> points;
+    for (const TrialView& t : study.trials) {
+      if (brackets.Of(t.number) == b && t.values.count(level) > 0) {
+        points.push_back(PointAt(study, t, level));
+      }
+    }
+    const auto n = static_cast<int64_t>(points.size());
+    for (int64_t number : ConstrainedTopTrials(points, PromotableCount(n, o.eta))) {
+      const TrialView& t = study.trials[static_cast<size_t>(number)];
+      if (t.state == TrialState::kPaused && t.LastResource() == level) return number;
+    }
+  }
+  return std::nullopt;
+}
+
+// A churning history (several workers, NaNs, a constraint, failures, paused trials stopped from
+// outside, promoted trials resuming at the rung, the tables now and then cleared and rebuilt):
+// every NextPromotion equals the scan from scratch, and a scheduler built fresh on the view.
+TEST(IncrementalDecisions, MoAshaPromotionsAreTheScanFromScratch) {
+  for (const int64_t brackets : {1, 2}) {
+    for (size_t objectives : {2u, 3u}) {
+      AshaOptions o;
+      o.eta = 2;
+      o.max_resource = kEpochs;
+      o.promotion = true;
+      o.brackets = brackets;
+      MoAshaScheduler kept(o);
+      StudyView study = RandomStudy(objectives);
+      Rng rng(static_cast<uint64_t>(brackets) * 10 + objectives);
+      int asks = 0;
+      const auto asked = [&](int step, std::optional<int64_t> got) {
+        const auto expected = PromotionFromScratch(study, o);
+        EXPECT_EQ(got, expected) << "step " << step;
+        if (++asks % 9 == 0) {
+          EXPECT_EQ(MoAshaScheduler(o).NextPromotion(study), got);
+        }
+        return got == expected;
+      };
+      const int promoted = testing::Churn(
+          kept, study, rng, 3000, 400, 60, [&](TrialView& t) { ReportNext(rng, t, objectives); },
+          asked, [](int, const TrialView&, const Decision&) { return true; });
+      EXPECT_GT(promoted, 20) << brackets << " brackets, " << objectives << " objectives";
+    }
+  }
+}
 
 TEST(IncrementalDecisions, MoMedianDecidesAsFromTheWholeEpoch) {
   MedianOptions o;

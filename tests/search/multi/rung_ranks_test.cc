@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -145,6 +146,66 @@ TEST(RungRanks, APointDeferredWhenAddedIsRankedAgainAfterAPeel) {
   EXPECT_FALSE(ConstrainedInTop(points, 100, 18));  // rank 100
   EXPECT_FALSE(ranks.InTop(100, 18));
   EXPECT_TRUE(ranks.InTop(17, 18));
+}
+
+// FirstInTop against ConstrainedTopTrials' order: points arrive (out of trial order, some
+// non-finite, some infeasible), every trial's state moves at random between ready and not yet,
+// and once gone it stays gone and, once told so, must never be asked about again. After each point,
+// k moves between a third (MO-ASHA's promotion cut), a tenth, all and more than all.
+void ExpectFirstInTopAsFromScratch(uint64_t seed, size_t objectives, int n, uint64_t grid) {
+  Rng rng(seed);
+  RungRanks ranks(/*waiting=*/true);
+  std::vector<TrialPoint> points;
+  std::vector<RungRanks::Wait> state(5000, RungRanks::Wait::kNotYet);
+  std::vector<char> told_gone(5000, 0);
+  int asked_again = 0, found = 0;
+  const auto wait = [&](int64_t trial) {
+    const auto t = static_cast<size_t>(trial);
+    asked_again += told_gone[t];
+    told_gone[t] = state[t] == RungRanks::Wait::kGone;
+    return state[t];
+  };
+  for (int i = 0; i < n; ++i) {
+    points.push_back(RandomPoint(rng, (i * 7919 + 13) % 5000, objectives, grid));
+    ranks.Add(points.back());
+    for (const TrialPoint& p : points) {
+      RungRanks::Wait& s = state[static_cast<size_t>(p.trial)];
+      if (s == RungRanks::Wait::kGone) continue;
+      const uint64_t roll = rng.Below(20);
+      s = roll == 0  ? RungRanks::Wait::kGone
+          : roll < 8 ? RungRanks::Wait::kReady
+                     : RungRanks::Wait::kNotYet;
+    }
+    const auto size = static_cast<int64_t>(points.size());
+    for (int64_t k : {size / 3, size / 10, size, size + 2}) {
+      std::optional<int64_t> expected;
+      for (int64_t trial : ConstrainedTopTrials(points, k)) {
+        if (state[static_cast<size_t>(trial)] == RungRanks::Wait::kReady) {
+          expected = trial;
+          break;
+        }
+      }
+      ASSERT_EQ(ranks.FirstInTop(k, wait), expected)
+          << "seed " << seed << ", " << objectives << " objectives, " << size << " points, k " << k;
+      found += expected.has_value();
+    }
+  }
+  EXPECT_EQ(asked_again, 0);  // told gone once, never asked again
+  EXPECT_GT(found, n);        // not all empty answers
+}
+
+TEST(RungRanks, FirstInTopIsTheFirstReadyTrialOfTheTop) {
+  for (uint64_t seed = 81; seed <= 84; ++seed) {
+    ExpectFirstInTopAsFromScratch(seed, 1, 50, 8);
+    ExpectFirstInTopAsFromScratch(seed, 2, 80, 8);
+    ExpectFirstInTopAsFromScratch(seed, 3, 60, 8);
+  }
+}
+
+// Two objectives over many fronts, so the top is cut inside a front with several ready trials
+// and deep fronts are deferred and peeled (StaircaseFronts::Reach) between the questions.
+TEST(RungRanks, FirstInTopOnManyFronts) {
+  for (uint64_t seed = 91; seed <= 92; ++seed) ExpectFirstInTopAsFromScratch(seed, 2, 300, 400);
 }
 
 }  // namespace rung_ranks_test
