@@ -44,6 +44,13 @@ void RungRanks::Clear() {
   high_.clear();
   waiting_.clear();
   rest_waits_.clear();
+  cut_rank_ = SIZE_MAX;
+  Touch();
+}
+
+void RungRanks::Touch() {
+  ++top_version_;
+  cut_order_valid_ = false;
 }
 
 void RungRanks::Add(TrialPoint point) {
@@ -69,9 +76,12 @@ void RungRanks::Add(TrialPoint point) {
   if (!track_waiting_) return;
   const bool finite = position_[i] >= 0;
   rest_waits_.push_back(waits && !finite);
-  if (waits && finite) {
-    const size_t rank = low_.size() == 2 ? last_rank_ : static_cast<size_t>(ranks_.back());
-    waiting_.push_back({rank, p.trial, i});
+  if (!finite) return;
+  const size_t rank = low_.size() == 2 ? last_rank_ : static_cast<size_t>(ranks_.back());
+  // Only a point joining the cut rank or one above it moves a point of those ranks.
+  if (rank <= cut_rank_) Touch();
+  if (waits) {
+    waiting_.push_back({rank, p.trial, i, kUnchecked});
     std::push_heap(waiting_.begin(), waiting_.end(), After);
   }
 }
@@ -93,6 +103,7 @@ void RungRanks::AddFinite(size_t i) {
   finite_.push_back(i);
   position_[i] = static_cast<int64_t>(f);
   for (size_t m = 0; m < d; ++m) {
+    if (p[m] < low_[m] || p[m] > high_[m]) cut_order_valid_ = false;  // the picks' reference moved
     low_[m] = std::min(low_[m], p[m]);
     high_[m] = std::max(high_[m], p[m]);
   }
@@ -248,6 +259,10 @@ std::optional<int64_t> RungRanks::FirstInTop(int64_t k, const std::function<Wait
   std::optional<int64_t> found;
   if (kf > 0) {
     const auto [cut, before] = Cut(kf);
+    if (cut != cut_rank_) {
+      cut_rank_ = cut;
+      Touch();
+    }
     const int64_t same =
         low_.size() == 2 ? static_cast<int64_t>(stairs_.Front(cut).size()) : rank_count_[cut];
     const bool whole = before + same <= kf;  // the cut rank fits whole: no picks
@@ -259,7 +274,9 @@ std::optional<int64_t> RungRanks::FirstInTop(int64_t k, const std::function<Wait
       std::pop_heap(waiting_.begin(), waiting_.end(), After);
       Waiting w = waiting_.back();
       waiting_.pop_back();
-      const size_t now = RankNow(w.point);
+      // Ranked again only when a point has joined the top ranks since it last was.
+      const size_t now = w.checked == top_version_ ? w.rank : RankNow(w.point);
+      w.checked = top_version_;
       if (now > w.rank) {  // pushed down since: it waits by the rank it has now
         w.rank = now;
         waiting_.push_back(w);
@@ -277,15 +294,25 @@ std::optional<int64_t> RungRanks::FirstInTop(int64_t k, const std::function<Wait
       ready_at_cut.push_back(w.trial);
     }
     if (!found && !ready_at_cut.empty()) {
-      Points front;
-      std::vector<int64_t> trials;
-      RankMembers(cut, &front, &trials);
-      std::vector<int> members(front.size());
-      for (size_t j = 0; j < members.size(); ++j) members[j] = static_cast<int>(j);
-      for (int i : GreedyPicks(front, trials, members, static_cast<size_t>(kf - before),
-                               ReferencePoint({low_, high_}))) {
-        if (std::find(ready_at_cut.begin(), ready_at_cut.end(), trials[i]) != ready_at_cut.end()) {
-          found = trials[i];
+      // The picks for fewer are a prefix of the picks for more (the greedy never looks ahead),
+      // so the whole rank's order serves every k that cuts it, until the rank changes.
+      if (!cut_order_valid_) {
+        Points front;
+        cut_order_.clear();
+        RankMembers(cut, &front, &cut_order_);
+        std::vector<int> members(front.size());
+        for (size_t j = 0; j < members.size(); ++j) members[j] = static_cast<int>(j);
+        const std::vector<int> picks =
+            GreedyPicks(front, cut_order_, members, members.size(), ReferencePoint({low_, high_}));
+        std::vector<int64_t> order;
+        for (int j : picks) order.push_back(cut_order_[static_cast<size_t>(j)]);
+        cut_order_ = std::move(order);
+        cut_order_valid_ = true;
+      }
+      std::sort(ready_at_cut.begin(), ready_at_cut.end());
+      for (size_t j = 0; j < static_cast<size_t>(kf - before); ++j) {
+        if (std::binary_search(ready_at_cut.begin(), ready_at_cut.end(), cut_order_[j])) {
+          found = cut_order_[j];
           break;
         }
       }

@@ -12,6 +12,7 @@
 // at most one: q rises iff p or a dominator of q that rose sits just one rank above q's old rank.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -65,11 +66,18 @@ class RungRanks {
   // FirstInTop among the points that are not finite or not feasible (k counts only them).
   std::optional<int64_t> FirstOfTheRest(int64_t k, const std::function<Wait(int64_t)>& wait);
 
-  // A finite feasible point waiting for FirstInTop, keyed by a lower bound of its rank.
+  // Counts changes to the ranks down to the cut (a point joining one of them, or another cut),
+  // and drops the cut rank's order.
+  void Touch();
+
+  // A finite feasible point waiting for FirstInTop, keyed by a lower bound of its rank: exact
+  // while `checked` equals top_version_.
+  static constexpr uint64_t kUnchecked = UINT64_MAX;
   struct Waiting {
     size_t rank;
     int64_t trial;
     size_t point;
+    uint64_t checked;
   };
   static bool After(const Waiting& a, const Waiting& b) {  // the heap's order: least on top
     return a.rank > b.rank || (a.rank == b.rank && a.trial > b.trial);
@@ -78,6 +86,11 @@ class RungRanks {
   std::vector<Waiting> waiting_;  // a heap by After
   std::vector<char> rest_waits_;  // per point: a point not finite or not feasible that waits
   std::vector<Waiting> aside_;    // FirstInTop's scratch
+  size_t cut_rank_ = SIZE_MAX;    // FirstInTop's last cut rank
+  uint64_t top_version_ = 0;
+  // The trials of the cut rank in the order of the greedy picks of all of them, when valid.
+  std::vector<int64_t> cut_order_;
+  bool cut_order_valid_ = false;
 
   std::vector<TrialPoint> points_;
   // Trial number -> its first point, -1 when none (a vector: trial numbers count from 0).
