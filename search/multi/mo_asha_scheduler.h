@@ -28,6 +28,7 @@ class MoAshaScheduler : public Scheduler {
   std::optional<int64_t> NextPromotion(const StudyView& study) override;
 
   int BracketOf(int64_t trial_number) const { return brackets_.Of(trial_number); }
+  const std::vector<int64_t>& Levels(int bracket) const { return brackets_.Levels(bracket); }
 
  private:
   void Sync(const StudyView& study, const TrialView* reporting);
