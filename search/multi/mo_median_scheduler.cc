@@ -44,10 +44,22 @@ void AppendRaw(std::string& s, const StudyView& study, const std::vector<double>
 }  // namespace
 
 void MoMedianScheduler::Epoch::Add(Entry e) {
-  index.emplace(e.trial, entries.size());
+  if (e.trial >= 0 && Find(e.trial) == nullptr) {
+    const auto t = static_cast<size_t>(e.trial);
+    if (t >= index.size()) index.resize(std::max(t + 1, 2 * index.size()), -1);
+    index[t] = static_cast<int64_t>(entries.size());
+  }
   if (columns.empty()) columns.resize(e.averages.size());
   unordered = unordered || std::isnan(e.violation);
-  violations.Add(e.trial, e.violation);
+  // While every violation is 0 (a study without constraints, or none broken yet) their median is
+  // 0 and the column is left empty; the first other value fills it with the zeros before it.
+  if (violated || e.violation != 0) {
+    if (!violated) {
+      for (const Entry& x : entries) violations.Add(x.trial, x.violation);
+      violated = true;
+    }
+    violations.Add(e.trial, e.violation);
+  }
   for (size_t m = 0; m < columns.size() && m < e.averages.size(); ++m) {
     unordered = unordered || std::isnan(e.averages[m]);
     columns[m].Add(e.trial, e.averages[m]);
@@ -55,9 +67,19 @@ void MoMedianScheduler::Epoch::Add(Entry e) {
   entries.push_back(std::move(e));
 }
 
+const MoMedianScheduler::Entry* MoMedianScheduler::Epoch::Find(int64_t trial) const {
+  if (trial < 0) {  // not a study's trial number, but answered all the same
+    for (const Entry& e : entries) {
+      if (e.trial == trial) return &e;
+    }
+    return nullptr;
+  }
+  const auto t = static_cast<size_t>(trial);
+  return t < index.size() && index[t] >= 0 ? &entries[static_cast<size_t>(index[t])] : nullptr;
+}
+
 void MoMedianScheduler::Medians(const Epoch& at, int64_t trial, double* violation,
                                 std::vector<double>* point) const {
-  const auto self = at.index.find(trial);
   if (at.unordered) {
     Points others;
     std::vector<double> violations;
@@ -73,11 +95,11 @@ void MoMedianScheduler::Medians(const Epoch& at, int64_t trial, double* violatio
   }
   // The median of the others' values: what MedianExcluding gives on the sorted column less
   // self's value (MedianSplit::MedianWithout).
-  const Entry* me = self == at.index.end() ? nullptr : &at.entries[self->second];
+  const Entry* me = at.Find(trial);
   auto without = [&](const MedianSplit& column, double mine) {
     return column.MedianWithout({MedianSplit::Orderable(mine), trial}, me != nullptr);
   };
-  *violation = without(at.violations, me ? me->violation : 0);
+  *violation = at.violated ? without(at.violations, me ? me->violation : 0) : 0;
   point->resize(at.columns.size());
   for (size_t m = 0; m < at.columns.size(); ++m) {
     (*point)[m] = without(at.columns[m], me ? me->averages[m] : 0);
@@ -94,21 +116,30 @@ Decision MoMedianScheduler::OnReport(const StudyView& study, const TrialView& tr
   const int64_t t = trial.LastResource();
   if (t < options_.min_resource || t >= study.max_resource) return Decision::Continue();
   const Epoch& at = at_[t];
-  const auto n = static_cast<int64_t>(at.entries.size() - at.index.count(trial.number));
+  const Entry* me = at.Find(trial.number);
+  const auto n = static_cast<int64_t>(at.entries.size() - (me != nullptr ? 1 : 0));
   if (n < options_.min_trials || n <= 0) return Decision::Continue();
   double median_violation;
-  std::vector<double> median;
+  std::vector<double>& median = median_;
   Medians(at, trial.number, &median_violation, &median);
-  const double violation = ViolationAt(study, trial, t);
+  // The trial's own entry at t holds what would be read again: its violation there and its
+  // running averages (most decisions continue, and these reads were most of one).
+  const double violation = me ? me->violation : ViolationAt(study, trial, t);
   std::vector<double> mine;
   const bool infeasible = violation > median_violation;
   if (!infeasible) {
     if (violation < median_violation) return Decision::Continue();
-    mine = Summary(study, trial, t, options_.running_average);
-    // DominatedByMedian (mo_median.h) on the medians already read.
-    std::vector<double> bar = median;
-    for (double& x : bar) x -= options_.grace;
-    if (!Dominates(bar, mine)) return Decision::Continue();
+    mine = me && options_.running_average ? me->averages
+                                          : Summary(study, trial, t, options_.running_average);
+    // DominatedByMedian (mo_median.h) on the medians already read: Dominates(median - grace,
+    // mine) without the copy.
+    bool better = false;
+    for (size_t m = 0; m < median.size(); ++m) {
+      const double bar = median[m] - options_.grace;
+      if (bar < mine[m]) return Decision::Continue();
+      better = better || bar > mine[m];
+    }
+    if (!better) return Decision::Continue();
   }
   // Appended into one buffer (number_text.h): the text is much of a stop's cost.
   std::string r = "mo-median rule: ";

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 #include "search/median_scheduler.h"
@@ -32,17 +31,22 @@ class MoMedianScheduler : public Scheduler {
   // averages: a decision reads its medians in O(1), and adding costs O(1) in practice.
   struct Epoch {
     std::vector<Entry> entries;
-    std::unordered_map<int64_t, size_t> index;  // trial number -> its first entry
-    MedianSplit violations;
+    // Trial number -> its first entry, -1 when none: a vector, as trial numbers count from 0
+    // (a hash map's lookups were the largest part of a CONTINUE).
+    std::vector<int64_t> index;
+    MedianSplit violations;  // filled once a violation is not 0
+    bool violated = false;
     std::vector<MedianSplit> columns;
     bool unordered = false;  // a NaN somewhere: there is no order, recompute as before
     void Add(Entry e);
+    const Entry* Find(int64_t trial) const;
   };
   // The other trials' median violation and median point at `epoch`, leaving out `trial`.
   void Medians(const Epoch& epoch, int64_t trial, double* violation,
                std::vector<double>* point) const;
   MedianOptions options_;
   std::map<int64_t, Epoch> at_;  // per epoch
+  std::vector<double> median_;   // OnReport's scratch
   ReportCursor cursor_;
 };
 
