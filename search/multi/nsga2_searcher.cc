@@ -37,6 +37,7 @@ void Nsga2Generations::Sync(const StudyView& study) {
     constraints_ = study.constraints;
     ended_.clear();
     valid_ = 0;
+    stale_.clear();
     look_.clear();
     for (size_t n = 0; n < study.trials.size(); ++n) look_.push_back(static_cast<int64_t>(n));
   }
@@ -48,30 +49,48 @@ void Nsga2Generations::Sync(const StudyView& study) {
                       (!now || (now->values == kept->values && now->violation == kept->violation));
     if (same) continue;
     kept = std::move(now);
-    valid_ = std::min(valid_, static_cast<size_t>(number / population_) + 1);
+    const auto h = static_cast<size_t>(number / population_);
+    if (h + 1 < valid_) stale_.insert(h);
   }
+}
+
+bool Nsga2Generations::Step(size_t h) {
+  std::vector<TrialPoint> pool = parents_[h].points;
+  const size_t end = std::min(ended_.size(), (h + 1) * static_cast<size_t>(population_));
+  for (size_t n = h * static_cast<size_t>(population_); n < end; ++n) {
+    if (ended_[n]) pool.push_back(*ended_[n]);
+  }
+  std::vector<TrialPoint> points;
+  for (int i :
+       Nsga2Survivors(ValuesOf(pool), ConstrainedRanks(pool), static_cast<size_t>(population_))) {
+    points.push_back(std::move(pool[static_cast<size_t>(i)]));
+  }
+  Parents& next = parents_[h + 1];
+  const auto same = [](const TrialPoint& a, const TrialPoint& b) {
+    return a.trial == b.trial && a.values == b.values && a.violation == b.violation;
+  };
+  if (std::equal(points.begin(), points.end(), next.points.begin(), next.points.end(), same)) {
+    return false;
+  }
+  next.points = std::move(points);
+  next.ranks = ConstrainedRanks(next.points);
+  next.crowding = CrowdingByRank(ValuesOf(next.points), next.ranks);
+  return true;
 }
 
 const Nsga2Generations::Parents& Nsga2Generations::Get(int64_t generation) {
   const auto g = static_cast<size_t>(generation);
   if (parents_.size() <= g) parents_.resize(g + 1);
   // Generation 0 has no parents; generation h + 1's survive from generation h's and h's results.
-  for (valid_ = std::max<size_t>(valid_, 1); valid_ <= g; ++valid_) {
-    const size_t h = valid_ - 1;
-    std::vector<TrialPoint> pool = parents_[h].points;
-    const size_t end = std::min(ended_.size(), (h + 1) * static_cast<size_t>(population_));
-    for (size_t n = h * static_cast<size_t>(population_); n < end; ++n) {
-      if (ended_[n]) pool.push_back(*ended_[n]);
-    }
-    Parents& next = parents_[valid_];
-    next.points.clear();
-    for (int i :
-         Nsga2Survivors(ValuesOf(pool), ConstrainedRanks(pool), static_cast<size_t>(population_))) {
-      next.points.push_back(std::move(pool[static_cast<size_t>(i)]));
-    }
-    next.ranks = ConstrainedRanks(next.points);
-    next.crowding = CrowdingByRank(ValuesOf(next.points), next.ranks);
+  // Stale generations first, in order: parents that come out the same leave the next generation's
+  // inputs as they were, so a late result that does not survive costs one generation.
+  valid_ = std::max<size_t>(valid_, 1);
+  while (!stale_.empty() && *stale_.begin() + 1 <= g) {
+    const size_t h = *stale_.begin();
+    stale_.erase(stale_.begin());
+    if (Step(h) && h + 2 < valid_) stale_.insert(h + 1);
   }
+  for (; valid_ <= g; ++valid_) Step(valid_ - 1);
   return parents_[g];
 }
 

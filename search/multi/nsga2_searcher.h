@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "search/multi/nsga2.h"
@@ -29,8 +30,9 @@ struct Nsga2Options {
 // last one rather than a replay of every generation from the first. Only a cache: Parents(g)
 // answers what replaying generations 0 to g - 1 over EndedPoints(study) would. Sync looks only at
 // trials new since the last call and at those not terminal then (TrialCursor); a trial whose ended
-// point appears, changes or goes (a late result, a pause and resume) invalidates its generation's
-// survivors and every later generation's. Starts over when the view is another study's.
+// point appears, changes or goes (a late result, a pause and resume) makes the next generation's
+// parents stale, and they are selected again at the next Get, then the following generation's as
+// long as they come out different. Starts over when the view is another study's.
 class Nsga2Generations {
  public:
   struct Parents {
@@ -52,9 +54,14 @@ class Nsga2Generations {
   std::vector<Objective> objectives_;
   std::vector<Constraint> constraints_;
   std::vector<std::optional<TrialPoint>> ended_;  // by trial number
-  // parents_[g]: generation g's; those below valid_ are the view's.
+  // Selects generation h + 1's parents again; whether they changed.
+  bool Step(size_t h);
+
+  // parents_[g]: generation g's, selected for g below valid_; those of g = h + 1 for h in stale_
+  // are not the view's (generation h's results or parents changed since).
   std::vector<Parents> parents_;
   size_t valid_ = 0;
+  std::set<size_t> stale_;
 };
 
 class Nsga2Searcher : public Searcher {
