@@ -27,7 +27,7 @@ struct Nsga2Options {
 };
 
 // The survivors of each generation kept across asks, so that an ask costs what changed since the
-// last one rather than a replay of every generation from the first. Only a cache: Parents(g)
+// last one rather than a replay of every generation from the first. Only a cache: Get(g)
 // answers what replaying generations 0 to g - 1 over EndedPoints(study) would. Sync looks only at
 // trials new since the last call and at those not terminal then (TrialCursor); a trial whose ended
 // point appears, changes or goes (a late result, a pause and resume) makes the next generation's
@@ -48,15 +48,15 @@ class Nsga2Generations {
   const Parents& Get(int64_t generation);
 
  private:
+  // Selects generation h + 1's parents again; whether they changed.
+  bool Step(size_t h);
+
   int64_t population_;
   TrialCursor cursor_;
   std::vector<int64_t> look_;
   std::vector<Objective> objectives_;
   std::vector<Constraint> constraints_;
   std::vector<std::optional<TrialPoint>> ended_;  // by trial number
-  // Selects generation h + 1's parents again; whether they changed.
-  bool Step(size_t h);
-
   // parents_[g]: generation g's, selected for g below valid_; those of g = h + 1 for h in stale_
   // are not the view's (generation h's results or parents changed since).
   std::vector<Parents> parents_;
