@@ -48,7 +48,8 @@ StudySummary SummarizeStudy(const StudyRecord& record, const StudyRunner& runner
     out.running += t.state == TrialState::kRunning;
     auto v = t.LastValue();
     if (v && t.state != TrialState::kFailed && t.state != TrialState::kDiverged &&
-        (!out.best_trial || view.Score(*v) > view.Score(out.best_value))) {
+        (!out.best_trial ||
+         search::BetterBestTrial(view, t, view.trials[static_cast<size_t>(*out.best_trial)]))) {
       out.best_trial = t.number;
       out.best_value = *v;
     }

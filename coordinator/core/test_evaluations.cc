@@ -6,6 +6,7 @@
 
 #include "coordinator/core/coordinator.h"
 #include "coordinator/core/random_id.h"
+#include "search/multi/objective_vectors.h"
 #include "search/rng.h"
 
 namespace sift::coordinator {
@@ -95,13 +96,11 @@ void Coordinator::QueueBestEvaluation(ServedStudy& study, double now) {
   if (runner.config().trial.is_command()) return;  // see QueueEvaluation
   const auto& view = runner.view();
   std::optional<int64_t> best;
-  double best_score = 0;
   for (const auto& t : view.trials) {
     const auto v = t.LastValue();
     if (!v || !HasModel(t.state) || TrialCheckpoints::Resume(study, t.number).empty()) continue;
-    if (!best || view.Score(*v) > best_score) {
+    if (!best || search::BetterBestTrial(view, t, view.trials[static_cast<size_t>(*best)])) {
       best = t.number;
-      best_score = view.Score(*v);
     }
   }
   if (!best || options_.checkpoint_dir.empty()) {

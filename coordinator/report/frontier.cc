@@ -81,6 +81,24 @@ std::string FormatObjectiveValue(const std::string& metric, double v) {
   return fmt::format("{:.6g}", v);
 }
 
+bool Feasible(const StudyReport& report, const TrialSummary& t,
+              std::vector<std::optional<double>>* values, std::string* broken) {
+  bool feasible = true;
+  for (const auto& c : report.constraints) {
+    const auto v = TrialMetric(t, c.metric);
+    if (values) values->push_back(v);
+    // Not reported: nothing shows the trial kept to the bound, so it does not count as held.
+    if (v && c.Holds(*v)) continue;
+    feasible = false;
+    if (!broken) continue;
+    *broken += (broken->empty() ? "" : ", ") + c.metric;
+    *broken += v ? fmt::format(" {} {} {}", FormatObjectiveValue(c.metric, *v), c.upper ? ">" : "<",
+                               FormatObjectiveValue(c.metric, c.bound))
+                 : std::string(" not reported");
+  }
+  return feasible;
+}
+
 Frontier FrontierOf(const StudyReport& report) {
   const auto objectives = ObjectivesOf(report);
   const auto directions = Directions(objectives);
@@ -99,18 +117,7 @@ Frontier FrontierOf(const StudyReport& report) {
       f.values.push_back(TrialMetric(t, o.metric));
       f.scored = f.scored && f.values.back() && std::isfinite(*f.values.back());
     }
-    f.feasible = true;
-    for (const auto& c : report.constraints) {
-      const auto v = TrialMetric(t, c.metric);
-      f.constraints.push_back(v);
-      // Not reported: nothing shows the trial kept to the bound, so it does not count as held.
-      if (v && c.Holds(*v)) continue;
-      f.feasible = false;
-      f.broken += (f.broken.empty() ? "" : ", ") + c.metric;
-      f.broken += v ? fmt::format(" {} {} {}", FormatObjectiveValue(c.metric, *v),
-                                  c.upper ? ">" : "<", FormatObjectiveValue(c.metric, c.bound))
-                    : std::string(" not reported");
-    }
+    f.feasible = Feasible(report, t, &f.constraints, &f.broken);
     if (f.scored && f.feasible) {
       feasible.push_back(search::Oriented(Raw(f), directions));
       index.push_back(out.trials.size());

@@ -32,6 +32,12 @@ std::vector<size_t> ConstraintColumns(const StudyReport& report);
 // last report's value, and `train_seconds`, when no report carries it, its measured seconds.
 std::optional<double> TrialMetric(const TrialSummary& t, const std::string& metric);
 
+// Whether every constraint holds for the trial at its last report (a constraint whose metric was
+// never reported does not); each constraint's value goes to `values` and the broken ones, e.g.
+// "inference_ms 3.1 > 2", to `broken`, when given.
+bool Feasible(const StudyReport& report, const TrialSummary& t,
+              std::vector<std::optional<double>>* values = nullptr, std::string* broken = nullptr);
+
 struct FrontierTrial {
   int64_t trial = 0;
   std::vector<std::optional<double>> values;       // per objective, as reported (not oriented)

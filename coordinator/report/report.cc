@@ -128,7 +128,8 @@ std::vector<int64_t> ParetoFrontier(const StudyReport& report, FrontierOver over
     const bool counted = over == FrontierOver::kAll
                              ? Ranked(t)
                              : Ranked(t) && t.record.state == search::TrialState::kCompleted;
-    if (counted) scored.push_back(&t);
+    // A trial that breaks a constraint is no choice at any price (as in the Pareto set).
+    if (counted && (report.constraints.empty() || Feasible(report, t))) scored.push_back(&t);
   }
   std::sort(scored.begin(), scored.end(), [&](const auto* a, const auto* b) {
     if (a->dollars != b->dollars) return a->dollars < b->dollars;

@@ -40,7 +40,8 @@ enum class FrontierOver {
 };
 const char* Describe(FrontierOver over);
 
-// Trial numbers on the Pareto frontier of (dollars low, objective good), cheapest first.
+// Trial numbers on the Pareto frontier of (dollars low, objective good), cheapest first; with
+// constraints, of the feasible trials only (frontier.h's Feasible).
 std::vector<int64_t> ParetoFrontier(const StudyReport& report,
                                     FrontierOver over = FrontierOver::kAll);
 

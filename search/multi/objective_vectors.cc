@@ -77,6 +77,24 @@ double ViolationAt(const StudyView& study, const TrialView& trial, int64_t resou
   return total;
 }
 
+bool FeasibleAtEnd(const StudyView& study, const TrialView& trial) {
+  for (size_t j = 0; j < study.constraints.size(); ++j) {
+    if (j >= trial.constraint_values.size() || trial.constraint_values[j].empty()) return false;
+    if (!study.constraints[j].Holds(trial.constraint_values[j].rbegin()->second)) return false;
+  }
+  return true;
+}
+
+bool BetterBestTrial(const StudyView& study, const TrialView& a, const TrialView& b) {
+  if (!study.constraints.empty()) {
+    const bool fa = FeasibleAtEnd(study, a), fb = FeasibleAtEnd(study, b);
+    if (fa != fb) return fa;
+  }
+  const double sa = study.Score(*a.LastValue()), sb = study.Score(*b.LastValue());
+  if (sa != sb) return sa > sb;
+  return a.number < b.number;
+}
+
 TrialPoint PointAt(const StudyView& study, const TrialView& trial, int64_t resource) {
   return {trial.number, ObjectivesAt(study, trial, resource), ViolationAt(study, trial, resource)};
 }

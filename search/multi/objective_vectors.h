@@ -51,6 +51,16 @@ TrialPoint PointAt(const StudyView& study, const TrialView& trial, int64_t resou
 bool PointDominates(const TrialPoint& a, const TrialPoint& b);
 std::vector<int> ConstrainedRanks(const std::vector<TrialPoint>& points);
 
+// Whether every constraint held at the trial's last report of its metric. Unlike ViolationAt, a
+// constraint never reported breaks: at the end, nothing shows the trial kept to the bound (the
+// reports label such a trial infeasible too).
+bool FeasibleAtEnd(const StudyView& study, const TrialView& trial);
+
+// The order "best trial" is chosen in, for two trials with a last value: a trial whose constraints
+// held (FeasibleAtEnd) before one whose did not, then the better last value of the objective,
+// then the lower trial number. Without constraints, the plain order by value.
+bool BetterBestTrial(const StudyView& study, const TrialView& a, const TrialView& b);
+
 // What the searchers learn from: COMPLETED, STOPPED and PAUSED trials at their last common
 // resource, and DIVERGED ones with every objective -infinity (the worst result), in trial order.
 std::vector<TrialPoint> EndedPoints(const StudyView& study);

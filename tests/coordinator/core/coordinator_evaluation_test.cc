@@ -44,6 +44,33 @@ class EvaluationTest : public CoordinatorTest {
   }
 };
 
+// With a constraint, the trial scored on test is the best one that kept to it: trial 1 has the
+// best val_accuracy but too many parameters.
+TEST_F(EvaluationTest, TheBestTrialScoredOnTestKeptToTheConstraints) {
+  const std::string w = Worker();
+  const int64_t id =
+      Study(Config("{type: fifo}", 3, 1) + "constraints:\n  - {metric: params, max: 1000}\n");
+  const double params[] = {900, 5000, 100};
+  int i = 0;
+  for (double acc : {0.5, 0.9, 0.7}) {
+    Assignment a = Acquire(w);
+    search::Decision d;
+    ASSERT_TRUE(c_->ReportProgress(w, a.lease_id, 1, 1,
+                                   {{"val_accuracy", acc}, {"params", params[i++]}},
+                                   common::EpochCheckpointName(a.number, 1), &d)
+                    .ok());
+    WriteCheckpoint(id, common::EpochCheckpointName(a.number, 1));
+    ASSERT_TRUE(c_->CompleteTrial(w, a.lease_id, {{"peak_rss_mb", 1}}).ok());
+  }
+  StudySummary s;
+  ASSERT_TRUE(c_->GetStudy(id, &s).ok());
+  ASSERT_TRUE(s.best_trial.has_value());
+  EXPECT_EQ(*s.best_trial, 2);
+  Assignment e = Acquire(w);
+  EXPECT_TRUE(e.evaluate_test);
+  EXPECT_EQ(e.number, 2);
+}
+
 TEST_F(EvaluationTest, BestTrialIsScoredOnTestOnceWhenTheStudyCompletes) {
   const std::string w = Worker();
   const int64_t id = FinishedStudy(w);

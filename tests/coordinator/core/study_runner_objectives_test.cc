@@ -231,5 +231,27 @@ TEST(StudyRunnerObjectives, TheSummaryCarriesTheParetoSetAndItsHypervolume) {
   EXPECT_NEAR(*s.hypervolume, 0.12 * 0.44 + 0.22 * 0.14 - 0.12 * 0.14, 1e-12);
 }
 
+// The summary's best trial (the closing text's "best trial", the one whose model is exported and
+// test-scored) kept to the constraints when any trial did, though another scored higher.
+TEST(StudyRunnerObjectives, TheBestTrialIsTheBestThatKeptItsConstraints) {
+  StudyRunner r(1,
+                Config("constraints:\n  - {metric: params, max: 1000}\n"
+                       "budget: {max_trials: 3, max_epochs: 1}\n"),
+                kT0);
+  StudyRecord record;
+  record.id = 1;
+  for (const Metrics& m : {Metrics{{"val_accuracy", 0.8}, {"dollars", 0.2}, {"params", 900}},
+                           Metrics{{"val_accuracy", 0.9}, {"dollars", 0.1}, {"params", 5000}},
+                           Metrics{{"val_accuracy", 0.7}, {"dollars", 0.1}, {"params", 100}}}) {
+    const int64_t n = Lease(r);
+    Report(r, n, 1, m);
+    r.ApplyState(n, TrialState::kCompleted);
+  }
+  const StudySummary s = SummarizeStudy(record, r, {}, {}, {}, 0, kT0);
+  ASSERT_TRUE(s.best_trial.has_value());
+  EXPECT_EQ(*s.best_trial, 0);
+  EXPECT_DOUBLE_EQ(s.best_value, 0.8);
+}
+
 }  // namespace study_runner_objectives_test
 }  // namespace sift::coordinator

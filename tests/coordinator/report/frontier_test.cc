@@ -40,6 +40,20 @@ TEST(FrontierReport, FeasibilityAndTheParetoSetOverFeasibleTrials) {
   EXPECT_NEAR(f.reference[1], 0.215, 1e-12);
 }
 
+// The cost/objective frontier lines (report.h) are choices too: a trial that breaks a constraint,
+// or never reported its metric, is not one at any price, however cheap and accurate.
+TEST(FrontierReport, TheCostFrontierLeavesOutInfeasibleTrials) {
+  const StudyReport r = TwoObjectiveStudy();
+  EXPECT_EQ(ParetoFrontier(r, FrontierOver::kAll), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(ParetoFrontier(r, FrontierOver::kCompleted), (std::vector<int64_t>{1, 2}));
+  StudyReport unconstrained = r;
+  unconstrained.constraints.clear();
+  EXPECT_EQ(ParetoFrontier(unconstrained), (std::vector<int64_t>{1, 3}));
+  EXPECT_TRUE(Feasible(r, r.trials[0]));
+  EXPECT_FALSE(Feasible(r, r.trials[3]));
+  EXPECT_FALSE(Feasible(r, r.trials[4]));
+}
+
 TEST(FrontierReport, AMinimumConstraintAndThreeObjectives) {
   StudyReport r = TwoObjectiveStudy();
   r.objectives.push_back({"params", false});

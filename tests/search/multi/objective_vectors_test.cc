@@ -62,6 +62,33 @@ TEST(ObjectiveVectors, FeasibleFirstThenLessViolationThenPareto) {
   EXPECT_EQ(ConstrainedRanks({good, other}), (std::vector<int>{0, 0}));
 }
 
+// "Best trial" (the run's closing text, the held-out test score, the exported model) is never a
+// trial that broke a constraint while one kept to every bound: a user's params <= 1e6 holds.
+TEST(ObjectiveVectors, TheBestTrialKeptItsConstraintsIfAnyTrialDid) {
+  StudyView study = MoStudy();
+  study.constraints.push_back({"params", 1e6, true});  // <= 1e6
+  TrialView& big = AddTrial(study, TrialState::kCompleted, {{0.95, 1, 0}});
+  big.constraint_values.push_back({{1, 2e6}});
+  TrialView& small = AddTrial(study, TrialState::kCompleted, {{0.90, 1, 0}});
+  small.constraint_values.push_back({{1, 5e5}});
+  TrialView& unreported = AddTrial(study, TrialState::kCompleted, {{0.99, 1, 0}});
+  TrialView& tie = AddTrial(study, TrialState::kCompleted, {{0.90, 1, 0}});
+  tie.constraint_values.push_back({{1, 1e6}});  // at the bound: holds
+  EXPECT_FALSE(FeasibleAtEnd(study, big));
+  EXPECT_TRUE(FeasibleAtEnd(study, small));
+  EXPECT_FALSE(FeasibleAtEnd(study, unreported));  // nothing shows it kept to the bound
+  EXPECT_TRUE(FeasibleAtEnd(study, tie));
+  EXPECT_TRUE(BetterBestTrial(study, small, big));
+  EXPECT_FALSE(BetterBestTrial(study, big, small));
+  EXPECT_TRUE(BetterBestTrial(study, small, unreported));
+  EXPECT_TRUE(BetterBestTrial(study, small, tie));       // equal values: the lower number
+  EXPECT_TRUE(BetterBestTrial(study, unreported, big));  // neither feasible: by value
+  // Without constraints, by value alone.
+  study.constraints.clear();
+  EXPECT_TRUE(BetterBestTrial(study, unreported, small));
+  EXPECT_TRUE(BetterBestTrial(study, big, small));
+}
+
 TEST(ObjectiveVectors, EndedPointsAreWhatSearchersLearnFrom) {
   StudyView study = MoStudy();
   AddTrial(study, TrialState::kCompleted, {{0.5, 2, 0}, {0.8, 3, 0}});
