@@ -32,14 +32,10 @@ std::vector<double> Genome(const SearchSpace& space, const Params& params) {
 }  // namespace
 
 void Nsga2Generations::Sync(const StudyView& study) {
-  if (cursor_.Advance(study, look_) || !SameGoals(study, objectives_, constraints_)) {
-    objectives_ = study.objectives;
-    constraints_ = study.constraints;
+  if (cursor_.Advance(study, look_)) {
     ended_.clear();
     valid_ = 0;
     stale_.clear();
-    look_.clear();
-    for (size_t n = 0; n < study.trials.size(); ++n) look_.push_back(static_cast<int64_t>(n));
   }
   if (ended_.size() < study.trials.size()) ended_.resize(study.trials.size());
   for (int64_t number : look_) {

@@ -16,7 +16,6 @@
 
 #include "search/multi/nsga2.h"
 #include "search/multi/objective_vectors.h"
-#include "search/observations.h"
 #include "search/searcher.h"
 
 namespace sift::search {
@@ -29,10 +28,10 @@ struct Nsga2Options {
 // The survivors of each generation kept across asks, so that an ask costs what changed since the
 // last one rather than a replay of every generation from the first. Only a cache: Get(g)
 // answers what replaying generations 0 to g - 1 over EndedPoints(study) would. Sync looks only at
-// trials new since the last call and at those not terminal then (TrialCursor); a trial whose ended
-// point appears, changes or goes (a late result, a pause and resume) makes the next generation's
-// parents stale, and they are selected again at the next Get, then the following generation's as
-// long as they come out different. Starts over when the view is another study's.
+// trials new since the last call and at those not terminal then (EndedPointCursor); a trial whose
+// ended point appears, changes or goes (a late result, a pause and resume) makes the next
+// generation's parents stale, and they are selected again at the next Get, then the following
+// generation's as long as they come out different. Starts over when the view is another study's.
 class Nsga2Generations {
  public:
   struct Parents {
@@ -52,10 +51,8 @@ class Nsga2Generations {
   bool Step(size_t h);
 
   int64_t population_;
-  TrialCursor cursor_;
+  EndedPointCursor cursor_;
   std::vector<int64_t> look_;
-  std::vector<Objective> objectives_;
-  std::vector<Constraint> constraints_;
   std::vector<std::optional<TrialPoint>> ended_;  // by trial number
   // parents_[g]: generation g's, selected for g below valid_; those of g = h + 1 for h in stale_
   // are not the view's (generation h's results or parents changed since).

@@ -11,6 +11,21 @@ namespace {
 
 constexpr double kWorst = -std::numeric_limits<double>::infinity();
 
+// Whether the study's objectives and constraints are `objectives` and `constraints`.
+bool SameGoals(const StudyView& study, const std::vector<Objective>& objectives,
+               const std::vector<Constraint>& constraints) {
+  const auto same_objective = [](const Objective& a, const Objective& b) {
+    return a.metric == b.metric && a.maximize == b.maximize;
+  };
+  const auto same_constraint = [](const Constraint& a, const Constraint& b) {
+    return a.metric == b.metric && a.bound == b.bound && a.upper == b.upper;
+  };
+  return std::equal(objectives.begin(), objectives.end(), study.objectives.begin(),
+                    study.objectives.end(), same_objective) &&
+         std::equal(constraints.begin(), constraints.end(), study.constraints.begin(),
+                    study.constraints.end(), same_constraint);
+}
+
 }  // namespace
 
 size_t ObjectiveCount(const StudyView& study) {
@@ -26,18 +41,14 @@ const CurveValues* ObjectiveCurve(const TrialView& trial, size_t i) {
   return i - 1 < trial.more_values.size() ? &trial.more_values[i - 1] : nullptr;
 }
 
-bool SameGoals(const StudyView& study, const std::vector<Objective>& objectives,
-               const std::vector<Constraint>& constraints) {
-  const auto same_objective = [](const Objective& a, const Objective& b) {
-    return a.metric == b.metric && a.maximize == b.maximize;
-  };
-  const auto same_constraint = [](const Constraint& a, const Constraint& b) {
-    return a.metric == b.metric && a.bound == b.bound && a.upper == b.upper;
-  };
-  return std::equal(objectives.begin(), objectives.end(), study.objectives.begin(),
-                    study.objectives.end(), same_objective) &&
-         std::equal(constraints.begin(), constraints.end(), study.constraints.begin(),
-                    study.constraints.end(), same_constraint);
+bool EndedPointCursor::Advance(const StudyView& study, std::vector<int64_t>& look) {
+  const bool restart = cursor_.Advance(study, look);
+  if (!restart && SameGoals(study, objectives_, constraints_)) return false;
+  objectives_ = study.objectives;
+  constraints_ = study.constraints;
+  look.clear();
+  for (size_t n = 0; n < study.trials.size(); ++n) look.push_back(static_cast<int64_t>(n));
+  return true;
 }
 
 std::vector<double> ObjectivesAt(const StudyView& study, const TrialView& trial, int64_t resource) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "search/multi/pareto.h"
+#include "search/observations.h"
 #include "search/study_view.h"
 
 namespace sift::search {
@@ -18,11 +19,6 @@ size_t ObjectiveCount(const StudyView& study);
 const Objective& ObjectiveAt(const StudyView& study, size_t i);
 // The curve of objective i: `values` for 0, more_values[i - 1] after (null when missing).
 const CurveValues* ObjectiveCurve(const TrialView& trial, size_t i);
-
-// Whether the study's objectives and constraints are `objectives` and `constraints`: what a
-// searcher keeping points across asks checks, since a point depends on them.
-bool SameGoals(const StudyView& study, const std::vector<Objective>& objectives,
-               const std::vector<Constraint>& constraints);
 
 // The oriented objective vector at `resource`: minimized objectives negated, a value that is
 // not a number (or missing at that resource) as -infinity, the worst.
@@ -66,6 +62,22 @@ bool BetterBestTrial(const StudyView& study, const TrialView& a, const TrialView
 std::vector<TrialPoint> EndedPoints(const StudyView& study);
 // One trial's entry of EndedPoints, if it has one.
 std::optional<TrialPoint> EndedPoint(const StudyView& study, const TrialView& trial);
+
+// TrialCursor for the searchers that keep ended points (EndedPoint) across asks: which trials an
+// ask must look at again, and a start over also when the study's objectives or constraints are
+// not those of the last ask, since a point depends on them.
+class EndedPointCursor {
+ public:
+  // Lists in `look` the trials new since the last call and those not terminal then; returns
+  // true when the owner must start over (another study, or other goals): `look` then lists
+  // every trial.
+  bool Advance(const StudyView& study, std::vector<int64_t>& look);
+
+ private:
+  TrialCursor cursor_;
+  std::vector<Objective> objectives_;
+  std::vector<Constraint> constraints_;
+};
 
 // The k best trials of `points` in the constrained order: MO-ASHA's top k of the feasible ones
 // (whole non-dominated ranks, the cut rank by greedy hypervolume, mo_rungs.h), then the

@@ -14,10 +14,7 @@ constexpr uint64_t kRefitStream = 0x50524654;  // "PRFT": the refit set's weight
 }  // namespace
 
 size_t ParegoSearcher::Observe(const StudyView& study) {
-  const bool restart = cursor_.Advance(study, look_);
-  if (restart || !SameGoals(study, objectives_, constraints_)) {
-    objectives_ = study.objectives;
-    constraints_ = study.constraints;
+  if (cursor_.Advance(study, look_)) {
     points_ = EndedPoints(study);
     return points_.size();
   }

@@ -17,7 +17,6 @@
 
 #include "search/bo/gp_searcher.h"
 #include "search/multi/objective_vectors.h"
-#include "search/observations.h"
 
 namespace sift::search {
 
@@ -35,10 +34,8 @@ class ParegoSearcher : public GpSearcher {
   // EndedPoints of the view Observe saw, in trial order, kept across asks: only new trials and
   // those not terminal at the last ask are looked at again (a terminal trial never changes).
   std::vector<TrialPoint> points_;
-  TrialCursor cursor_;
+  EndedPointCursor cursor_;
   std::vector<int64_t> look_;
-  std::vector<Objective> objectives_;
-  std::vector<Constraint> constraints_;
 };
 
 }  // namespace sift::search

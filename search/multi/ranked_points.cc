@@ -15,8 +15,6 @@ bool RankedPoints::LexOrder::operator()(int64_t a, int64_t b) const {
 }
 
 void RankedPoints::Reset(const StudyView& study) {
-  objectives_ = study.objectives;
-  constraints_ = study.constraints;
   dims_ = ObjectiveCount(study);
   lex_.clear();  // before the slots its order reads
   slots_.clear();
@@ -30,11 +28,7 @@ void RankedPoints::Reset(const StudyView& study) {
 }
 
 void RankedPoints::Sync(const StudyView& study) {
-  if (cursor_.Advance(study, look_) || !SameGoals(study, objectives_, constraints_)) {
-    Reset(study);
-    look_.clear();
-    for (size_t n = 0; n < study.trials.size(); ++n) look_.push_back(static_cast<int64_t>(n));
-  }
+  if (cursor_.Advance(study, look_)) Reset(study);
   if (slots_.size() < study.trials.size()) slots_.resize(study.trials.size());
   for (int64_t number : look_) {
     std::optional<TrialPoint> now = EndedPoint(study, study.trials[static_cast<size_t>(number)]);

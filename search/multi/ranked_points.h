@@ -5,7 +5,7 @@
 //
 // Only a cache: Top(k) answers exactly ConstrainedTopTrials(EndedPoints(study), k)
 // (objective_vectors.h). Sync looks only at trials new since the last call and at those that were
-// not terminal then (TrialCursor), and starts over when the view is another study's.
+// not terminal then (EndedPointCursor), and starts over when the view is another study's.
 //
 // The pool: every feasible point with finite values whose rank is at most depth_, with its rank.
 // A rank (the length of the longest chain of dominators) depends only on the points above it,
@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "search/multi/objective_vectors.h"
-#include "search/observations.h"
 
 namespace sift::search {
 
@@ -81,10 +80,8 @@ class RankedPoints {
   void Rebuild(int depth);
 
   int slack_;
-  TrialCursor cursor_;
+  EndedPointCursor cursor_;
   std::vector<int64_t> look_;
-  std::vector<Objective> objectives_;
-  std::vector<Constraint> constraints_;
   size_t dims_ = 0;
   std::vector<Slot> slots_;  // by trial number
   size_t count_ = 0;
