@@ -166,23 +166,8 @@ class Cluster {
   }
 
   void StartWorker(int slot) {
-    std::vector<std::string> argv = {BinDir() + "/sift-worker",
-                                     "--coordinator",
-                                     Address(),
-                                     "--name",
-                                     "w" + std::to_string(slot),
-                                     "--threads",
-                                     "1",
-                                     "--instance-type",
-                                     "c6i.large",
-                                     "--market",
-                                     "spot",
-                                     "--cache-dir",
-                                     dir_ + "/cache"};
-    if (chaos_) {
-      argv.insert(argv.end(), {"--simulate-preemption", "0.3", "--preemption-seed",
-                               std::to_string(1000 + worker_starts_)});
-    }
+    const std::vector<std::string> argv = WorkerArgv(Address(), "w" + std::to_string(slot), "spot",
+                                                     dir_, chaos_ ? 0.3 : 0, 1000 + worker_starts_);
     const std::string log = dir_ + "/worker-" + std::to_string(worker_starts_++) + ".log";
     if (static_cast<int>(workers_.size()) <= slot) workers_.resize(slot + 1);
     workers_[slot] = std::make_unique<Process>(argv, log);

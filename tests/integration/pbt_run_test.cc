@@ -130,23 +130,9 @@ void RunCluster(const std::string& dir, bool kill_after_exploit, bool spot, Line
   std::vector<std::unique_ptr<Process>> workers(2);
   int worker_starts = 0;
   auto start_worker = [&](size_t slot) {
-    std::vector<std::string> argv = {BinDir() + "/sift-worker",
-                                     "--coordinator",
-                                     address,
-                                     "--name",
-                                     "w" + std::to_string(slot),
-                                     "--threads",
-                                     "1",
-                                     "--instance-type",
-                                     "c6i.large",
-                                     "--market",
-                                     spot ? "spot" : "on-demand",
-                                     "--cache-dir",
-                                     dir + "/cache"};
-    if (spot) {
-      argv.insert(argv.end(), {"--simulate-preemption", "0.5", "--preemption-seed",
-                               std::to_string(500 + worker_starts)});
-    }
+    const std::vector<std::string> argv =
+        WorkerArgv(address, "w" + std::to_string(slot), spot ? "spot" : "on-demand", dir,
+                   spot ? 0.5 : 0, 500 + worker_starts);
     workers[slot] = std::make_unique<Process>(
         argv, dir + "/worker-" + std::to_string(worker_starts++) + ".log");
   };

@@ -105,6 +105,31 @@ int StartSiftCoordinator(std::unique_ptr<Process>* out, const std::string& db,
   return 0;
 }
 
+std::vector<std::string> WorkerArgv(const std::string& address, const std::string& name,
+                                    const std::string& market, const std::string& dir,
+                                    double preemption, int seed) {
+  std::vector<std::string> argv = {BinDir() + "/sift-worker",
+                                   "--coordinator",
+                                   address,
+                                   "--name",
+                                   name,
+                                   "--threads",
+                                   "1",
+                                   "--instance-type",
+                                   "c6i.large",
+                                   "--market",
+                                   market,
+                                   "--cache-dir",
+                                   dir + "/cache"};
+  if (preemption > 0) {
+    std::ostringstream rate;
+    rate << preemption;
+    argv.insert(argv.end(),
+                {"--simulate-preemption", rate.str(), "--preemption-seed", std::to_string(seed)});
+  }
+  return argv;
+}
+
 std::string BinDir() {
   const char* b = getenv("SIFT_BUILD_DIR");
   return std::string(b ? b : SIFT_BUILD_DIR_DEFAULT) + "/bin";
