@@ -56,8 +56,9 @@ void RungRanks::Touch() {
 void RungRanks::Add(TrialPoint point) {
   const size_t i = points_.size();
   // Only a trial's first point is ever asked about (Find), so only it waits.
-  const bool waits = track_waiting_ && Find(point.trial) < 0;
-  if (point.trial >= 0 && Find(point.trial) < 0) {
+  const bool first = Find(point.trial) < 0;
+  const bool waits = track_waiting_ && first;
+  if (point.trial >= 0 && first) {
     const auto t = static_cast<size_t>(point.trial);
     if (t >= first_.size()) first_.resize(std::max(t + 1, 2 * first_.size()), -1);
     first_[t] = static_cast<int64_t>(i);
@@ -269,7 +270,8 @@ std::optional<int64_t> RungRanks::FirstInTop(int64_t k, const std::function<Wait
     // Popped by (rank, trial) with the rank made exact first, so the first ready one of a whole
     // rank is the first in the order of selection; ready ones of a cut rank wait for the picks.
     aside_.clear();
-    std::vector<int64_t> ready_at_cut;
+    std::vector<int64_t>& ready_at_cut = ready_at_cut_;
+    ready_at_cut.clear();
     while (!waiting_.empty() && waiting_.front().rank <= cut) {
       std::pop_heap(waiting_.begin(), waiting_.end(), After);
       Waiting w = waiting_.back();

@@ -83,10 +83,11 @@ class RungRanks {
     return a.rank > b.rank || (a.rank == b.rank && a.trial > b.trial);
   }
   bool track_waiting_;
-  std::vector<Waiting> waiting_;  // a heap by After
-  std::vector<char> rest_waits_;  // per point: a point not finite or not feasible that waits
-  std::vector<Waiting> aside_;    // FirstInTop's scratch
-  size_t cut_rank_ = SIZE_MAX;    // FirstInTop's last cut rank
+  std::vector<Waiting> waiting_;       // a heap by After
+  std::vector<char> rest_waits_;       // per point: a point not finite or not feasible that waits
+  std::vector<Waiting> aside_;         // FirstInTop's scratch
+  std::vector<int64_t> ready_at_cut_;  // FirstInTop's scratch: ready trials of the cut rank
+  size_t cut_rank_ = SIZE_MAX;         // FirstInTop's last cut rank
   uint64_t top_version_ = 0;
   // The trials of the cut rank in the order of the greedy picks of all of them, when valid.
   std::vector<int64_t> cut_order_;
