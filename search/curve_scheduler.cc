@@ -1,5 +1,6 @@
 #include "search/curve_scheduler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -23,6 +24,9 @@ void CurveScheduler::Sync(const StudyView& study, const TrialView& trial) {
     finals_.Clear();
     noise_.Clear();
     sums_.clear();
+    reached_.clear();
+    top_reached_.clear();
+    reaching_ = 0;
   }
   cursor_.Sync(
       study, &trial,
@@ -30,8 +34,14 @@ void CurveScheduler::Sync(const StudyView& study, const TrialView& trial) {
         finals_.Clear();
         noise_.Clear();
         sums_.clear();
+        reached_.clear();
+        top_reached_.clear();
+        reaching_ = 0;
       },
       [&](const TrialView& t, int64_t resource, double value) {
+        if (options_.bar == CurveBar::kReached && std::isfinite(value)) {
+          Reached(t.number, study.Score(value));
+        }
         if (resource == horizon_) Finish(study, t, value);
       });
 }
@@ -72,6 +82,46 @@ CurveSums& CurveScheduler::SumsOf(const StudyView& study, const TrialView& trial
 
 void CurveScheduler::Forget(int64_t trial) { sums_.erase(trial); }
 
+void CurveScheduler::Reached(int64_t trial, double score) {
+  if (reached_.size() <= static_cast<size_t>(trial)) {
+    reached_.resize(static_cast<size_t>(trial) + 1, std::numeric_limits<double>::quiet_NaN());
+  }
+  double& r = reached_[static_cast<size_t>(trial)];
+  if (std::isnan(r)) {
+    ++reaching_;
+  } else if (score <= r) {
+    return;
+  }
+  r = score;
+  // A trial's best only grows, so every trial outside the k + 1 best stays below them until it
+  // grows past the last: those k + 1 are all the bar (the k-th best of the others) ever needs.
+  const Final e{score, trial};
+  auto it = std::find_if(top_reached_.begin(), top_reached_.end(),
+                         [&](const Final& f) { return f.trial == trial; });
+  if (it == top_reached_.end()) {
+    if (top_reached_.size() > static_cast<size_t>(options_.k)) {
+      if (!WorseFirst()(top_reached_.back(), e)) return;
+      top_reached_.pop_back();
+    }
+    it = top_reached_.insert(top_reached_.end(), e);
+  } else {
+    *it = e;
+  }
+  for (; it != top_reached_.begin() && WorseFirst()(*(it - 1), *it); --it)
+    std::iter_swap(it - 1, it);
+}
+
+double CurveScheduler::KthReached(int64_t trial, int64_t* others) const {
+  const bool own = static_cast<size_t>(trial) < reached_.size() &&
+                   !std::isnan(reached_[static_cast<size_t>(trial)]);
+  *others = reaching_ - (own ? 1 : 0);
+  int64_t left = options_.k;
+  for (const Final& f : top_reached_) {
+    if (f.trial != trial && --left == 0) return f.score;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 Decision CurveScheduler::OnReport(const StudyView& study, const TrialView& trial) {
   Sync(study, trial);
   last_ = EnsembleForecast();
@@ -92,19 +142,32 @@ Decision CurveScheduler::OnReport(const StudyView& study, const TrialView& trial
   std::snprintf(buf, sizeof(buf), "%g", 100 * options_.level);
   r.append(buf).append("%) at epoch ").append(std::to_string(horizon_));
   r.append(" from ").append(std::to_string(last_.points)).append(" epochs");
-  const int64_t finished = finals_.size();
-  if (finished < options_.k) {
-    r.append("; ").append(std::to_string(finished)).append(" of the ");
-    r.append(std::to_string(options_.k)).append(" finished trials needed to compare");
-    return Decision::Continue(std::move(r));
+  // The bar: the k-th best final value, or the k-th best value another trial has reached.
+  std::string bar;
+  if (options_.bar == CurveBar::kReached) {
+    int64_t others = 0;
+    last_kth_ = KthReached(trial.number, &others);
+    if (std::isnan(last_kth_)) {
+      r.append("; ").append(std::to_string(others)).append(" of the ");
+      r.append(std::to_string(options_.k)).append(" other trials' values needed to compare");
+      return Decision::Continue(std::move(r));
+    }
+    bar.append(" reached by ").append(std::to_string(others)).append(" other trials");
+  } else {
+    const int64_t finished = finals_.size();
+    if (finished < options_.k) {
+      r.append("; ").append(std::to_string(finished)).append(" of the ");
+      r.append(std::to_string(options_.k)).append(" finished trials needed to compare");
+      return Decision::Continue(std::move(r));
+    }
+    last_kth_ = finals_.At(finished - options_.k).score;
+    bar.append(" of ").append(std::to_string(finished)).append(" finished");
   }
-  last_kth_ = finals_.At(finished - options_.k).score;
   const double p = CurveEnsemble::ProbabilityAbove(last_, last_kth_);
   const bool stop = t >= options_.min_epochs && p < options_.threshold;
   std::snprintf(buf, sizeof(buf), "%.3g", p);
   r.append("; P(final ").append(max ? "> " : "< ").append(G6(study.Score(last_kth_)));
-  r.append(", best #").append(std::to_string(options_.k)).append(" of ");
-  r.append(std::to_string(finished)).append(" finished) = ").append(buf);
+  r.append(", best #").append(std::to_string(options_.k)).append(bar).append(") = ").append(buf);
   std::snprintf(buf, sizeof(buf), "%g", options_.threshold);
   r.append(p < options_.threshold ? " < " : " >= ").append(buf);
   if (!stop) {

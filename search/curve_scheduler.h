@@ -9,7 +9,10 @@
 // alone, so a restarted coordinator replays the same decisions from its Store; it costs
 // O(log n) per report instead of a fit of every running trial; and a trial is never stopped on
 // the strength of another trial's extrapolation. The price: nothing stops before k trials have
-// finished (the "current k-th best" is undefined before that anyway).
+// finished, so the first trials (one per worker) always run to max epochs. `bar: reached`
+// compares with the k-th best value any other trial has reached so far instead: still a function
+// of the history, and a value some trial already has, so it starts comparing as soon as k other
+// trials have reported; cheaper, at the price of more good trials stopped (bench/search).
 //
 // The noise of a curve cannot be told from its first few points, so the fits take a prior on it
 // from the trials that finished (the prior shared across trials): the median of their
@@ -24,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "search/curve/curve_ensemble.h"
 #include "search/rank_window.h"
@@ -31,6 +35,12 @@
 #include "search/scheduler.h"
 
 namespace sift::search {
+
+// What a forecast is compared with.
+enum class CurveBar {
+  kFinished,  // the k-th best value at max epochs of the trials that finished
+  kReached,   // the k-th best value any other trial has reached so far, at any epoch
+};
 
 struct CurveOptions {
   // Pseudo-points the finished trials' noise counts for in each fit (0: no prior).
@@ -40,6 +50,7 @@ struct CurveOptions {
   double threshold = 0.05;  // stop when P(final better than the k-th best) is below this
   int64_t k = 1;            // which best final value a trial must beat
   double level = 0.9;       // coverage of the interval written into the reason
+  CurveBar bar = CurveBar::kFinished;
 };
 
 class CurveScheduler : public Scheduler {
@@ -67,6 +78,10 @@ class CurveScheduler : public Scheduler {
   void Sync(const StudyView& study, const TrialView& trial);
   CurveSums& SumsOf(const StudyView& study, const TrialView& trial);
   void Forget(int64_t trial);
+  void Reached(int64_t trial, double score);
+  // The k-th best reached score of trials other than `trial` (NaN when fewer than k), and how
+  // many other trials have reached a score.
+  double KthReached(int64_t trial, int64_t* others) const;
 
   CurveOptions options_;
   CurveEnsemble ensemble_;
@@ -77,6 +92,9 @@ class CurveScheduler : public Scheduler {
   RankWindow<Final, WorseFirst> finals_;         // scores at max epochs, focused on the k-th best
   RankWindow<Final, WorseFirst> noise_;          // finished trials' noise variances, at the median
   std::unordered_map<int64_t, CurveSums> sums_;  // by trial number, while it may report
+  std::vector<double> reached_;                  // bar reached: each trial's best score (NaN: none)
+  std::vector<Final> top_reached_;               // the k + 1 best of them, best first
+  int64_t reaching_ = 0;                         // trials with a score
   size_t sweep_at_ = 64;  // sums_ size at which ended trials' sums are dropped
   EnsembleForecast last_;
   double last_kth_ = 0;

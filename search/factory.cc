@@ -73,6 +73,8 @@ CurveOptions ReadCurve(OptionReader& r) {
   o.threshold = r.Double("threshold", o.threshold, 0.0, 1.0);
   o.k = r.Int("k", o.k, 1, kMaxInt);
   o.level = r.Double("interval_level", o.level, 0.5, 0.999);
+  o.bar = r.String("bar", "finished", {"finished", "reached"}) == "reached" ? CurveBar::kReached
+                                                                            : CurveBar::kFinished;
   return o;
 }
 

@@ -324,6 +324,7 @@ int main(int argc, char** argv) {
       {"median", "median", {}},
       {"plateau", "plateau", {}},
       {"curve", "curve", {}},
+      {"curve (bar reached)", "curve", {{"bar", std::string("reached")}}},
       {"mo asha (stopping)", "asha", {}, 2},
       {"mo asha (promotion)", "asha", {{"variant", std::string("promotion")}}, 2},
       {"mo hyperband (promotion)", "hyperband", {{"variant", std::string("promotion")}}, 2},

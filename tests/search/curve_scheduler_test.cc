@@ -168,6 +168,107 @@ TEST_P(CurveSchedulerTest, ComparesWithTheKthBest) {
   EXPECT_EQ(by_third.size(), static_cast<size_t>(kEpochs)) << by_third.back().reason;
 }
 
+// The three fast starters still running at epoch 10 (near their plateau, about 0.79-0.81).
+StudyView Running(bool maximize) {
+  StudyView study = Finished(maximize);
+  for (int64_t n = 0; n < 3; ++n) {
+    TrialView& t = study.trials[static_cast<size_t>(n)];
+    t.state = TrialState::kRunning;
+    CurveValues first;
+    for (int64_t e = 1; e <= 10; ++e) first[e] = t.values.at(e);
+    t.values = first;
+  }
+  return study;
+}
+
+CurveOptions BarReached(int64_t k) {
+  CurveOptions o{3, 0.05, k};
+  o.bar = CurveBar::kReached;
+  return o;
+}
+
+TEST_P(CurveSchedulerTest, BarReachedComparesWithRunningTrials) {
+  // No trial has finished: the default bar waits, `bar: reached` stops the hopeless curve at
+  // min_epochs against the best value another trial has reached (about 0.81).
+  const auto bad = [](int64_t e) { return Value(0.45, 0.06, 1.0, e, 8); };
+  StudyView a = Running(GetParam()), b = Running(GetParam());
+  CurveScheduler finished({3, 0.05, 1});
+  const std::vector<Decision> waiting = Feed(finished, a, bad);
+  ASSERT_EQ(waiting.size(), static_cast<size_t>(kEpochs));
+  EXPECT_NE(waiting[5].reason.find("0 of the 1 finished trials needed"), std::string::npos)
+      << waiting[5].reason;
+  CurveScheduler reached(BarReached(1));
+  const std::vector<Decision> d = Feed(reached, b, bad);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d.back().action, Action::kStop);
+  EXPECT_NE(d.back().reason.find("best #1 reached by 3 other trials) = "), std::string::npos)
+      << d.back().reason;
+  const double best = std::abs(reached.last_threshold_score());
+  EXPECT_GT(best, 0.79);
+  EXPECT_LT(best, 0.82);
+}
+
+TEST_P(CurveSchedulerTest, BarReachedLeavesOutTheTrialsOwnValues) {
+  // A good curve against one other trial that rose only to 0.5: with k = 1 the bar is that
+  // trial's best value, never the reporting trial's own (which would stop it against itself); with
+  // k = 2 there is no second other trial to compare with (its earlier values are not others).
+  const auto good = [](int64_t e) { return Value(0.55, 0.25, 2.0, e, 3); };
+  StudyView study = Running(GetParam());
+  study.trials.resize(1);
+  TrialView& other = study.trials[0];
+  for (auto& [e, v] : other.values) {
+    v = (GetParam() ? 1 : -1) * (0.4 + 0.01 * static_cast<double>(e));  // rising to 0.5
+  }
+  study.trials.resize(4);
+  for (int64_t n = 1; n < 4; ++n) {
+    study.trials[static_cast<size_t>(n)].number = n;
+    study.trials[static_cast<size_t>(n)].state = TrialState::kFailed;
+  }
+  study.trials[3].state = TrialState::kRunning;
+  for (int64_t k : {1, 2}) {
+    StudyView s = study;
+    CurveScheduler reached(BarReached(k));
+    const std::vector<Decision> d = Feed(reached, s, good);
+    ASSERT_EQ(d.size(), static_cast<size_t>(kEpochs)) << d.back().reason;
+    EXPECT_EQ(d.back().action, Action::kContinue);
+    if (k == 1) {
+      EXPECT_NE(d[10].reason.find("reached by 1 other trials) = "), std::string::npos)
+          << d[10].reason;
+    } else {
+      EXPECT_NE(d[10].reason.find("1 of the 2 other trials' values needed"), std::string::npos)
+          << d[10].reason;
+    }
+  }
+}
+
+TEST_P(CurveSchedulerTest, BarReachedIsTheKthBestOtherTrialsBest) {
+  // Over simulated studies the bar is, at every decision that compares, the k-th best of the
+  // other trials' best values so far, computed here from the whole view.
+  int compared = 0;
+  for (int64_t k : {1, 2, 3}) {
+    CurveScheduler s(BarReached(k));
+    testing::Simulate(s, 30, 4, kEpochs, GetParam(), 20 + static_cast<uint64_t>(k),
+                      [&](const StudyView& study, const TrialView& t, const Decision&) {
+                        std::vector<double> best;
+                        for (const TrialView& o : study.trials) {
+                          double b = -INFINITY;
+                          for (const auto& [e, v] : o.values) b = std::max(b, study.Score(v));
+                          if (o.number != t.number && !o.values.empty()) best.push_back(b);
+                        }
+                        std::sort(best.rbegin(), best.rend());
+                        const double bar = s.last_threshold_score();
+                        if (static_cast<int64_t>(best.size()) < k) {
+                          EXPECT_TRUE(std::isnan(bar)) << bar;
+                          return;
+                        }
+                        if (std::isnan(bar)) return;  // no forecast yet: nothing compared
+                        EXPECT_EQ(bar, best[static_cast<size_t>(k - 1)]) << "k " << k;
+                        ++compared;
+                      });
+  }
+  EXPECT_GT(compared, 300);
+}
+
 TEST_P(CurveSchedulerTest, ReplayedHistoryDecidesTheSame) {
   // Over a simulated study, a scheduler built fresh at every report decides exactly as the one
   // that saw the whole history (action and reason, bit for bit), and some trials are stopped.
@@ -210,22 +311,25 @@ TEST(CurveScheduler, FreshSchedulerMatchesOnRandomHistories) {
     const int64_t horizon = 6 + static_cast<int64_t>(draw.Uniform() * 20);
     const int workers = 1 + static_cast<int>(draw.Uniform() * 4);
     const bool maximize = draw.Uniform() < 0.5;
-    const CurveOptions options{3 + static_cast<int64_t>(draw.Uniform() * 3), 0.05,
-                               1 + static_cast<int64_t>(draw.Uniform() * 3), 0.9};
-    CurveScheduler kept(options);
-    testing::Simulate(kept, 25, workers, horizon, maximize, 40 + seed,
-                      [&](const StudyView& study, const TrialView& t, const Decision& d) {
-                        CurveScheduler fresh(options);
-                        const Decision f = fresh.OnReport(study, t);
-                        EXPECT_EQ(f.action, d.action) << "seed " << seed << " trial " << t.number;
-                        EXPECT_EQ(f.reason, d.reason);
-                        ExpectSameForecast(fresh.last_forecast(), kept.last_forecast(), t.number);
-                        const double a = fresh.last_threshold_score();
-                        const double b = kept.last_threshold_score();
-                        EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << a << " " << b;
-                        stops += d.action == Action::kStop;
-                        ++checked;
-                      });
+    CurveOptions options{3 + static_cast<int64_t>(draw.Uniform() * 3), 0.05,
+                         1 + static_cast<int64_t>(draw.Uniform() * 3), 0.9};
+    for (CurveBar bar : {CurveBar::kFinished, CurveBar::kReached}) {
+      options.bar = bar;
+      CurveScheduler kept(options);
+      testing::Simulate(kept, 25, workers, horizon, maximize, 40 + seed,
+                        [&](const StudyView& study, const TrialView& t, const Decision& d) {
+                          CurveScheduler fresh(options);
+                          const Decision f = fresh.OnReport(study, t);
+                          EXPECT_EQ(f.action, d.action) << "seed " << seed << " trial " << t.number;
+                          EXPECT_EQ(f.reason, d.reason);
+                          ExpectSameForecast(fresh.last_forecast(), kept.last_forecast(), t.number);
+                          const double a = fresh.last_threshold_score();
+                          const double b = kept.last_threshold_score();
+                          EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << a << " " << b;
+                          stops += d.action == Action::kStop;
+                          ++checked;
+                        });
+    }
     std::vector<std::string> errors;
     const Options guard{{"predict", true}};
     auto guarded = MakeScheduler("asha", guard, {horizon, maximize}, &errors);
@@ -238,8 +342,8 @@ TEST(CurveScheduler, FreshSchedulerMatchesOnRandomHistories) {
                         EXPECT_EQ(f.reason, d.reason);
                       });
   }
-  EXPECT_GT(checked, 500);
-  EXPECT_GT(stops, 10);
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(stops, 20);
 }
 
 INSTANTIATE_TEST_SUITE_P(Directions, CurveSchedulerTest, ::testing::Values(true, false),
@@ -283,18 +387,23 @@ TEST(CurveScheduler, FactoryOptions) {
                           {{"min_epochs", int64_t{5}},
                            {"threshold", 0.01},
                            {"k", int64_t{3}},
-                           {"interval_level", 0.8}},
+                           {"interval_level", 0.8},
+                           {"bar", std::string("reached")}},
                           {kEpochs, true}, &errors),
             nullptr);
   EXPECT_TRUE(errors.empty());
-  EXPECT_EQ(MakeScheduler("curve", {{"threshold", 1.5}, {"min_epoch", int64_t{2}}}, {kEpochs, true},
-                          &errors),
-            nullptr);
-  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(
+      MakeScheduler("curve",
+                    {{"threshold", 1.5}, {"min_epoch", int64_t{2}}, {"bar", std::string("best")}},
+                    {kEpochs, true}, &errors),
+      nullptr);
+  ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0].rfind("threshold: must be in [0", 0), 0u) << errors[0];
-  EXPECT_EQ(errors[1],
+  EXPECT_NE(errors[1].find("bar: "), std::string::npos) << errors[1];
+  EXPECT_NE(errors[1].find("finished, reached"), std::string::npos) << errors[1];
+  EXPECT_EQ(errors[2],
             "min_epoch: unknown option; did you mean 'min_epochs'? (known: "
-            "interval_level, k, min_epochs, threshold)");
+            "bar, interval_level, k, min_epochs, threshold)");
 }
 
 TEST(CurveScheduler, PredictGuardsTheRungRulesOnly) {

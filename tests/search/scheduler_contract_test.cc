@@ -117,6 +117,7 @@ std::vector<SchedulerCase> Cases() {
                     "curve",
                     {{"min_epochs", int64_t{2}}, {"k", int64_t{3}}, {"threshold", 0.2}},
                     2},
+      SchedulerCase{"curve_bar_reached", "curve", {{"bar", std::string("reached")}}, 3},
       SchedulerCase{"asha_predict", "asha", {{"predict", true}}, 1},
       SchedulerCase{"hyperband_promotion_predict",
                     "hyperband",
