@@ -15,6 +15,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "search/factory.h"
@@ -81,9 +83,9 @@ struct Outcome {
   }
 };
 
-// The coordinator's loop over recorded curves (tests/search/scheduler_sim.h, with real curves):
-// trials start in a seeded order; a non-finite value fails the trial as the worker would.
-Outcome Replay(const Recording& rec, Scheduler& s, uint64_t seed, int workers) {
+// The order in which a replay starts the recorded trials: study trial i is recorded trial
+// order[i].
+std::vector<int64_t> Order(const Recording& rec, uint64_t seed) {
   const int64_t n = static_cast<int64_t>(rec.trials.size());
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
@@ -92,6 +94,40 @@ Outcome Replay(const Recording& rec, Scheduler& s, uint64_t seed, int workers) {
     std::swap(order[static_cast<size_t>(i)],
               order[static_cast<size_t>(rng.Below(static_cast<uint64_t>(i) + 1))]);
   }
+  return order;
+}
+
+// A lower bound for any stopping rule, not a scheduler anyone could run: it knows every curve,
+// and stops a trial at its first report at or past `min_epochs` unless the trial still has to
+// reach `target` (in scores). No rule that decides at those reports spends less CPU to the target
+// in the same replay, since every trial costs at least those epochs and the first to reach the
+// target must be trained that far.
+class Oracle : public Scheduler {
+ public:
+  Oracle(const Recording& rec, std::vector<int64_t> order, double target, int64_t min_epochs)
+      : rec_(rec), order_(std::move(order)), target_(target), min_epochs_(min_epochs) {}
+  Decision OnReport(const StudyView& study, const TrialView& t) override {
+    const int64_t e = t.LastResource();
+    if (e < min_epochs_) return Decision::Continue();
+    const auto& curve = rec_.trials[static_cast<size_t>(order_[static_cast<size_t>(t.number)])];
+    for (size_t i = static_cast<size_t>(e) - 1; i < curve.size(); ++i) {
+      if (study.Score(curve[i].value) >= target_) return Decision::Continue();
+    }
+    return Decision::Stop("oracle: never reaches the target");
+  }
+
+ private:
+  const Recording& rec_;
+  std::vector<int64_t> order_;
+  double target_;
+  int64_t min_epochs_;
+};
+
+// The coordinator's loop over recorded curves (tests/search/scheduler_sim.h, with real curves):
+// trials start in a seeded order; a non-finite value fails the trial as the worker would.
+Outcome Replay(const Recording& rec, Scheduler& s, uint64_t seed, int workers) {
+  const int64_t n = static_cast<int64_t>(rec.trials.size());
+  const std::vector<int64_t> order = Order(rec, seed);
   Outcome out;
   out.stopped.assign(static_cast<size_t>(n), false);
   StudyView study;
@@ -177,7 +213,7 @@ double Median(std::vector<double> v) {
 }
 
 struct Variant {
-  std::string label, type;
+  std::string label, type;  // type "oracle": the Oracle, from epoch options["min_epochs"]
   Options options;
 };
 
@@ -196,6 +232,12 @@ int main(int argc, char** argv) {
       {"curve", "curve", {}},
       {"curve, threshold 0.01", "curve", {{"threshold", 0.01}}},
       {"curve, k 3", "curve", {{"k", int64_t{3}}}},
+      {"curve, bar reached", "curve", {{"bar", std::string("reached")}}},
+      {"curve, bar reached, threshold 0.01",
+       "curve",
+       {{"bar", std::string("reached")}, {"threshold", 0.01}}},
+      {"oracle (bound), from epoch 1", "oracle", {{"min_epochs", int64_t{1}}}},
+      {"oracle (bound), from epoch 3", "oracle", {{"min_epochs", int64_t{3}}}},
   };
   std::printf("%d seeds (trial order), %d workers; medians over seeds\n\n", seeds, workers);
   std::printf(
@@ -209,8 +251,15 @@ int main(int argc, char** argv) {
     for (size_t v = 0; v < variants.size(); ++v) {
       for (int seed = 1; seed <= seeds; ++seed) {
         std::vector<std::string> errors;
-        auto s = MakeScheduler(variants[v].type, variants[v].options, {rec.horizon, rec.maximize},
-                               &errors);
+        std::unique_ptr<Scheduler> s;
+        if (variants[v].type == "oracle") {  // needs ASHA's best in this order (variant 1)
+          const double target = outcomes[1][static_cast<size_t>(seed - 1)].best.back().score;
+          const int64_t from = std::get<int64_t>(variants[v].options.at("min_epochs"));
+          s = std::make_unique<Oracle>(rec, Order(rec, static_cast<uint64_t>(seed)), target, from);
+        } else {
+          s = MakeScheduler(variants[v].type, variants[v].options, {rec.horizon, rec.maximize},
+                            &errors);
+        }
         if (!s) {
           std::fprintf(stderr, "%s: %s\n", variants[v].label.c_str(), errors[0].c_str());
           return 1;
