@@ -49,7 +49,8 @@ std::vector<std::string> WorkerArgv(const std::string& address, const std::strin
                                     const std::string& market, const std::string& dir,
                                     double preemption = 0, int seed = 0);
 
-// The build's bin directory (sift, sift-worker) and a fresh temporary directory.
+// The build's bin directory (sift, sift-worker), and a fresh temporary directory (one root per
+// process, removed at exit when every test passed).
 std::string BinDir();
 std::string SourceDir();
 std::string TempDir(const std::string& name);
