@@ -43,6 +43,7 @@ void RungRanks::Clear() {
   low_.clear();
   high_.clear();
   waiting_.clear();
+  parked_.clear();
   rest_waits_.clear();
   cut_rank_ = SIZE_MAX;
   Touch();
@@ -253,6 +254,32 @@ std::pair<size_t, int64_t> RungRanks::Cut(int64_t k) {
   return {cut, before};
 }
 
+void RungRanks::CutOrder(size_t cut) {
+  if (cut_order_valid_) return;
+  Points front;
+  cut_order_.clear();
+  RankMembers(cut, &front, &cut_order_);
+  std::vector<int> members(front.size());
+  for (size_t j = 0; j < members.size(); ++j) members[j] = static_cast<int>(j);
+  const std::vector<int> picks =
+      GreedyPicks(front, cut_order_, members, members.size(), ReferencePoint({low_, high_}));
+  std::vector<int64_t> order;
+  for (int j : picks) order.push_back(cut_order_[static_cast<size_t>(j)]);
+  cut_order_ = std::move(order);
+  cut_pick_.clear();
+  for (size_t j = 0; j < cut_order_.size(); ++j) cut_pick_.push_back({cut_order_[j], j});
+  std::sort(cut_pick_.begin(), cut_pick_.end());
+  cut_order_valid_ = true;
+}
+
+void RungRanks::Unpark() {
+  for (const Parked& p : parked_) {
+    waiting_.push_back(p.w);
+    std::push_heap(waiting_.begin(), waiting_.end(), After);
+  }
+  parked_.clear();
+}
+
 std::optional<int64_t> RungRanks::FirstInTop(int64_t k, const std::function<Wait(int64_t)>& wait) {
   if (k <= 0) return std::nullopt;
   const auto finite = static_cast<int64_t>(finite_.size());
@@ -267,11 +294,13 @@ std::optional<int64_t> RungRanks::FirstInTop(int64_t k, const std::function<Wait
     const int64_t same =
         low_.size() == 2 ? static_cast<int64_t>(stairs_.Front(cut).size()) : rank_count_[cut];
     const bool whole = before + same <= kf;  // the cut rank fits whole: no picks
+    // Parked trials are ready ones of the cut rank, by their place in its picks; they stay out of
+    // the heap (which every call would otherwise pop them from and push them back to) while the
+    // picks' order holds and the rank is cut.
+    if (!cut_order_valid_ || whole) Unpark();
     // Popped by (rank, trial) with the rank made exact first, so the first ready one of a whole
     // rank is the first in the order of selection; ready ones of a cut rank wait for the picks.
     aside_.clear();
-    std::vector<int64_t>& ready_at_cut = ready_at_cut_;
-    ready_at_cut.clear();
     while (!waiting_.empty() && waiting_.front().rank <= cut) {
       std::pop_heap(waiting_.begin(), waiting_.end(), After);
       Waiting w = waiting_.back();
@@ -287,37 +316,40 @@ std::optional<int64_t> RungRanks::FirstInTop(int64_t k, const std::function<Wait
       }
       const Wait state = wait(w.trial);
       if (state == Wait::kGone) continue;
+      if (state == Wait::kReady && w.rank == cut && !whole) {
+        // The picks for fewer are a prefix of the picks for more (the greedy never looks
+        // ahead), so the whole rank's order serves every k that cuts it, until the rank changes.
+        CutOrder(cut);
+        const auto at = std::lower_bound(cut_pick_.begin(), cut_pick_.end(),
+                                         std::pair<int64_t, size_t>{w.trial, 0});
+        const bool member = at != cut_pick_.end() && at->first == w.trial;
+        parked_.push_back({member ? at->second : SIZE_MAX, w});
+        std::push_heap(parked_.begin(), parked_.end(), LaterPick);
+        continue;
+      }
       aside_.push_back(w);
-      if (state != Wait::kReady) continue;
-      if (w.rank < cut || whole) {
+      if (state == Wait::kReady) {
         found = w.trial;
         break;
       }
-      ready_at_cut.push_back(w.trial);
     }
-    if (!found && !ready_at_cut.empty()) {
-      // The picks for fewer are a prefix of the picks for more (the greedy never looks ahead),
-      // so the whole rank's order serves every k that cuts it, until the rank changes.
-      if (!cut_order_valid_) {
-        Points front;
-        cut_order_.clear();
-        RankMembers(cut, &front, &cut_order_);
-        std::vector<int> members(front.size());
-        for (size_t j = 0; j < members.size(); ++j) members[j] = static_cast<int>(j);
-        const std::vector<int> picks =
-            GreedyPicks(front, cut_order_, members, members.size(), ReferencePoint({low_, high_}));
-        std::vector<int64_t> order;
-        for (int j : picks) order.push_back(cut_order_[static_cast<size_t>(j)]);
-        cut_order_ = std::move(order);
-        cut_order_valid_ = true;
+    // The first ready one among the picks for kf (every parked trial is of the cut rank, which
+    // comes after any rank before it).
+    const auto picks = static_cast<size_t>(kf - before);
+    parked_aside_.clear();
+    while (!found && !parked_.empty() && parked_.front().pick < picks) {
+      const Wait state = wait(parked_.front().w.trial);
+      if (state == Wait::kReady) {
+        found = parked_.front().w.trial;
+        break;
       }
-      std::sort(ready_at_cut.begin(), ready_at_cut.end());
-      for (size_t j = 0; j < static_cast<size_t>(kf - before); ++j) {
-        if (std::binary_search(ready_at_cut.begin(), ready_at_cut.end(), cut_order_[j])) {
-          found = cut_order_[j];
-          break;
-        }
-      }
+      std::pop_heap(parked_.begin(), parked_.end(), LaterPick);
+      if (state == Wait::kNotYet) parked_aside_.push_back(parked_.back());
+      parked_.pop_back();
+    }
+    for (const Parked& p : parked_aside_) {
+      parked_.push_back(p);
+      std::push_heap(parked_.begin(), parked_.end(), LaterPick);
     }
     for (const Waiting& w : aside_) {
       waiting_.push_back(w);

@@ -82,15 +82,28 @@ class RungRanks {
   static bool After(const Waiting& a, const Waiting& b) {  // the heap's order: least on top
     return a.rank > b.rank || (a.rank == b.rank && a.trial > b.trial);
   }
+  // A waiting trial of the cut rank found ready, by its place in the cut rank's picks.
+  struct Parked {
+    size_t pick;
+    Waiting w;
+  };
+  static bool LaterPick(const Parked& a, const Parked& b) { return a.pick > b.pick; }
+  // Makes cut_order_ and cut_pick_ those of rank `cut` if they are not valid.
+  void CutOrder(size_t cut);
+  void Unpark();  // every parked trial back into the heap
+
   bool track_waiting_;
-  std::vector<Waiting> waiting_;       // a heap by After
-  std::vector<char> rest_waits_;       // per point: a point not finite or not feasible that waits
-  std::vector<Waiting> aside_;         // FirstInTop's scratch
-  std::vector<int64_t> ready_at_cut_;  // FirstInTop's scratch: ready trials of the cut rank
-  size_t cut_rank_ = SIZE_MAX;         // FirstInTop's last cut rank
+  std::vector<Waiting> waiting_;      // a heap by After
+  std::vector<Parked> parked_;        // a heap by LaterPick: earliest pick on top
+  std::vector<char> rest_waits_;      // per point: a point not finite or not feasible that waits
+  std::vector<Waiting> aside_;        // FirstInTop's scratch
+  std::vector<Parked> parked_aside_;  // FirstInTop's scratch
+  size_t cut_rank_ = SIZE_MAX;        // FirstInTop's last cut rank
   uint64_t top_version_ = 0;
-  // The trials of the cut rank in the order of the greedy picks of all of them, when valid.
+  // The trials of the cut rank in the order of the greedy picks of all of them, and each trial's
+  // first place in that order (sorted by trial), when valid.
   std::vector<int64_t> cut_order_;
+  std::vector<std::pair<int64_t, size_t>> cut_pick_;
   bool cut_order_valid_ = false;
 
   std::vector<TrialPoint> points_;

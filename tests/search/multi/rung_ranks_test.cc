@@ -151,7 +151,8 @@ TEST(RungRanks, APointDeferredWhenAddedIsRankedAgainAfterAPeel) {
 // FirstInTop against ConstrainedTopTrials' order: points arrive (out of trial order, some
 // non-finite, some infeasible), every trial's state moves at random between ready and not yet,
 // and once gone it stays gone and, once told so, must never be asked about again. After each point,
-// k moves between a third (MO-ASHA's promotion cut), a tenth, all and more than all.
+// k moves between a third (MO-ASHA's promotion cut), a tenth, all and more than all; every fifth
+// point, k then creeps up from a third while the states move and no point arrives.
 void ExpectFirstInTopAsFromScratch(uint64_t seed, size_t objectives, int n, uint64_t grid) {
   Rng rng(seed);
   RungRanks ranks(/*waiting=*/true);
@@ -177,7 +178,7 @@ void ExpectFirstInTopAsFromScratch(uint64_t seed, size_t objectives, int n, uint
                      : RungRanks::Wait::kNotYet;
     }
     const auto size = static_cast<int64_t>(points.size());
-    for (int64_t k : {size / 3, size / 10, size, size + 2}) {
+    const auto check = [&](int64_t k) {
       std::optional<int64_t> expected;
       for (int64_t trial : ConstrainedTopTrials(points, k)) {
         if (state[static_cast<size_t>(trial)] == RungRanks::Wait::kReady) {
@@ -188,6 +189,21 @@ void ExpectFirstInTopAsFromScratch(uint64_t seed, size_t objectives, int n, uint
       ASSERT_EQ(ranks.FirstInTop(k, wait), expected)
           << "seed " << seed << ", " << objectives << " objectives, " << size << " points, k " << k;
       found += expected.has_value();
+    };
+    for (int64_t k : {size / 3, size / 10, size, size + 2}) check(k);
+    // No point added: the cut rank's order holds while states move and k creeps up to the end of
+    // that rank (ready trials of the rank wait aside meanwhile), every few points.
+    if (i % 5 == 0) {
+      for (int64_t k = size / 3; k <= size / 3 + 4; ++k) {
+        for (const TrialPoint& p : points) {
+          RungRanks::Wait& s = state[static_cast<size_t>(p.trial)];
+          if (s == RungRanks::Wait::kGone) continue;
+          const uint64_t roll = rng.Below(10);
+          s = roll < 4 ? RungRanks::Wait::kReady : RungRanks::Wait::kNotYet;
+        }
+        check(k);
+        check(k);
+      }
     }
   }
   EXPECT_EQ(asked_again, 0);  // told gone once, never asked again
