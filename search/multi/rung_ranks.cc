@@ -80,8 +80,16 @@ void RungRanks::Add(TrialPoint point) {
   rest_waits_.push_back(waits && !finite);
   if (!finite) return;
   const size_t rank = low_.size() == 2 ? last_rank_ : static_cast<size_t>(ranks_.back());
-  // Only a point joining the cut rank or one above it moves a point of those ranks.
-  if (rank <= cut_rank_) Touch();
+  // Only a point joining the cut rank or one above it moves a point of those ranks. With two
+  // objectives the fronts say how deep it moved them: when it stopped above the cut, the cut
+  // rank kept its points, and with them its order of picks.
+  if (rank <= cut_rank_) {
+    if (low_.size() == 2 && stairs_.LastChanged() < cut_rank_) {
+      ++top_version_;
+    } else {
+      Touch();
+    }
+  }
   if (waits) {
     waiting_.push_back({rank, p.trial, i, kUnchecked});
     std::push_heap(waiting_.begin(), waiting_.end(), After);

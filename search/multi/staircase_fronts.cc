@@ -226,6 +226,7 @@ void StaircaseFronts::Resize(size_t rank, int64_t by) {
 size_t StaircaseFronts::Add(double a, double b, int64_t trial) {
   ++size_;
   const size_t rank = RankOf(a, b);
+  last_changed_ = rank;
   if (rank == fronts_.size() && (!rest_.empty() || rank >= cap_)) {
     rest_.push_back({a, b, trial});  // deeper than every exact front
     return rank;
@@ -233,6 +234,7 @@ size_t StaircaseFronts::Add(double a, double b, int64_t trial) {
   carry_.assign(1, {a, b, trial});
   double box_a = a, box_b = b;  // the carried run's bounding box
   for (size_t r = rank;; ++r) {
+    last_changed_ = r;
     if (r == fronts_.size()) {
       // Past the last front: a new one, or the deferred points when it may not be exact.
       if (rest_.empty() && r < cap_) {

@@ -39,6 +39,9 @@ class StaircaseFronts {
 
   // Returns the new point's rank (FrontCount() when it is deferred: deeper than every front).
   size_t Add(double a, double b, int64_t trial);
+  // The deepest front whose points the last Add changed: fronts from its rank down to this one
+  // gained or lost points, the others kept theirs (FrontCount() or more: only new or deferred).
+  size_t LastChanged() const { return last_changed_; }
   void Clear();
   // Makes the fronts exact down to the one holding the k-th best point at least, peeling fronts
   // off the deferred points or deferring fronts far past it. Returns whether the fronts changed
@@ -95,6 +98,7 @@ class StaircaseFronts {
   static constexpr size_t kAhead = 16;
   Run rest_;
   size_t cap_ = SIZE_MAX;
+  size_t last_changed_ = 0;
 };
 
 }  // namespace sift::search

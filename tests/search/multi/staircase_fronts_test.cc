@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "search/multi/pareto.h"
 #include "search/rng.h"
@@ -69,6 +70,43 @@ TEST(StaircaseFronts, RanksMatchANonDominatedSortWithLongFronts) {
 }
 
 // A point dominating a chain pushes it down one front at a time, to a new last front.
+// LastChanged: after each point, every exact front above the new point's rank or below the last
+// changed one holds the same points as before, and that last one (when it existed) does not.
+TEST(StaircaseFronts, LastChangedBoundsTheFrontsThatMoved) {
+  int moved_past_rank = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Rng rng(seed);
+    StaircaseFronts stairs;
+    for (int i = 0; i < 300; ++i) {
+      std::vector<std::vector<StaircaseFronts::Entry>> old;
+      for (size_t r = 0; r < stairs.FrontCount(); ++r) old.push_back(stairs.Front(r));
+      const auto a = static_cast<double>(rng.Below(seed % 2 ? 8 : 400));
+      const auto b = static_cast<double>(rng.Below(seed % 2 ? 8 : 400));
+      const size_t rank = stairs.Add(a, b, i);
+      const size_t last = stairs.LastChanged();
+      ASSERT_GE(last, rank);
+      moved_past_rank += last > rank;
+      const auto same = [](const std::vector<StaircaseFronts::Entry>& x,
+                           const std::vector<StaircaseFronts::Entry>& y) {
+        if (x.size() != y.size()) return false;
+        for (size_t j = 0; j < x.size(); ++j) {
+          if (x[j].a != y[j].a || x[j].b != y[j].b || x[j].trial != y[j].trial) return false;
+        }
+        return true;
+      };
+      for (size_t r = 0; r < old.size(); ++r) {
+        const bool changed = !same(old[r], stairs.Front(r));
+        if (r < rank || r > last) {
+          EXPECT_FALSE(changed) << "seed " << seed << ", point " << i << ", front " << r;
+        } else if (r == last) {
+          EXPECT_TRUE(changed) << "seed " << seed << ", point " << i << ", front " << r;
+        }
+      }
+    }
+  }
+  EXPECT_GT(moved_past_rank, 100);
+}
+
 TEST(StaircaseFronts, ANewBestPointPushesEveryFrontDown) {
   StaircaseFronts stairs;
   stairs.Add(1, 1, 0);
