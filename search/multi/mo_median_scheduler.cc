@@ -12,9 +12,9 @@ namespace sift::search {
 namespace {
 
 // Each objective's oriented values up to `upto`, folded by running average or by best.
-std::vector<double> Summary(const StudyView& study, const TrialView& t, int64_t upto,
-                            bool average) {
-  std::vector<double> out(ObjectiveCount(study), -INFINITY);
+void Summary(const StudyView& study, const TrialView& t, int64_t upto, bool average,
+             std::vector<double>& out) {
+  out.assign(ObjectiveCount(study), -INFINITY);
   for (size_t i = 0; i < out.size(); ++i) {
     const CurveValues* curve = ObjectiveCurve(t, i);
     if (curve == nullptr) continue;
@@ -28,13 +28,12 @@ std::vector<double> Summary(const StudyView& study, const TrialView& t, int64_t 
     }
     if (n > 0) out[i] = average ? sum / static_cast<double>(n) : best;
   }
-  return out;
 }
 
 // Appends the values as the user reported them, "(0.91, 12.5)".
-void AppendRaw(std::string& s, const StudyView& study, const std::vector<double>& oriented) {
+void AppendRaw(std::string& s, const StudyView& study, const double* oriented, size_t n) {
   s += '(';
-  for (size_t i = 0; i < oriented.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     if (i > 0) s += ", ";
     s += G6(ObjectiveAt(study, i).maximize ? oriented[i] : -oriented[i]);
   }
@@ -43,39 +42,45 @@ void AppendRaw(std::string& s, const StudyView& study, const std::vector<double>
 
 }  // namespace
 
-void MoMedianScheduler::Epoch::Add(Entry e) {
-  if (e.trial >= 0 && Find(e.trial) == nullptr) {
-    const auto t = static_cast<size_t>(e.trial);
+void MoMedianScheduler::Epoch::Add(int64_t trial, const std::vector<double>& averages,
+                                   double violation) {
+  if (trial >= 0 && Find(trial) < 0) {
+    const auto t = static_cast<size_t>(trial);
     if (t >= index.size()) index.resize(std::max(t + 1, 2 * index.size()), -1);
     index[t] = static_cast<int64_t>(entries.size());
   }
-  if (columns.empty()) columns.resize(e.averages.size());
-  unordered = unordered || std::isnan(e.violation);
+  if (entries.empty()) {
+    dims = averages.size();
+    columns.resize(dims);
+  }
+  unordered = unordered || std::isnan(violation);
   // While every violation is 0 (a study without constraints, or none broken yet) their median is
   // 0 and the column is left empty; the first other value fills it with the zeros before it.
-  if (violated || e.violation != 0) {
+  if (violated || violation != 0) {
     if (!violated) {
       for (const Entry& x : entries) violations.Add(x.trial, x.violation);
       violated = true;
     }
-    violations.Add(e.trial, e.violation);
+    violations.Add(trial, violation);
   }
-  for (size_t m = 0; m < columns.size() && m < e.averages.size(); ++m) {
-    unordered = unordered || std::isnan(e.averages[m]);
-    columns[m].Add(e.trial, e.averages[m]);
+  for (size_t m = 0; m < dims; ++m) {
+    const double v = m < averages.size() ? averages[m] : -INFINITY;
+    unordered = unordered || std::isnan(v);
+    columns[m].Add(trial, v);
+    values.push_back(v);
   }
-  entries.push_back(std::move(e));
+  entries.push_back({trial, violation});
 }
 
-const MoMedianScheduler::Entry* MoMedianScheduler::Epoch::Find(int64_t trial) const {
+int64_t MoMedianScheduler::Epoch::Find(int64_t trial) const {
   if (trial < 0) {  // not a study's trial number, but answered all the same
-    for (const Entry& e : entries) {
-      if (e.trial == trial) return &e;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (entries[i].trial == trial) return static_cast<int64_t>(i);
     }
-    return nullptr;
+    return -1;
   }
   const auto t = static_cast<size_t>(trial);
-  return t < index.size() && index[t] >= 0 ? &entries[static_cast<size_t>(index[t])] : nullptr;
+  return t < index.size() ? index[t] : -1;
 }
 
 void MoMedianScheduler::Medians(const Epoch& at, int64_t trial, double* violation,
@@ -83,9 +88,10 @@ void MoMedianScheduler::Medians(const Epoch& at, int64_t trial, double* violatio
   if (at.unordered) {
     Points others;
     std::vector<double> violations;
-    for (const Entry& e : at.entries) {
+    for (size_t i = 0; i < at.entries.size(); ++i) {
+      const Entry& e = at.entries[i];
       if (e.trial == trial) continue;
-      others.push_back(e.averages);
+      others.emplace_back(at.Averages(i), at.Averages(i) + at.dims);
       violations.push_back(e.violation);
     }
     std::sort(violations.begin(), violations.end());
@@ -95,14 +101,16 @@ void MoMedianScheduler::Medians(const Epoch& at, int64_t trial, double* violatio
   }
   // The median of the others' values: what MedianExcluding gives on the sorted column less
   // self's value (MedianSplit::MedianWithout).
-  const Entry* me = at.Find(trial);
-  auto without = [&](const MedianSplit& column, double mine) {
-    return column.MedianWithout({MedianSplit::Orderable(mine), trial}, me != nullptr);
+  const int64_t me = at.Find(trial);
+  const Entry* mine = me >= 0 ? &at.entries[static_cast<size_t>(me)] : nullptr;
+  const double* averages = me >= 0 ? at.Averages(static_cast<size_t>(me)) : nullptr;
+  auto without = [&](const MedianSplit& column, double value) {
+    return column.MedianWithout({MedianSplit::Orderable(value), trial}, mine != nullptr);
   };
-  *violation = at.violated ? without(at.violations, me ? me->violation : 0) : 0;
+  *violation = at.violated ? without(at.violations, mine ? mine->violation : 0) : 0;
   point->resize(at.columns.size());
   for (size_t m = 0; m < at.columns.size(); ++m) {
-    (*point)[m] = without(at.columns[m], me ? me->averages[m] : 0);
+    (*point)[m] = without(at.columns[m], averages ? averages[m] : 0);
   }
 }
 
@@ -110,13 +118,14 @@ Decision MoMedianScheduler::OnReport(const StudyView& study, const TrialView& tr
   cursor_.Sync(
       study, &trial, [&] { at_.clear(); },
       [&](const TrialView& t, int64_t resource, double) {
-        at_[resource].Add(
-            {t.number, Summary(study, t, resource, true), ViolationAt(study, t, resource)});
+        Summary(study, t, resource, true, summary_);
+        at_[resource].Add(t.number, summary_, ViolationAt(study, t, resource));
       });
   const int64_t t = trial.LastResource();
   if (t < options_.min_resource || t >= study.max_resource) return Decision::Continue();
   const Epoch& at = at_[t];
-  const Entry* me = at.Find(trial.number);
+  const int64_t mine_at = at.Find(trial.number);
+  const Entry* me = mine_at >= 0 ? &at.entries[static_cast<size_t>(mine_at)] : nullptr;
   const auto n = static_cast<int64_t>(at.entries.size() - (me != nullptr ? 1 : 0));
   if (n < options_.min_trials || n <= 0) return Decision::Continue();
   double median_violation;
@@ -125,12 +134,16 @@ Decision MoMedianScheduler::OnReport(const StudyView& study, const TrialView& tr
   // The trial's own entry at t holds what would be read again: its violation there and its
   // running averages (most decisions continue, and these reads were most of one).
   const double violation = me ? me->violation : ViolationAt(study, trial, t);
-  std::vector<double> mine;
+  const double* mine = nullptr;
   const bool infeasible = violation > median_violation;
   if (!infeasible) {
     if (violation < median_violation) return Decision::Continue();
-    mine = me && options_.running_average ? me->averages
-                                          : Summary(study, trial, t, options_.running_average);
+    if (me && options_.running_average && at.dims == median.size()) {
+      mine = at.Averages(static_cast<size_t>(mine_at));
+    } else {
+      Summary(study, trial, t, options_.running_average, summary_);
+      mine = summary_.data();
+    }
     // DominatedByMedian (mo_median.h) on the medians already read: Dominates(median - grace,
     // mine) without the copy.
     bool better = false;
@@ -152,9 +165,9 @@ Decision MoMedianScheduler::OnReport(const StudyView& study, const TrialView& tr
     return Decision::Stop(std::move(r));
   }
   add(options_.running_average ? "running averages " : "best values ");
-  AppendRaw(r, study, mine);
+  AppendRaw(r, study, mine, median.size());
   add(" at epoch ", epoch, " are dominated by the median running averages ");
-  AppendRaw(r, study, median);
+  AppendRaw(r, study, median.data(), median.size());
   add(" of ", of, " other trials");
   return Decision::Stop(std::move(r));
 }

@@ -23,7 +23,6 @@ class MoMedianScheduler : public Scheduler {
  private:
   struct Entry {
     int64_t trial;
-    std::vector<double> averages;  // oriented running average of each objective up to t
     double violation;
   };
   // Every trial that reached one epoch, with the violations and each objective's averages kept
@@ -31,6 +30,10 @@ class MoMedianScheduler : public Scheduler {
   // averages: a decision reads its medians in O(1), and adding costs O(1) in practice.
   struct Epoch {
     std::vector<Entry> entries;
+    // Each entry's oriented running averages (or bests) up to the epoch, `dims` per entry, one
+    // after another: one vector per entry cost an allocation at every report.
+    std::vector<double> values;
+    size_t dims = 0;
     // Trial number -> its first entry, -1 when none: a vector, as trial numbers count from 0
     // (a hash map's lookups were the largest part of a CONTINUE).
     std::vector<int64_t> index;
@@ -38,8 +41,10 @@ class MoMedianScheduler : public Scheduler {
     bool violated = false;
     std::vector<MedianSplit> columns;
     bool unordered = false;  // a NaN somewhere: there is no order, recompute as before
-    void Add(Entry e);
-    const Entry* Find(int64_t trial) const;
+    void Add(int64_t trial, const std::vector<double>& averages, double violation);
+    // The entry of `trial`, -1 when it has none.
+    int64_t Find(int64_t trial) const;
+    const double* Averages(size_t entry) const { return values.data() + entry * dims; }
   };
   // The other trials' median violation and median point at `epoch`, leaving out `trial`.
   void Medians(const Epoch& epoch, int64_t trial, double* violation,
@@ -47,6 +52,7 @@ class MoMedianScheduler : public Scheduler {
   MedianOptions options_;
   std::map<int64_t, Epoch> at_;  // per epoch
   std::vector<double> median_;   // OnReport's scratch
+  std::vector<double> summary_;  // OnReport's scratch: a trial's averages
   ReportCursor cursor_;
 };
 
