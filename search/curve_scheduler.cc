@@ -39,7 +39,7 @@ void CurveScheduler::Sync(const StudyView& study, const TrialView& trial) {
         reaching_ = 0;
       },
       [&](const TrialView& t, int64_t resource, double value) {
-        if (options_.bar == CurveBar::kReached && std::isfinite(value)) {
+        if (options_.bar == CurveBar::kReached && t.number >= 0 && std::isfinite(value)) {
           Reached(t.number, study.Score(value));
         }
         if (resource == horizon_) Finish(study, t, value);
@@ -107,12 +107,13 @@ void CurveScheduler::Reached(int64_t trial, double score) {
   } else {
     *it = e;
   }
-  for (; it != top_reached_.begin() && WorseFirst()(*(it - 1), *it); --it)
+  for (; it != top_reached_.begin() && WorseFirst()(*(it - 1), *it); --it) {
     std::iter_swap(it - 1, it);
+  }
 }
 
 double CurveScheduler::KthReached(int64_t trial, int64_t* others) const {
-  const bool own = static_cast<size_t>(trial) < reached_.size() &&
+  const bool own = trial >= 0 && static_cast<size_t>(trial) < reached_.size() &&
                    !std::isnan(reached_[static_cast<size_t>(trial)]);
   *others = reaching_ - (own ? 1 : 0);
   int64_t left = options_.k;
