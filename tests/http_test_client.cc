@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <regex>
 
+#include "tests/temp_cleanup.h"
+
 namespace sift::testing {
 
 std::string HttpReply::Header(const std::string& name) const {
@@ -83,7 +85,9 @@ std::string TlsExchange(int fd, const std::string& request, const std::string& c
 std::string HttpTestDir(const std::string& name) {
   std::string tmpl =
       (std::filesystem::temp_directory_path() / ("sift-" + name + "-XXXXXX")).string();
-  return mkdtemp(tmpl.data());
+  if (mkdtemp(tmpl.data()) == nullptr) return "";
+  RemoveAtExitIfPassed(tmpl);
+  return tmpl;
 }
 
 HttpReply HttpExchange(int port, const std::string& request, const std::string& ca,

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/subprocess.h"
+#include "tests/temp_cleanup.h"
 
 namespace sift::testing {
 
@@ -148,28 +149,6 @@ std::string Read(const std::string& path) {
   return s.str();
 }
 
-namespace {
-
-// The process's test folder, for the exit handler (heap-held: static destructors run first).
-const std::string* g_root = nullptr;
-pid_t g_root_owner = 0;
-
-// Every run of the suite left its folders behind (about 60 and 500 MB a run, 24 GB on one
-// machine). They go when the process ends with every test passed; a failed test's stay for a
-// look, as do all with SIFT_KEEP_TEST_DIRS set.
-void RemoveRootIfPassed() {
-  if (g_root == nullptr || getpid() != g_root_owner) return;  // not in a forked child
-  if (std::getenv("SIFT_KEEP_TEST_DIRS") != nullptr) return;
-  if (!::testing::UnitTest::GetInstance()->Passed()) {
-    std::fprintf(stderr, "test folder kept (a test failed): %s\n", g_root->c_str());
-    return;
-  }
-  std::error_code ec;  // a process still writing there must not fail the run
-  std::filesystem::remove_all(*g_root, ec);
-}
-
-}  // namespace
-
 std::string TempDir(const std::string& name) {
   // One new folder per test process (mkdtemp), not one named by the pid: pids wrap at 32,768
   // here, and a test whose pid an earlier process had used found that one's finished study in
@@ -180,9 +159,7 @@ std::string TempDir(const std::string& name) {
     if (mkdtemp(pattern.data()) == nullptr) {
       throw std::runtime_error("mkdtemp " + pattern + ": " + std::strerror(errno));
     }
-    g_root = new std::string(pattern);
-    g_root_owner = getpid();
-    std::atexit(RemoveRootIfPassed);
+    RemoveAtExitIfPassed(pattern);
     return std::filesystem::path(pattern);
   }();
   const auto dir = root / name;
