@@ -41,9 +41,7 @@ void Nsga2Generations::Sync(const StudyView& study) {
   for (int64_t number : look_) {
     std::optional<TrialPoint> now = EndedPoint(study, study.trials[static_cast<size_t>(number)]);
     std::optional<TrialPoint>& kept = ended_[static_cast<size_t>(number)];
-    const bool same = now.has_value() == kept.has_value() &&
-                      (!now || (now->values == kept->values && now->violation == kept->violation));
-    if (same) continue;
+    if (now == kept) continue;
     kept = std::move(now);
     const auto h = static_cast<size_t>(number / population_);
     if (h + 1 < valid_) stale_.insert(h);
@@ -62,12 +60,7 @@ bool Nsga2Generations::Step(size_t h) {
     points.push_back(std::move(pool[static_cast<size_t>(i)]));
   }
   Parents& next = parents_[h + 1];
-  const auto same = [](const TrialPoint& a, const TrialPoint& b) {
-    return a.trial == b.trial && a.values == b.values && a.violation == b.violation;
-  };
-  if (std::equal(points.begin(), points.end(), next.points.begin(), next.points.end(), same)) {
-    return false;
-  }
+  if (points == next.points) return false;
   next.points = std::move(points);
   next.ranks = ConstrainedRanks(next.points);
   next.crowding = CrowdingByRank(ValuesOf(next.points), next.ranks);

@@ -39,6 +39,9 @@ struct TrialPoint {
   std::vector<double> values;  // oriented
   double violation = 0;        // 0: feasible
   bool feasible() const { return violation == 0; }
+  bool operator==(const TrialPoint& o) const {
+    return trial == o.trial && values == o.values && violation == o.violation;
+  }
 };
 TrialPoint PointAt(const StudyView& study, const TrialView& trial, int64_t resource);
 

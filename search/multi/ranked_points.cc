@@ -34,10 +34,7 @@ void RankedPoints::Sync(const StudyView& study) {
     std::optional<TrialPoint> now = EndedPoint(study, study.trials[static_cast<size_t>(number)]);
     const Slot& slot = slots_[static_cast<size_t>(number)];
     if (!now && !slot.ended) continue;
-    if (now && slot.ended && now->values == slot.point.values &&
-        now->violation == slot.point.violation) {
-      continue;
-    }
+    if (now && slot.ended && *now == slot.point) continue;
     if (slot.ended) Remove(number);
     if (now) Add(number, std::move(*now));
   }
