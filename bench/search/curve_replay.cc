@@ -20,6 +20,7 @@
 
 #include "search/factory.h"
 #include "search/rng.h"
+#include "tests/search/scheduler_sim.h"
 
 namespace sift::search {
 namespace {
@@ -111,14 +112,9 @@ Outcome Replay(const Recording& rec, Scheduler& s, uint64_t seed, int workers) {
   while (true) {
     while (static_cast<int>(running.size()) < workers) {
       if (auto p = s.NextPromotion(study)) {
-        study.trials[static_cast<size_t>(*p)].state = TrialState::kRunning;
-        running.push_back(*p);
+        testing::RunAgain(study, running, *p);
       } else if (static_cast<int64_t>(study.trials.size()) < n) {
-        TrialView t;
-        t.number = static_cast<int64_t>(study.trials.size());
-        t.state = TrialState::kRunning;
-        study.trials.push_back(t);
-        running.push_back(t.number);
+        testing::StartNew(study, running);
       } else {
         break;
       }

@@ -16,6 +16,7 @@
 
 #include "search/factory.h"
 #include "search/rng.h"
+#include "tests/search/scheduler_sim.h"
 
 namespace sift::bench {
 namespace {
@@ -58,15 +59,10 @@ uint64_t RunStudy(search::Scheduler& s, size_t objectives, uint64_t seed, int tr
       const std::optional<int64_t> p = s.NextPromotion(study);
       h.Add(p ? std::to_string(*p) : "-");
       if (p) {
-        study.trials[static_cast<size_t>(*p)].state = TrialState::kRunning;
-        running.push_back(*p);
+        search::testing::RunAgain(study, running, *p);
         ++c->promotions;
       } else {
-        TrialView t;
-        t.number = static_cast<int64_t>(study.trials.size());
-        t.state = TrialState::kRunning;
-        study.trials.push_back(t);
-        running.push_back(t.number);
+        search::testing::StartNew(study, running);
       }
       continue;
     }

@@ -26,6 +26,20 @@ struct SimResult {
   std::vector<Exploit> exploits;  // population-based training's, applied at the promotion
 };
 
+// The coordinator's two ways to fill a free worker: run again the trial a scheduler promoted, or
+// start a new one. Either is set running and joins `running`.
+inline void RunAgain(StudyView& study, std::vector<int64_t>& running, int64_t trial) {
+  study.trials[static_cast<size_t>(trial)].state = TrialState::kRunning;
+  running.push_back(trial);
+}
+inline void StartNew(StudyView& study, std::vector<int64_t>& running) {
+  TrialView t;
+  t.number = static_cast<int64_t>(study.trials.size());
+  t.state = TrialState::kRunning;
+  study.trials.push_back(t);
+  running.push_back(t.number);
+}
+
 // Curve of trial n at epoch e: quality q_n (seeded) times a saturating curve, plus noise.
 inline double SimValue(uint64_t seed, int64_t trial, int64_t epoch) {
   Rng q(DeriveSeed(seed, {static_cast<uint64_t>(trial)}));
@@ -74,15 +88,10 @@ inline SimResult Simulate(
           r.study.trials[*p].params = e->params;
           r.exploits.push_back(std::move(*e));
         }
-        r.study.trials[*p].state = TrialState::kRunning;
         r.promotions.push_back(*p);
-        running.push_back(*p);
+        RunAgain(r.study, running, *p);
       } else if (static_cast<int>(r.study.trials.size()) < n_trials) {
-        TrialView t;
-        t.number = static_cast<int64_t>(r.study.trials.size());
-        t.state = TrialState::kRunning;
-        r.study.trials.push_back(t);
-        running.push_back(t.number);
+        StartNew(r.study, running);
       } else {
         break;
       }
@@ -140,14 +149,9 @@ inline int Churn(Scheduler& s, StudyView& study, Rng& rng, int steps, size_t max
       if (!asked(step, got)) break;
       if (got) {
         ++promoted;
-        study.trials[static_cast<size_t>(*got)].state = TrialState::kRunning;
-        running.push_back(*got);
+        RunAgain(study, running, *got);
       } else {
-        TrialView t;
-        t.number = static_cast<int64_t>(study.trials.size());
-        t.state = TrialState::kRunning;
-        study.trials.push_back(t);
-        running.push_back(t.number);
+        StartNew(study, running);
       }
       continue;
     }
