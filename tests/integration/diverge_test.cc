@@ -156,18 +156,9 @@ seed: 4
       0)
       << output;
   auto worker = [&](const std::string& name, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {BinDir() + "/sift-worker",
-                                     "--coordinator",
-                                     address,
-                                     "--name",
-                                     name,
-                                     "--threads",
-                                     "1",
-                                     "--cache-dir",
-                                     dir + "/cache",
-                                     "--exit-when-idle"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return std::make_unique<Process>(argv, dir + "/" + name + ".log");
+    extra.insert(extra.begin(), "--exit-when-idle");
+    return std::make_unique<Process>(WorkerBase(address, name, dir, extra),
+                                     dir + "/" + name + ".log");
   };
   // An even seed: the first reclaim comes with notice, so the worker checkpoints and leaves.
   auto first = worker("first", {"--simulate-preemption", "1", "--preemption-seed", "2"});

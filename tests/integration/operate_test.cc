@@ -37,17 +37,7 @@ const std::string kData = "/usr/share/datasets/fashion-mnist";
 std::unique_ptr<Process> StartWorker(const std::string& dir, const std::string& address,
                                      const std::string& name,
                                      const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {BinDir() + "/sift-worker",
-                                   "--coordinator",
-                                   address,
-                                   "--name",
-                                   name,
-                                   "--threads",
-                                   "1",
-                                   "--cache-dir",
-                                   dir + "/cache",
-                                   "--memory-limit-mb",
-                                   "2048"};
+  std::vector<std::string> argv = WorkerBase(address, name, dir, {"--memory-limit-mb", "2048"});
   argv.insert(argv.end(), extra.begin(), extra.end());
   return std::make_unique<Process>(argv, dir + "/" + name + ".log");
 }

@@ -107,9 +107,8 @@ int StartSiftCoordinator(std::unique_ptr<Process>* out, const std::string& db,
   return 0;
 }
 
-std::vector<std::string> WorkerArgv(const std::string& address, const std::string& name,
-                                    const std::string& market, const std::string& dir,
-                                    double preemption, int seed) {
+std::vector<std::string> WorkerBase(const std::string& address, const std::string& name,
+                                    const std::string& dir, const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {BinDir() + "/sift-worker",
                                    "--coordinator",
                                    address,
@@ -117,12 +116,17 @@ std::vector<std::string> WorkerArgv(const std::string& address, const std::strin
                                    name,
                                    "--threads",
                                    "1",
-                                   "--instance-type",
-                                   "c6i.large",
-                                   "--market",
-                                   market,
                                    "--cache-dir",
                                    dir + "/cache"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+std::vector<std::string> WorkerArgv(const std::string& address, const std::string& name,
+                                    const std::string& market, const std::string& dir,
+                                    double preemption, int seed) {
+  std::vector<std::string> argv =
+      WorkerBase(address, name, dir, {"--instance-type", "c6i.large", "--market", market});
   if (preemption > 0) {
     std::ostringstream rate;
     rate << preemption;

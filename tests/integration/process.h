@@ -43,8 +43,13 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output, double
 int StartSiftCoordinator(std::unique_ptr<Process>* out, const std::string& db,
                          const std::vector<std::string>& extra, const std::string& log_path);
 
-// `sift-worker` joining `address` as a one-thread c6i.large worker named `name` in `market`, with
-// its cache under `dir`; a `preemption` above 0 simulates reclaims at that rate from `seed`.
+// `sift-worker` joining `address` as a one-thread worker named `name`, with its cache under `dir`,
+// then `extra`.
+std::vector<std::string> WorkerBase(const std::string& address, const std::string& name,
+                                    const std::string& dir,
+                                    const std::vector<std::string>& extra = {});
+// WorkerBase as a c6i.large worker in `market`; a `preemption` above 0 simulates reclaims at that
+// rate from `seed`.
 std::vector<std::string> WorkerArgv(const std::string& address, const std::string& name,
                                     const std::string& market, const std::string& dir,
                                     double preemption = 0, int seed = 0);
