@@ -158,21 +158,35 @@ Outcome Replay(const Recording& rec, Scheduler& s, uint64_t seed, int workers) {
   return out;
 }
 
-// A lower bound on the epochs any stopping rule trains in Replay before the target (in scores)
-// is first reached, when no trial may be stopped before `min_epochs`. Say the trial at place p
-// of the order is the first to reach it, at its epoch r. It starts only once the p trials before
-// it have started, and at most workers - 1 of them can still be running then, so at least
-// p - workers + 1 have ended, each after `min_epochs` epochs at least (fewer only if it failed).
-// Then it trains r epochs, one per round of the replay, and in each round but the last the
-// other workers train one epoch each, as long as there are trials to run. The least of that over
-// the trials that reach the target is the bound: no rule, however it decides, trains fewer
-// epochs. It is in epochs, not seconds: a rule could favour trials with cheaper epochs.
-double EpochBound(const Recording& rec, double target, int64_t min_epochs, uint64_t seed,
-                  int workers) {
+// A lower bound on the epochs, and on the CPU seconds, any stopping rule trains in Replay before
+// the target (in scores) is first reached, when no trial may be stopped before `min_epochs`.
+// Say the trial at place p of the order is the first to reach it, at its epoch r. It starts only
+// once the p trials before it have started, and at most workers - 1 of them can still be running
+// then, so at least p - workers + 1 have ended, each after `min_epochs` epochs at least (fewer
+// only if it failed). Then it trains r epochs, one per round of the replay, and in each round but
+// the last the other workers train one epoch each, as long as there are trials to run. In
+// seconds: the ended trials cost at least the p - workers + 1 cheapest of their first epochs, the
+// trial its own r epochs, and the other workers' epochs at least as many of the cheapest epochs
+// recorded. Each part bounds a disjoint set of the epochs trained, so their sum is a floor. The
+// least of that over the trials that reach the target is the bound: no rule, however it decides,
+// trains fewer epochs or spends fewer seconds.
+struct Floor {
+  double epochs = std::numeric_limits<double>::infinity();
+  double cpu = std::numeric_limits<double>::infinity();
+};
+
+Floor Bound(const Recording& rec, double target, int64_t min_epochs, uint64_t seed, int workers) {
   const std::vector<int64_t> order = Order(rec, seed);
   const auto w = static_cast<int64_t>(workers);
-  double least = std::numeric_limits<double>::infinity();
-  std::vector<int64_t> ends;  // per place: the epochs the trial takes at least before it ends
+  Floor least;
+  std::vector<int64_t> ends;     // per place: the epochs the trial takes at least before it ends
+  std::vector<double> end_cpu;   // and their seconds
+  std::vector<double> cheapest;  // every epoch's seconds, cheapest first, summed
+  for (const auto& curve : rec.trials) {
+    for (const Epoch& e : curve) cheapest.push_back(e.seconds);
+  }
+  std::sort(cheapest.begin(), cheapest.end());
+  for (size_t i = 1; i < cheapest.size(); ++i) cheapest[i] += cheapest[i - 1];
   for (int64_t number : order) {
     const auto& curve = rec.trials[static_cast<size_t>(number)];
     int64_t e = 0;
@@ -181,11 +195,16 @@ double EpochBound(const Recording& rec, double target, int64_t min_epochs, uint6
       ++e;
     }
     ends.push_back(std::min<int64_t>(e + 1, std::min<int64_t>(min_epochs, curve.size())));
+    double seconds = 0;
+    for (int64_t i = 0; i < ends.back(); ++i) seconds += curve[static_cast<size_t>(i)].seconds;
+    end_cpu.push_back(seconds);
   }
   for (size_t p = 0; p < order.size(); ++p) {
     const auto& curve = rec.trials[static_cast<size_t>(order[p])];
     int64_t r = 0;
+    double own = 0;
     for (size_t e = 0; e < curve.size() && std::isfinite(curve[e].value); ++e) {
+      own += curve[e].seconds;
       if ((rec.maximize ? curve[e].value : -curve[e].value) >= target) {
         r = static_cast<int64_t>(e) + 1;
         break;
@@ -193,15 +212,24 @@ double EpochBound(const Recording& rec, double target, int64_t min_epochs, uint6
     }
     if (r == 0) continue;
     // The p - workers + 1 cheapest of the trials before it ended before it started.
-    std::vector<int64_t> before(ends.begin(), ends.begin() + static_cast<std::ptrdiff_t>(p));
+    const auto cut = static_cast<std::ptrdiff_t>(p);
+    std::vector<int64_t> before(ends.begin(), ends.begin() + cut);
+    std::vector<double> before_cpu(end_cpu.begin(), end_cpu.begin() + cut);
     std::sort(before.begin(), before.end());
+    std::sort(before_cpu.begin(), before_cpu.end());
     int64_t ended = 0;
-    for (int64_t i = 0; i < static_cast<int64_t>(p) - w + 1; ++i) ended += before[i];
+    double ended_cpu = 0;
+    for (int64_t i = 0; i < static_cast<int64_t>(p) - w + 1; ++i) {
+      ended += before[static_cast<size_t>(i)];
+      ended_cpu += before_cpu[static_cast<size_t>(i)];
+    }
     // The other workers while it runs, bounded by what the trials after it can take.
     int64_t after = 0;
     for (size_t q = p + 1; q < order.size(); ++q) after += ends[q];
     const int64_t others = std::min((w - 1) * (r - 1), after);
-    least = std::min(least, static_cast<double>(ended + r + others));
+    const double others_cpu = others > 0 ? cheapest[static_cast<size_t>(others - 1)] : 0.0;
+    least.epochs = std::min(least.epochs, static_cast<double>(ended + r + others));
+    least.cpu = std::min(least.cpu, ended_cpu + own + others_cpu);
   }
   return least;
 }
@@ -292,11 +320,12 @@ int main(int argc, char** argv) {
           const auto* base = asha.To(target);
           ++reached;
           // Every rule here may stop from epoch 1 on: none may go under that floor.
-          const double floor = EpochBound(rec, target, 1, static_cast<uint64_t>(seed + 1), workers);
-          if (static_cast<double>(t->epochs) < floor) {
-            std::fprintf(stderr, "%s, %s, order %d: %ld epochs, under the floor %.0f\n",
+          const Floor floor = Bound(rec, target, 1, static_cast<uint64_t>(seed + 1), workers);
+          if (static_cast<double>(t->epochs) < floor.epochs || t->cpu < floor.cpu * (1 - 1e-9)) {
+            std::fprintf(stderr,
+                         "%s, %s, order %d: %ld epochs and %.3f s, under the floor %.0f, %.3f\n",
                          rec.name.c_str(), variants[v].label.c_str(), seed + 1,
-                         static_cast<long>(t->epochs), floor);
+                         static_cast<long>(t->epochs), t->cpu, floor.epochs, floor.cpu);
             return 1;
           }
           to.push_back(t->cpu);
@@ -318,21 +347,23 @@ int main(int argc, char** argv) {
                   cell(to_epochs, "%.0f").c_str(), cell(ratio_epochs, "%.2f").c_str(), reached,
                   seeds, lost / seeds);
     }
-    // What no stopping rule can beat in these orders, in epochs, from epoch 1 and from epoch 3
-    // (the first a curve fit has its three points at).
+    // What no stopping rule can beat in these orders, in seconds and in epochs, from epoch 1
+    // and from epoch 3 (the first a curve fit has its three points at).
     for (int64_t from : {int64_t{1}, int64_t{3}}) {
-      std::vector<double> to, ratio;
+      std::vector<double> to, ratio, to_cpu, ratio_cpu;
       for (int seed = 0; seed < seeds; ++seed) {
         const Outcome& asha = outcomes[1][static_cast<size_t>(seed)];
         const auto* base = asha.To(asha.best.back().score);
-        const double b =
-            EpochBound(rec, base->score, from, static_cast<uint64_t>(seed + 1), workers);
-        to.push_back(b);
-        ratio.push_back(b / static_cast<double>(base->epochs));
+        const Floor b = Bound(rec, base->score, from, static_cast<uint64_t>(seed + 1), workers);
+        to.push_back(b.epochs);
+        ratio.push_back(b.epochs / static_cast<double>(base->epochs));
+        to_cpu.push_back(b.cpu);
+        ratio_cpu.push_back(b.cpu / base->cpu);
       }
       std::printf(
-          "|  | bound: any rule stopping from epoch %ld | - | - | - | - | %.0f | %.2f | - | - |\n",
-          static_cast<long>(from), Median(to), Median(ratio));
+          "|  | bound: any rule stopping from epoch %ld | - | - | %.2f | %.2f | %.0f | %.2f | - | "
+          "- |\n",
+          static_cast<long>(from), Median(to_cpu), Median(ratio_cpu), Median(to), Median(ratio));
     }
   }
   return 0;
