@@ -31,6 +31,7 @@
 #include "worker/coordinator_link.h"
 #include "worker/dir_archive.h"
 #include "worker/report_line.h"
+#include "worker/scratch_dirs.h"
 #include "worker/spot_simulator.h"
 #include "worker/stop_signals.h"
 
@@ -93,9 +94,8 @@ class CommandTrial {
       : a_(a), link_(link), spot_(spot), stop_(stop) {
     const std::string tag =
         "study-" + std::to_string(a.study_id()) + "-trial-" + std::to_string(a.trial_number());
-    work_dir_ =
-        (fs::temp_directory_path() / ("sift-command-" + std::to_string(getpid()) + "-" + tag))
-            .string();
+    SweepDeadScratchOnce("sift-command-");
+    work_dir_ = ScratchPath("sift-command-", "-" + tag);
     checkpoint_dir_ = work_dir_ + "/checkpoint";
     if (std::string p = common::CreateDirectories(log_dir); !p.empty()) spdlog::warn("{}", p);
     stdout_log_ = log_dir + "/" + tag + ".stdout.log";

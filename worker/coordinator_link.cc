@@ -7,6 +7,7 @@
 
 #include "common/posix_fs.h"
 #include "worker/checkpoint_transfer.h"
+#include "worker/scratch_dirs.h"
 
 namespace sift::worker {
 
@@ -14,7 +15,8 @@ namespace fs = std::filesystem;
 
 CoordinatorLink::CoordinatorLink(const WorkerOptions& options, std::atomic<bool>* stop)
     : options_(options), stop_(stop) {
-  scratch_dir_ = (fs::temp_directory_path() / ("sift-worker-" + std::to_string(getpid()))).string();
+  SweepDeadScratchOnce("sift-worker-");
+  scratch_dir_ = ScratchPath("sift-worker-");
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 << 20);
   // gRPC waits 1 s, then up to 120 s, between reconnects: a worker would idle (billed) that
