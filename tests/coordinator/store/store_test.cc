@@ -16,6 +16,11 @@
 namespace sift::coordinator {
 namespace store_test {
 
+// A database file and the WAL and shared-memory files SQLite keeps beside it.
+void RemoveDatabase(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
 // Each kind of store: SQLite in memory and in a file, PostgreSQL (a fresh database on this
 // binary's server, tests/pg_server.h).
 class StoreTest : public ::testing::TestWithParam<std::string> {
@@ -442,9 +447,11 @@ TEST(SqliteStore, UpgradesSegmentsThatPredateSpotNotices) {
     EXPECT_EQ(segments[1].checkpoint, "trial-1-e3.ckpt");
     EXPECT_DOUBLE_EQ(segments[1].wasted_seconds, 4.5);
     store.reset();
-    SQLite::Database db(path.string());
-    EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 3);
-    std::filesystem::remove(path);
+    {
+      SQLite::Database db(path.string());
+      EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 3);
+    }
+    RemoveDatabase(path.string());
   }
 }
 
@@ -493,7 +500,7 @@ TEST(SqliteStore, SchemaVersionsItCannotOpenAreNamed) {
   EXPECT_EQ(error(read_only), file + ": database schema version 4, this sift reads 3");
   EXPECT_EQ(error([&] { OpenSqliteStore(file); }),
             file + ": database schema version 4 is newer than this sift (3)");
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file + suffix);
+  RemoveDatabase(file);
 }
 
 // Databases written before non-finite values were spelled out hold them as JSON null: they open,
