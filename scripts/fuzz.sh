@@ -36,8 +36,12 @@ for target in "${TARGETS[@]}"; do
   corpus="$BUILD/corpus/$target"  # what the fuzzer finds; the seeds stay as committed
   mkdir -p "$corpus"
   log="$BUILD/$target.log"
-  if "$BUILD/fuzz/$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=16384 -artifact_prefix="$BUILD/artifacts/$target-" "$corpus" "$seeds" >"$log" 2>&1; then
+  # Its own temp folder (dir_archive_fuzz unpacks under $TMPDIR), removed after the run: /tmp
+  # gathered one folder per run before.
+  tmp="$BUILD/tmp/$target"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  if TMPDIR="$tmp" "$BUILD/fuzz/$target" -max_total_time="$SECONDS_EACH" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=16384 -artifact_prefix="$BUILD/artifacts/$target-" "$corpus" "$seeds" >"$log" 2>&1; then
     echo "[fuzz] $target: ok, $(grep -o 'Done [0-9]* runs' "$log" | tail -1 | cut -d' ' -f2) runs" \
       "in ${SECONDS_EACH} s" >&2
   else
@@ -45,5 +49,6 @@ for target in "${TARGETS[@]}"; do
     grep -E 'ERROR|SUMMARY|Test unit written|==[0-9]+==' "$log" | head -20 >&2 || tail -20 "$log" >&2
     failed=1
   fi
+  rm -rf "$tmp"
 done
 exit "$failed"
