@@ -46,12 +46,13 @@ bool Alive(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 }  // namespace
 
 int SweepDeadScratch(const std::string& dir, const std::string& prefix, double min_age_seconds) {
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  if (ec) return 0;
   int removed = 0;
   const std::time_t now = std::time(nullptr);
-  for (const fs::directory_entry& e : it) {
+  std::error_code ec;
+  // Advanced with an error code: a folder that vanishes or turns unreadable midway ends the
+  // sweep, it does not throw out of a worker's start.
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& e = *it;
     const std::string name = e.path().filename().string();
     const pid_t pid = PidIn(name, prefix);
     struct stat st;
