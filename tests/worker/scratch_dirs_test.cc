@@ -17,7 +17,7 @@
 #include "common/posix_fs.h"
 
 namespace sift::worker {
-namespace {
+namespace scratch_dirs_test {
 
 namespace fs = std::filesystem;
 
@@ -105,5 +105,5 @@ TEST_F(ScratchDirsTest, EachPathIsNewAndNamesThisProcess) {
   EXPECT_FALSE(fs::exists(a));
 }
 
-}  // namespace
+}  // namespace scratch_dirs_test
 }  // namespace sift::worker
