@@ -164,6 +164,11 @@ std::string TempDir(const std::string& name) {
       throw std::runtime_error("mkdtemp " + pattern + ": " + std::strerror(errno));
     }
     RemoveAtExitIfPassed(pattern);
+    // The temp folder of every process the test starts from here on: a worker it kills leaves
+    // its scratch folder there (worker/scratch_dirs.h), not in /tmp, and it goes with the rest.
+    const std::string tmp = pattern + "/tmp";
+    std::filesystem::create_directories(tmp);
+    setenv("TMPDIR", tmp.c_str(), 1);
     return std::filesystem::path(pattern);
   }();
   const auto dir = root / name;
