@@ -164,11 +164,14 @@ Outcome Replay(const Recording& rec, Scheduler& s, uint64_t seed, int workers) {
 // once the p trials before it have started, and at most workers - 1 of them can still be running
 // then, so at least p - workers + 1 have ended, each after `min_epochs` epochs at least (fewer
 // only if it failed). Then it trains r epochs, one per round of the replay, and in each round but
-// the last the other workers train one epoch each, as long as there are trials to run. In
-// seconds: the ended trials cost at least the p - workers + 1 cheapest of their first epochs, the
-// trial its own r epochs, and the other workers' epochs at least as many of the cheapest epochs
-// recorded. Each part bounds a disjoint set of the epochs trained, so their sum is a floor. The
-// least of that over the trials that reach the target is the bound: no rule, however it decides,
+// the last the other workers train one epoch each, as long as there are trials to run.
+// In seconds: each of the p trials before it has trained its first epoch by then (in an earlier
+// round, or earlier in the same round: running trials train in the order they started); at least
+// p - workers + 1 of them also trained their next epochs up to `min_epochs` before it started;
+// it trains its own r epochs; and from its second round to its last but one the other workers
+// train epochs that none of those can be (they come after its first round), priced at the
+// cheapest recorded. The parts are disjoint sets of epochs, so their sum is a floor. The least
+// of that over the trials that reach the target is the bound: no rule, however it decides,
 // trains fewer epochs or spends fewer seconds.
 struct Floor {
   double epochs = std::numeric_limits<double>::infinity();
@@ -179,9 +182,9 @@ Floor Bound(const Recording& rec, double target, int64_t min_epochs, uint64_t se
   const std::vector<int64_t> order = Order(rec, seed);
   const auto w = static_cast<int64_t>(workers);
   Floor least;
-  std::vector<int64_t> ends;     // per place: the epochs the trial takes at least before it ends
-  std::vector<double> end_cpu;   // and their seconds
-  std::vector<double> cheapest;  // every epoch's seconds, cheapest first, summed
+  std::vector<int64_t> ends;        // per place: the epochs the trial takes at least before it ends
+  std::vector<double> first, rest;  // and their seconds: the first epoch's, the others'
+  std::vector<double> cheapest;     // every epoch's seconds, cheapest first, summed
   for (const auto& curve : rec.trials) {
     for (const Epoch& e : curve) cheapest.push_back(e.seconds);
   }
@@ -195,11 +198,13 @@ Floor Bound(const Recording& rec, double target, int64_t min_epochs, uint64_t se
       ++e;
     }
     ends.push_back(std::min<int64_t>(e + 1, std::min<int64_t>(min_epochs, curve.size())));
+    first.push_back(curve[0].seconds);
     double seconds = 0;
-    for (int64_t i = 0; i < ends.back(); ++i) seconds += curve[static_cast<size_t>(i)].seconds;
-    end_cpu.push_back(seconds);
+    for (int64_t i = 1; i < ends.back(); ++i) seconds += curve[static_cast<size_t>(i)].seconds;
+    rest.push_back(seconds);
   }
-  for (size_t p = 0; p < order.size(); ++p) {
+  double firsts = 0;  // of the trials before place p
+  for (size_t p = 0; p < order.size(); firsts += first[p], ++p) {
     const auto& curve = rec.trials[static_cast<size_t>(order[p])];
     int64_t r = 0;
     double own = 0;
@@ -214,22 +219,23 @@ Floor Bound(const Recording& rec, double target, int64_t min_epochs, uint64_t se
     // The p - workers + 1 cheapest of the trials before it ended before it started.
     const auto cut = static_cast<std::ptrdiff_t>(p);
     std::vector<int64_t> before(ends.begin(), ends.begin() + cut);
-    std::vector<double> before_cpu(end_cpu.begin(), end_cpu.begin() + cut);
+    std::vector<double> before_rest(rest.begin(), rest.begin() + cut);
     std::sort(before.begin(), before.end());
-    std::sort(before_cpu.begin(), before_cpu.end());
+    std::sort(before_rest.begin(), before_rest.end());
     int64_t ended = 0;
-    double ended_cpu = 0;
+    double ended_rest = 0;
     for (int64_t i = 0; i < static_cast<int64_t>(p) - w + 1; ++i) {
       ended += before[static_cast<size_t>(i)];
-      ended_cpu += before_cpu[static_cast<size_t>(i)];
+      ended_rest += before_rest[static_cast<size_t>(i)];
     }
     // The other workers while it runs, bounded by what the trials after it can take.
     int64_t after = 0;
     for (size_t q = p + 1; q < order.size(); ++q) after += ends[q];
     const int64_t others = std::min((w - 1) * (r - 1), after);
-    const double others_cpu = others > 0 ? cheapest[static_cast<size_t>(others - 1)] : 0.0;
+    const int64_t later = std::min((w - 1) * std::max<int64_t>(0, r - 2), after);
+    const double others_cpu = later > 0 ? cheapest[static_cast<size_t>(later - 1)] : 0.0;
     least.epochs = std::min(least.epochs, static_cast<double>(ended + r + others));
-    least.cpu = std::min(least.cpu, ended_cpu + own + others_cpu);
+    least.cpu = std::min(least.cpu, firsts + ended_rest + own + others_cpu);
   }
   return least;
 }
