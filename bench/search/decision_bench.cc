@@ -101,35 +101,44 @@ double Curve(uint64_t number, int64_t epoch) {
   return 1.0 - 0.9 / (1.0 + rate * static_cast<double>(epoch));
 }
 
-TrialView FinishedTrial(const search::SearchSpace& space, int64_t number, Rng& rng) {
+// With `paused`, nine trials in ten wait paused after their first epoch instead, as in a
+// promotion ASHA or Hyperband study, where most trials are never promoted.
+TrialView FinishedTrial(const search::SearchSpace& space, int64_t number, Rng& rng,
+                        bool paused = false) {
   TrialView t;
   t.number = number;
   t.params = space.Sample(rng);
-  t.state = TrialState::kCompleted;
-  for (int64_t e = 1; e <= kEpochs; ++e) t.values[e] = Curve(static_cast<uint64_t>(number), e);
+  const bool waits = paused && number % 10 != 0;
+  t.state = waits ? TrialState::kPaused : TrialState::kCompleted;
+  for (int64_t e = 1; e <= (waits ? 1 : kEpochs); ++e) {
+    t.values[e] = Curve(static_cast<uint64_t>(number), e);
+  }
   return t;
 }
 
 // A study with `at` finished trials and its searcher, asked one configuration at a time (each
 // suggestion is then told as a finished trial, as a running study sees it).
 struct AskedStudy {
-  AskedStudy(const std::string& type, const search::SearchSpace& space, int at) : rng(7) {
+  AskedStudy(const std::string& type, const search::SearchSpace& space, int at, bool paused)
+      : rng(7), paused(paused) {
     study.space = &space;
     study.seed = 1;
     study.max_resource = kEpochs;
-    for (int i = 0; i < at; ++i) study.trials.push_back(FinishedTrial(space, i, rng));
+    for (int i = 0; i < at; ++i) study.trials.push_back(FinishedTrial(space, i, rng, paused));
     std::vector<std::string> errors;
     searcher = search::MakeSearcher(type, {}, space, &errors);
     searcher->Suggest(study, 1);  // cold: caches fill, as on the coordinator's first ask
   }
   void Ask(Timings& timings) {
     auto p = timings.Time([&] { return searcher->Suggest(study, 1); });
-    TrialView t = FinishedTrial(*study.space, static_cast<int64_t>(study.trials.size()), rng);
+    TrialView t =
+        FinishedTrial(*study.space, static_cast<int64_t>(study.trials.size()), rng, paused);
     if (!p.empty()) t.params = p[0];
     study.trials.push_back(std::move(t));
   }
   StudyView study;
   Rng rng;
+  bool paused;
   std::unique_ptr<search::Searcher> searcher;
 };
 
@@ -137,8 +146,8 @@ struct AskedStudy {
 // `at[1]` finished trials. The two studies are asked in turn, so that a change in the machine's
 // load falls on both alike.
 std::pair<double, double> AskUs(const std::string& type, const search::SearchSpace& space,
-                                const int at[2], int asks) {
-  AskedStudy near(type, space, at[0]), far(type, space, at[1]);
+                                const int at[2], int asks, bool paused) {
+  AskedStudy near(type, space, at[0], paused), far(type, space, at[1], paused);
   Timings t[2];
   for (int i = 0; i < asks; ++i) {
     near.Ask(t[0]);
@@ -358,8 +367,16 @@ int main(int argc, char** argv) {
   const sift::search::SearchSpace space = LoadgenSpace();
   for (const char* type : {"random", "sobol", "grid", "tpe", "bohb", "gp"}) {
     if (!wanted(type, false)) continue;
-    const auto [near, far_us] = AskUs(type, space, points, 20);
+    const auto [near, far_us] = AskUs(type, space, points, 20, false);
     Row(std::string(type) + " Suggest", near, far_us);
+  }
+  // The same asks over a history of mostly paused trials: every ask looks at each of them again
+  // (a paused trial may have been resumed since), where a finished one is never looked at twice.
+  for (const char* type : {"tpe", "bohb"}) {
+    const std::string label = std::string(type) + " (paused)";
+    if (!wanted(label, false)) continue;
+    const auto [near, far_us] = AskUs(type, space, points, 20, true);
+    Row(label + " Suggest", near, far_us);
   }
   return 0;
 }
