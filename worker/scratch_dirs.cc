@@ -57,7 +57,10 @@ int SweepDeadScratch(const std::string& dir, const std::string& prefix, double m
     const pid_t pid = PidIn(name, prefix);
     struct stat st;
     // lstat: a link named like ours is not followed, and not ours to judge.
-    if (pid <= 0 || lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    // Only this user's: on a shared node another user's folder is theirs to remove (and ours
+    // could not remove it, so every start would warn).
+    if (pid <= 0 || lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid()) {
       continue;
     }
     if (static_cast<double>(now - st.st_mtime) < min_age_seconds || Alive(pid)) continue;

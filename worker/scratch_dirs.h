@@ -12,10 +12,10 @@ namespace sift::worker {
 // soak's simulated workers) never share, or remove, each other's folder. Not created.
 std::string ScratchPath(const std::string& prefix, const std::string& suffix = "");
 
-// Removes the folders in `dir` named <prefix><pid> or <prefix><pid>-... whose process is gone
-// and that nothing has changed for `min_age_seconds` (a process in another PID namespace sharing
-// the folder looks gone; the age keeps its busy folders, and its idle ones are made again on
-// use). Never this process's own. Returns how many went; failures are logged, not thrown.
+// Removes this user's folders in `dir` named <prefix><pid> or <prefix><pid>-... whose process is
+// gone and that nothing has changed for `min_age_seconds` (a process in another PID namespace
+// sharing the folder looks gone; the age keeps its busy folders, and its idle ones are made again
+// on use). Never this process's own. Returns how many went; failures are logged, not thrown.
 int SweepDeadScratch(const std::string& dir, const std::string& prefix,
                      double min_age_seconds = 600);
 
