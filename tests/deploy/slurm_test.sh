@@ -163,6 +163,10 @@ grep -q "tokens: one per role" "$D/coordinator.log" || fail "the coordinator did
 # with the user token, the workers with the worker token. The submitter's SIFT_TOKEN is the user
 # token too, which must not reach the workers (they would be refused).
 export SIFT=$SIFT SIFT_WORKER=$WORKER
+# The workers' temp folder (sbatch exports ALL): the task killed without notice leaves its
+# scratch folder there, and it goes with $D.
+export TMPDIR=$D/tmp
+mkdir -p "$TMPDIR"
 SIFT_TOKEN=$(cat "$D/user.token")
 export SIFT_TOKEN
 submit=(--coordinator "127.0.0.1:$port" --worker-token-file "$D/worker.token" --workers)
