@@ -80,7 +80,9 @@ TEST_F(ScratchDirsTest, RemovesOnlyIdleFoldersOfProcessesThatAreGone) {
   const bool handed = geteuid() == 0 && chown(others.c_str(), 65534, 65534) == 0;
 
   EXPECT_EQ(SweepDeadScratch(dir_, "sift-worker-", 600), handed ? 2 : 3);
-  if (handed) EXPECT_TRUE(fs::exists(others + "/trial-5-e2.ckpt.tmp")) << "another user's";
+  if (handed) {
+    EXPECT_TRUE(fs::exists(others + "/trial-5-e2.ckpt.tmp")) << "another user's";
+  }
   EXPECT_FALSE(fs::exists(gone_old));
   EXPECT_FALSE(fs::exists(gone_numbered));
   EXPECT_TRUE(fs::exists(gone_recent + "/trial-5-e2.ckpt.tmp")) << "changed 5 s ago";
