@@ -21,29 +21,25 @@ void CurveScheduler::Sync(const StudyView& study, const TrialView& trial) {
     maximize_ = study.objective.maximize;
     grid_ = std::make_unique<CurveGrid>(horizon_);
     cursor_ = ReportCursor();
-    finals_.Clear();
-    noise_.Clear();
-    sums_.clear();
-    reached_.clear();
-    top_reached_.clear();
-    reaching_ = 0;
+    Reset();
   }
   cursor_.Sync(
-      study, &trial,
-      [&] {
-        finals_.Clear();
-        noise_.Clear();
-        sums_.clear();
-        reached_.clear();
-        top_reached_.clear();
-        reaching_ = 0;
-      },
+      study, &trial, [&] { Reset(); },
       [&](const TrialView& t, int64_t resource, double value) {
         if (options_.bar == CurveBar::kReached && t.number >= 0 && std::isfinite(value)) {
           Reached(t.number, study.Score(value));
         }
         if (resource == horizon_) Finish(study, t, value);
       });
+}
+
+void CurveScheduler::Reset() {
+  finals_.Clear();
+  noise_.Clear();
+  sums_.clear();
+  reached_.clear();
+  top_reached_.clear();
+  reaching_ = 0;
 }
 
 void CurveScheduler::Finish(const StudyView& study, const TrialView& t, double value) {

@@ -76,6 +76,7 @@ class CurveScheduler : public Scheduler {
   void Finish(const StudyView& study, const TrialView& t, double value);
   NoisePrior Prior() const;
   void Sync(const StudyView& study, const TrialView& trial);
+  void Reset();  // every table built from the history, emptied
   CurveSums& SumsOf(const StudyView& study, const TrialView& trial);
   void Forget(int64_t trial);
   void Reached(int64_t trial, double score);
